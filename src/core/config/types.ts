@@ -1,0 +1,123 @@
+/**
+ * The effective MetalLB configuration: what MetalLB v0.16.1's `internal/config` builds from the
+ * metallb.io CRs (plus Nodes, Namespaces and Secrets). Produced by `parseConfig`
+ * (src/core/config/parse.ts); consumed by the allocator, the election and the commands.
+ */
+import type { CIDR } from '../ip.ts';
+import type { IPAddressPool, L2Advertisement, BGPAdvertisement, BGPPeer, BFDProfile, LabelSelector } from '../kube.ts';
+
+/** A parsed label selector: the source selector, its canonical string, and a matcher. */
+export interface Selector {
+  /** As written in the CR. */
+  readonly source: LabelSelector;
+  /** Kubernetes' canonical string form (`a=b,c in (d,e)`); `""` matches everything. */
+  readonly text: string;
+  /** Whether a label set matches. */
+  matches(labels: Readonly<Record<string, string>> | undefined | null): boolean;
+}
+
+/** One address entry of a pool, with the CIDR blocks it yields (in order). */
+export interface PoolRange {
+  /** The entry exactly as written in `spec.addresses`. */
+  readonly entry: string;
+  readonly cidrs: readonly CIDR[];
+}
+
+/** `spec.serviceAllocation` of a pool, resolved. */
+export interface ServiceAllocation {
+  /** 0 when unset; a lower non-zero number is a higher priority. */
+  readonly priority: number;
+  /** `namespaces` plus the Namespace objects matched by `namespaceSelectors`. */
+  readonly namespaces: ReadonlySet<string>;
+  /** ORed; empty means no service selection by labels. */
+  readonly serviceSelectors: readonly Selector[];
+}
+
+/** An L2Advertisement attached to a pool. */
+export interface L2Adv {
+  /** `metadata.name` of the L2Advertisement (not part of MetalLB's struct; kept for explanations). */
+  readonly name: string;
+  /** Names of the Nodes it applies to. */
+  readonly nodes: ReadonlySet<string>;
+  /** `spec.interfaces` (empty when allInterfaces). */
+  readonly interfaces: readonly string[];
+  readonly allInterfaces: boolean;
+  readonly serviceSelectors: readonly Selector[];
+  /** The CR it came from. */
+  readonly source: L2Advertisement;
+}
+
+/** A BGPAdvertisement attached to a pool. */
+export interface BGPAdv {
+  readonly name: string;
+  /** Defaults 32 / 128. */
+  readonly aggregationLength: number;
+  readonly aggregationLengthV6: number;
+  readonly localPref: number;
+  /** Canonical community strings (aliases resolved). */
+  readonly communities: readonly string[];
+  readonly peers: readonly string[];
+  readonly nodes: ReadonlySet<string>;
+  readonly serviceSelectors: readonly Selector[];
+  readonly source: BGPAdvertisement;
+}
+
+/** An IPAddressPool. */
+export interface Pool {
+  readonly name: string;
+  readonly ranges: readonly PoolRange[];
+  /** All blocks of all ranges, in order. */
+  readonly cidrs: readonly CIDR[];
+  readonly autoAssign: boolean;
+  readonly avoidBuggyIPs: boolean;
+  /** Absent when the pool has no `spec.serviceAllocation`. */
+  readonly serviceAllocation?: ServiceAllocation;
+  readonly l2Advertisements: readonly L2Adv[];
+  readonly bgpAdvertisements: readonly BGPAdv[];
+  readonly labels: Readonly<Record<string, string>>;
+  readonly source: IPAddressPool;
+}
+
+/** A BGPPeer as parsed. Durations in seconds. */
+export interface Peer {
+  readonly name: string;
+  readonly myASN: number;
+  readonly asn: number;
+  readonly dynamicASN: string;
+  readonly address?: string;
+  readonly interface?: string;
+  readonly sourceAddress?: string;
+  readonly port: number;
+  readonly holdTimeSeconds?: number;
+  readonly keepaliveTimeSeconds?: number;
+  readonly connectTimeSeconds?: number;
+  readonly routerID?: string;
+  readonly nodeSelectors: readonly Selector[];
+  readonly password: string;
+  readonly bfdProfile: string;
+  readonly ebgpMultiHop: boolean;
+  readonly vrf: string;
+  readonly enableGracefulRestart: boolean;
+  readonly source: BGPPeer;
+  /** Any further parsed fields the conformance summary needs. */
+  readonly [extra: string]: unknown;
+}
+
+/** A BFDProfile as parsed (all values in their CR units, ms for intervals). */
+export interface BFDProfileConfig {
+  readonly name: string;
+  readonly source: BFDProfile;
+  readonly [field: string]: unknown;
+}
+
+/** The effective configuration. */
+export interface Config {
+  /** Pools by name, in CR order. */
+  readonly pools: ReadonlyMap<string, Pool>;
+  readonly peers: ReadonlyMap<string, Peer>;
+  readonly bfdProfiles: ReadonlyMap<string, BFDProfileConfig>;
+  /** Namespace name → names of the pools reserved for it (MetalLB's `ByNamespace`). */
+  readonly poolsByNamespace: ReadonlyMap<string, readonly string[]>;
+  /** Names of the pools with service selectors (MetalLB's `ByServiceSelector`). */
+  readonly poolsByServiceSelector: readonly string[];
+}

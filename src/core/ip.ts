@@ -1,0 +1,194 @@
+/**
+ * IP address primitives with Go's `net` package semantics (what MetalLB parses and prints).
+ *
+ * An address is `{ family, value }`: IPv4 as a 32-bit bigint, IPv6 as a 128-bit bigint. An
+ * IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) is an IPv4 address, as Go's `To4()` and `String()`
+ * treat it. Parsing uses ipaddr.js for IPv6 and is as strict as Go's `net.ParseIP`: no leading
+ * zeros in IPv4, no zones, no surrounding whitespace.
+ */
+import ipaddr from 'ipaddr.js';
+
+export type IPFamily = 'ipv4' | 'ipv6';
+
+/** One address. `value` has 32 bits for ipv4 and 128 bits for ipv6. */
+export interface IP {
+  readonly family: IPFamily;
+  readonly value: bigint;
+}
+
+/** A CIDR block: `base` is the network address (host bits cleared), `prefix` its length in bits. */
+export interface CIDR {
+  readonly family: IPFamily;
+  readonly base: bigint;
+  readonly prefix: number;
+}
+
+const V4_PART = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
+const V4_RE = new RegExp(`^${V4_PART}\\.${V4_PART}\\.${V4_PART}\\.${V4_PART}$`);
+const V4_MAPPED_PREFIX = 0xffffn << 32n;
+
+/** Number of bits of an address of `family`. */
+export function familyBits(family: IPFamily): number {
+  return family === 'ipv4' ? 32 : 128;
+}
+
+function v4Value(s: string): bigint | undefined {
+  const m = V4_RE.exec(s);
+  if (!m) return undefined;
+  return (BigInt(m[1]) << 24n) | (BigInt(m[2]) << 16n) | (BigInt(m[3]) << 8n) | BigInt(m[4]);
+}
+
+/**
+ * The 128-bit value of an IPv6 literal, or undefined. Strict like Go: an embedded IPv4 tail must
+ * itself be a strict dotted quad; zones (`%eth0`) are rejected.
+ */
+function v6Value(s: string): bigint | undefined {
+  if (!s.includes(':') || s.includes('%') || /\s/.test(s)) return undefined;
+  const lastColon = s.lastIndexOf(':');
+  const tail = s.slice(lastColon + 1);
+  if (tail.includes('.') && v4Value(tail) === undefined) return undefined;
+  if (!/^[0-9A-Fa-f:.]+$/.test(s) || !ipaddr.IPv6.isValid(s)) return undefined;
+  let value = 0n;
+  for (const byte of ipaddr.IPv6.parse(s).toByteArray()) value = (value << 8n) | BigInt(byte);
+  return value;
+}
+
+/**
+ * Parses an address as Go's `net.ParseIP` does; IPv4-mapped IPv6 becomes IPv4.
+ * Returns undefined for anything else (prefix lengths, zones, whitespace, leading zeros).
+ */
+export function parseIP(s: string): IP | undefined {
+  if (typeof s !== 'string') return undefined;
+  const v4 = v4Value(s);
+  if (v4 !== undefined) return { family: 'ipv4', value: v4 };
+  const v6 = v6Value(s);
+  if (v6 === undefined) return undefined;
+  if (v6 >> 32n === 0xffffn) return { family: 'ipv4', value: v6 & 0xffffffffn };
+  return { family: 'ipv6', value: v6 };
+}
+
+/** Like parseIP, but also reports whether the literal was written as IPv4-mapped IPv6. */
+export function parseIPLiteral(s: string): (IP & { mapped: boolean }) | undefined {
+  const ip = parseIP(s);
+  if (!ip) return undefined;
+  return { ...ip, mapped: ip.family === 'ipv4' && s.includes(':') };
+}
+
+/** Prints an address as Go's `net.IP.String()`: dotted quad, or RFC 5952 lower-case IPv6. */
+export function formatIP(ip: IP): string {
+  if (ip.family === 'ipv4') {
+    const v = ip.value;
+    return `${(v >> 24n) & 255n}.${(v >> 16n) & 255n}.${(v >> 8n) & 255n}.${v & 255n}`;
+  }
+  const bytes: number[] = [];
+  for (let i = 15; i >= 0; i--) bytes.push(Number((ip.value >> BigInt(i * 8)) & 255n));
+  return new ipaddr.IPv6(bytes).toRFC5952String();
+}
+
+/** Canonical form of an address literal (Go's ParseIP then String), or undefined if invalid. */
+export function canonicalIP(s: string): string | undefined {
+  const ip = parseIP(s);
+  return ip ? formatIP(ip) : undefined;
+}
+
+/** The 128-bit IPv6 (IPv4-mapped for ipv4) value, for comparisons across families as Go's bytes.Compare on To16(). */
+export function to16(ip: IP): bigint {
+  return ip.family === 'ipv4' ? V4_MAPPED_PREFIX | ip.value : ip.value;
+}
+
+/** Mask with the top `prefix` bits of a `bits`-bit number set. */
+export function prefixMask(prefix: number, bits: number): bigint {
+  const all = (1n << BigInt(bits)) - 1n;
+  return all ^ ((1n << BigInt(bits - prefix)) - 1n);
+}
+
+/**
+ * Parses `addr/len` as Go's `net.ParseCIDR`: the address part must be a plain IP literal, the
+ * length a decimal number no larger than the family's bits. Host bits are cleared.
+ * IPv4-mapped literals are reported through `mapped` with the prefix as written (0-128).
+ */
+export function parseCIDRLiteral(s: string):
+  | { family: IPFamily; base: bigint; prefix: number; mapped: boolean }
+  | undefined {
+  if (typeof s !== 'string') return undefined;
+  const slash = s.indexOf('/');
+  if (slash < 0) return undefined;
+  const addr = s.slice(0, slash);
+  const len = s.slice(slash + 1);
+  if (!/^[0-9]{1,3}$/.test(len)) return undefined;
+  const prefix = Number(len);
+  const v4 = v4Value(addr);
+  if (v4 !== undefined) {
+    if (prefix > 32) return undefined;
+    return { family: 'ipv4', base: v4 & prefixMask(prefix, 32), prefix, mapped: false };
+  }
+  const v6 = v6Value(addr);
+  if (v6 === undefined || prefix > 128) return undefined;
+  const base = v6 & prefixMask(prefix, 128);
+  return { family: 'ipv6', base, prefix, mapped: v6 >> 32n === 0xffffn };
+}
+
+/**
+ * Parses a CIDR and normalises it the way MetalLB prints it: IPv4 literals as IPv4; an IPv4-mapped
+ * IPv6 CIDR with length >= 96 whose network is still mapped becomes the IPv4 CIDR (length - 96).
+ */
+export function parseCIDR(s: string): CIDR | undefined {
+  const c = parseCIDRLiteral(s);
+  if (!c) return undefined;
+  if (c.family === 'ipv6' && c.prefix >= 96 && c.base >> 32n === 0xffffn) {
+    return { family: 'ipv4', base: c.base & 0xffffffffn, prefix: c.prefix - 96 };
+  }
+  return { family: c.family, base: c.base, prefix: c.prefix };
+}
+
+/** `base/prefix` as Go's `IPNet.String()` prints it. */
+export function formatCIDR(c: CIDR): string {
+  return `${formatIP({ family: c.family, value: c.base })}/${c.prefix}`;
+}
+
+/** Number of addresses in a block (a bigint: IPv6 blocks can hold 2^128). */
+export function cidrSize(c: CIDR): bigint {
+  return 1n << BigInt(familyBits(c.family) - c.prefix);
+}
+
+/** Last address of a block. */
+export function cidrLast(c: CIDR): bigint {
+  return c.base + cidrSize(c) - 1n;
+}
+
+/** Whether `ip` lies in block `c` (same family only). */
+export function cidrContains(c: CIDR, ip: IP): boolean {
+  return ip.family === c.family && ip.value >= c.base && ip.value <= cidrLast(c);
+}
+
+/**
+ * The minimal list of CIDR blocks exactly covering the inclusive range [start, end], ascending
+ * (what MetalLB's `cidrsPerAddresses` yields for an `a-b` pool entry). Both ends must be of one
+ * family and start <= end; otherwise the result is empty.
+ */
+export function rangeToCIDRs(start: IP, end: IP): CIDR[] {
+  if (start.family !== end.family || start.value > end.value) return [];
+  const bits = familyBits(start.family);
+  const out: CIDR[] = [];
+  let cur = start.value;
+  while (cur <= end.value) {
+    // Largest block aligned at `cur` that does not pass `end`.
+    let size = 0;
+    while (size < bits) {
+      const next = size + 1;
+      const blockSize = 1n << BigInt(next);
+      if (cur % blockSize !== 0n || cur + blockSize - 1n > end.value) break;
+      size = next;
+    }
+    out.push({ family: start.family, base: cur, prefix: bits - size });
+    cur += 1n << BigInt(size);
+  }
+  return out;
+}
+
+/** Whether an IPv4 address ends in .0 or .255 (MetalLB's `avoidBuggyIPs`). IPv6 never does. */
+export function isBuggyIP(ip: IP): boolean {
+  if (ip.family !== 'ipv4') return false;
+  const last = ip.value & 255n;
+  return last === 0n || last === 255n;
+}
