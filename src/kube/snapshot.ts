@@ -1,0 +1,199 @@
+/**
+ * The snapshot ClusterState source: Kubernetes objects read from files (`-f FILE|DIR`, repeatable,
+ * `-f -` for stdin), as `kubectl get ... -o yaml|json` prints them or as plain manifests.
+ *
+ * Accepted shapes, in YAML or JSON: a single object; several YAML documents (`---`); a `kind: List`
+ * or any `*List` kind (`ServiceList`, as the raw API returns it, whose items may lack `kind`).
+ * Noise (`managedFields`, `resourceVersion`, `status`, ...) passes through untouched. A directory
+ * contributes its `*.yaml`, `*.yml` and `*.json` files, sorted by name, not recursively (kubectl's
+ * default); other files are ignored. Kinds not in KIND_TO_LIST are dropped.
+ */
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LineCounter, parseAllDocuments, isMap, isSeq, stringify, type Document, type Node as YamlNode } from 'yaml';
+import { clusterStateFromObjects, setOrigin, KIND_TO_LIST, type ClusterState, type KubeObject } from '../core/kube.ts';
+import { InputError, UserError } from '../core/errors.ts';
+
+/** The name stdin goes by in messages and origins. */
+export const STDIN_NAME = '<stdin>';
+
+/** Options of loadSnapshot. */
+export interface LoadSnapshotOptions {
+  /** What `-f -` reads: a stream (default `process.stdin`) or the text itself (tests). */
+  stdin?: NodeJS.ReadableStream | string;
+}
+
+/**
+ * Reads every path (file, directory, or `-` for stdin) in order and builds one ClusterState.
+ * Every kept object gets its origin (file and 1-based line of its document or List item) recorded
+ * with `setOrigin`.
+ *
+ * @throws InputError naming the file (and line, when there is one) for: a missing or unreadable
+ *   file, broken YAML/JSON (the parser's line), a document or List item that is not an object or
+ *   has no `kind`, a directory without any `*.yaml|*.yml|*.json` file.
+ * @throws UserError when no path is given or no object at all was found across all inputs.
+ */
+export async function loadSnapshot(paths: readonly string[], opts: LoadSnapshotOptions = {}): Promise<ClusterState> {
+  if (paths.length === 0) throw new UserError('no snapshot file given (use -f FILE|DIR, or -f - for stdin)');
+  const objects: KubeObject[] = [];
+  let stdinText: string | undefined;
+  for (const path of paths) {
+    if (path === '-') {
+      stdinText ??= await readStdin(opts.stdin ?? process.stdin);
+      objects.push(...parseSnapshotText(stdinText, STDIN_NAME));
+      continue;
+    }
+    for (const file of await expandPath(path)) {
+      objects.push(...parseSnapshotText(await readText(file), file));
+    }
+  }
+  if (objects.length === 0) {
+    throw new UserError(`empty snapshot: no Kubernetes objects found in ${paths.map((p) => (p === '-' ? STDIN_NAME : p)).join(', ')}`);
+  }
+  return clusterStateFromObjects(objects);
+}
+
+/**
+ * Parses one file's text (YAML, multi-document YAML or JSON) into its objects, Lists flattened,
+ * in document order. Every object of any kind is returned (filtering is clusterStateFromObjects'
+ * job) and gets its origin recorded. Empty documents (only comments or `---`) are skipped.
+ *
+ * @throws InputError `file:line: ...` for a YAML/JSON syntax error, a document or List item that is
+ *   not an object, or one without `kind`.
+ */
+export function parseSnapshotText(text: string, file: string): KubeObject[] {
+  const lineCounter = new LineCounter();
+  const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false });
+  const docs: readonly Document.Parsed[] = parsed; // an empty stream is an empty array
+  const lineOf = (node: YamlNode | null | undefined, fallback: number): number =>
+    node?.range ? lineCounter.linePos(node.range[0]).line : fallback;
+
+  const out: KubeObject[] = [];
+  for (const doc of docs) {
+    if (doc.errors.length > 0) throw yamlError(doc.errors[0]!, file, lineCounter);
+    if (doc.contents === null) continue; // empty document
+    const docLine = lineOf(doc.contents, lineCounter.linePos(doc.range[0]).line);
+    const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+    if (value === null || value === undefined) continue; // `---` followed by nothing, or `null`
+    const obj = asObject(value, file, docLine, 'document');
+    if (isListKind(obj)) {
+      const items = obj['items'];
+      if (items === null || items === undefined) continue;
+      if (!Array.isArray(items)) throw new InputError(file, `${obj.kind}: "items" is not a list`, docLine);
+      const itemsNode = isMap(doc.contents) ? doc.contents.get('items', true) : undefined;
+      const itemNodes = isSeq(itemsNode) ? itemsNode.items : [];
+      const itemKind = obj.kind !== 'List' ? obj.kind!.slice(0, -'List'.length) : undefined;
+      items.forEach((item: unknown, i: number) => {
+        const line = lineOf(itemNodes[i] as YamlNode | undefined, docLine);
+        if (item !== null && typeof item === 'object' && !Array.isArray(item) && itemKind) {
+          // The raw API (`kubectl get --raw`, a `ServiceList`) leaves kind/apiVersion off the items.
+          const it = item as KubeObject;
+          if (it.kind === undefined) it.kind = itemKind;
+          if (it.apiVersion === undefined && typeof obj.apiVersion === 'string') it.apiVersion = obj.apiVersion;
+        }
+        out.push(record(asObject(item, file, line, `${obj.kind} item ${i}`), file, line));
+      });
+      continue;
+    }
+    out.push(record(obj, file, docLine));
+  }
+  return out;
+}
+
+/**
+ * Renders a ClusterState as one `kind: List` (apiVersion v1), as `kubectl get -o yaml|json` would:
+ * objects grouped by kind in KIND_TO_LIST order, each kind in its read order. `metadata.managedFields`
+ * is left out (kubectl hides it by default too); everything else is written as loaded.
+ * Returns the text, ending with a newline.
+ */
+export function dumpSnapshot(state: ClusterState, format: 'yaml' | 'json'): string {
+  const items: KubeObject[] = [];
+  for (const list of Object.values(KIND_TO_LIST)) {
+    for (const obj of state[list] as KubeObject[]) items.push(withoutManagedFields(obj));
+  }
+  const doc = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items };
+  return format === 'json' ? JSON.stringify(doc, null, 4) + '\n' : stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+function withoutManagedFields(obj: KubeObject): KubeObject {
+  if (!obj.metadata || !('managedFields' in obj.metadata)) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
+function isListKind(obj: KubeObject): boolean {
+  return typeof obj.kind === 'string' && obj.kind.endsWith('List') && ('items' in obj || obj.kind === 'List');
+}
+
+function asObject(value: unknown, file: string, line: number, what: string): KubeObject {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    const got = Array.isArray(value) ? 'a list' : value === null ? 'null' : `a ${typeof value}`;
+    throw new InputError(file, `${what} is ${got}, not a Kubernetes object`, line);
+  }
+  const obj = value as KubeObject;
+  if (typeof obj.kind !== 'string' || obj.kind === '') {
+    throw new InputError(file, `${what} has no "kind"; is this a Kubernetes manifest?`, line);
+  }
+  return obj;
+}
+
+function record(obj: KubeObject, file: string, line: number): KubeObject {
+  setOrigin(obj, { file, line });
+  return obj;
+}
+
+function yamlError(err: { message: string; pos: [number, number] }, file: string, lc: LineCounter): InputError {
+  const line = lc.linePos(err.pos[0]).line;
+  // The parser's message may carry a code excerpt on further lines; keep the first one.
+  const message = err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+  return new InputError(file, `invalid YAML/JSON: ${message}`, line);
+}
+
+/** The files a `-f` path stands for: itself, or a directory's `*.yaml|*.yml|*.json` files, sorted. */
+async function expandPath(path: string): Promise<string[]> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch (err) {
+    throw fsError(err, path);
+  }
+  if (!info.isDirectory()) return [path];
+  let names: string[];
+  try {
+    names = await readdir(path);
+  } catch (err) {
+    throw fsError(err, path);
+  }
+  const files = names.filter((n) => /\.(ya?ml|json)$/i.test(n)).sort().map((n) => join(path, n));
+  const regular: string[] = [];
+  for (const f of files) {
+    if ((await stat(f).catch(() => undefined))?.isFile()) regular.push(f);
+  }
+  if (regular.length === 0) throw new InputError(path, 'directory has no *.yaml, *.yml or *.json file');
+  return regular;
+}
+
+async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    throw fsError(err, file);
+  }
+}
+
+function fsError(err: unknown, path: string): InputError {
+  const code = (err as NodeJS.ErrnoException).code;
+  switch (code) {
+    case 'ENOENT': return new InputError(path, 'no such file or directory');
+    case 'EACCES': case 'EPERM': return new InputError(path, 'permission denied');
+    case 'EISDIR': return new InputError(path, 'is a directory');
+    default: return new InputError(path, `cannot read: ${(err as Error).message}`);
+  }
+}
+
+async function readStdin(stdin: NodeJS.ReadableStream | string): Promise<string> {
+  if (typeof stdin === 'string') return stdin;
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
