@@ -16,11 +16,26 @@ export interface Selector {
   matches(labels: Readonly<Record<string, string>> | undefined | null): boolean;
 }
 
+/**
+ * One CIDR block as MetalLB's rules see it (Go's `*net.IPNet`): `cidr` is the printed,
+ * normalised block; `maskBits` the mask length the rules use (equal to `cidr.prefix`, except for
+ * an IPv4-mapped IPv6 CIDR written `::ffff:a.b.c.d/n` with n >= 96, which prints as the IPv4
+ * block of length n - 96 but keeps length n for aggregation and overlap rules); `mapped` marks
+ * that case (Go keeps a 16-byte network for it).
+ */
+export interface PoolBlock {
+  readonly cidr: CIDR;
+  readonly maskBits: number;
+  readonly mapped: boolean;
+}
+
 /** One address entry of a pool, with the CIDR blocks it yields (in order). */
 export interface PoolRange {
   /** The entry exactly as written in `spec.addresses`. */
   readonly entry: string;
   readonly cidrs: readonly CIDR[];
+  /** The same blocks as `cidrs`, with the mask length MetalLB's rules use. */
+  readonly blocks: readonly PoolBlock[];
 }
 
 /** `spec.serviceAllocation` of a pool, resolved. */
