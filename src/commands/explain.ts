@@ -1,0 +1,89 @@
+/**
+ * `metallb-ts explain svc/NAME|NS/NAME|NAME [-n NS]`: why a LoadBalancer service has (or lacks)
+ * its IP and which node announces it, with the trace of every step.
+ */
+import type { Command } from 'commander';
+import type { ClusterState, Service } from '../core/kube.ts';
+import { UserError } from '../core/errors.ts';
+import {
+  addFilenameOption, addNamespaceOption, addOutputOption, addSpeakerOptions, loadState,
+  type OutputOptions, type StateOptions,
+} from './options.ts';
+
+/** A service reference: `namespace/name`. */
+export interface ServiceRef {
+  namespace: string;
+  name: string;
+}
+
+/** What `explain` asks the core. */
+export interface ExplainRequest {
+  service: ServiceRef;
+  /** `--speakers`; absent: derived from the speaker pods in the state. */
+  speakers?: string[];
+  ignoreExcludeLB: boolean;
+}
+
+const KIND_PREFIXES = new Set(['svc', 'service', 'services']);
+
+/**
+ * Parses `svc/NAME`, `service/NAME`, `NS/NAME` or `NAME`; the namespace is `-n`, else the one in
+ * the target, else `default`.
+ * @throws UserError (exit 2) for an empty name, more than one `/` (beyond a `svc/` prefix), or a
+ *   namespace in the target that contradicts `-n`.
+ */
+export function parseServiceTarget(target: string, namespace?: string): ServiceRef {
+  const parts = target.split('/');
+  if (parts.length > 1 && KIND_PREFIXES.has(parts[0]!.toLowerCase())) parts.shift();
+  if (parts.length > 2 || parts.some((p) => p === '')) {
+    throw new UserError(`invalid service "${target}": expected svc/NAME, NAMESPACE/NAME or NAME`);
+  }
+  const [nsInTarget, name] = parts.length === 2 ? [parts[0]!, parts[1]!] : [undefined, parts[0]!];
+  if (nsInTarget !== undefined && namespace !== undefined && nsInTarget !== namespace) {
+    throw new UserError(`service "${target}" names namespace ${nsInTarget} but -n says ${namespace}`);
+  }
+  return { namespace: nsInTarget ?? namespace ?? 'default', name };
+}
+
+/**
+ * The Service `ref` names in `state`.
+ * @throws UserError (exit 2) when it is not there.
+ */
+export function findService(state: ClusterState, ref: ServiceRef): Service {
+  const svc = state.services.find((s) => s.metadata?.name === ref.name && (s.metadata?.namespace ?? 'default') === ref.namespace);
+  if (!svc) throw new UserError(`service ${ref.namespace}/${ref.name} not found in the cluster state`);
+  return svc;
+}
+
+/**
+ * Explains one service. Backed by the core (allocator + election) once it lands.
+ * @throws UserError while the core election module is not available.
+ */
+export async function explainService(_state: ClusterState, _req: ExplainRequest): Promise<never> {
+  throw new UserError('explain is not available yet (the election core has not landed)');
+}
+
+interface ExplainOptions extends StateOptions, OutputOptions {}
+
+/** Registers `explain` on `program`. */
+export function registerExplain(program: Command): void {
+  const cmd = program
+    .command('explain')
+    .description('explain how MetalLB treats a LoadBalancer service: its IP, its pool, and which node announces it and why')
+    .argument('<service>', 'svc/NAME, NAMESPACE/NAME or NAME')
+    .addHelpText('after', '\nExamples:\n  metallb-ts explain svc/frontend -n shop -f examples/cluster.yaml\n  metallb-ts explain shop/frontend -f dump/ -o json');
+  addFilenameOption(cmd);
+  addNamespaceOption(cmd);
+  addOutputOption(cmd);
+  addSpeakerOptions(cmd);
+  cmd.action(async (target: string, opts: ExplainOptions) => {
+    const service = parseServiceTarget(target, opts.namespace);
+    const state = await loadState(opts);
+    findService(state, service);
+    await explainService(state, {
+      service,
+      ...(opts.speakers ? { speakers: opts.speakers } : {}),
+      ignoreExcludeLB: opts.ignoreExcludeLb === true,
+    });
+  });
+}
