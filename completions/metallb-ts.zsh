@@ -28,25 +28,25 @@ _metallb-ts() {
       case $line[1] in
         allocate)
           _arguments \
-            '0--dry-run[compute only, change nothing (required: writing to the cluster is not supported)]' \
-            '1'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
-            '2'{-n+,--namespace=}'[only show services of this namespace]:value: ' \
-            '3'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
-            '4'{-h,--help}'[display help for command]'
+            '--dry-run[compute only, change nothing (required: writing to the cluster is not supported)]' \
+            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
+            '(-n --namespace)'{-n+,--namespace=}'[only show services of this namespace]:value: ' \
+            '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
+            '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         completion)
           _arguments \
-            '0'{-h,--help}'[display help for command]' \
+            '(-h --help)'{-h,--help}'[display help for command]' \
             '1:shell:(bash zsh fish)'
           ;;
         explain)
           _arguments \
-            '0'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
-            '1'{-n+,--namespace=}'[namespace of the service (default "default")]:value: ' \
-            '2'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
-            '3--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
-            '4--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does]' \
-            '5'{-h,--help}'[display help for command]' \
+            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
+            '(-n --namespace)'{-n+,--namespace=}'[namespace of the service (default "default")]:value: ' \
+            '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
+            '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
+            '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does]' \
+            '(-h --help)'{-h,--help}'[display help for command]' \
             '1:service: '
           ;;
         help)
@@ -55,24 +55,24 @@ _metallb-ts() {
           ;;
         snapshot)
           _arguments \
-            '0'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
-            '1'{-o+,--output=}'[output format]:value:(yaml json)' \
-            '2'{-h,--help}'[display help for command]'
+            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
+            '(-o --output)'{-o+,--output=}'[output format]:value:(yaml json)' \
+            '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         validate)
           _arguments \
-            '0--strict[exit 1 on warnings too]' \
-            '1'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
-            '2'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
-            '3'{-h,--help}'[display help for command]'
+            '--strict[exit 1 on warnings too]' \
+            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
+            '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
+            '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         whois)
           _arguments \
-            '0'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
-            '1'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
-            '2--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
-            '3--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does]' \
-            '4'{-h,--help}'[display help for command]' \
+            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
+            '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
+            '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
+            '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does]' \
+            '(-h --help)'{-h,--help}'[display help for command]' \
             '1:ip: '
           ;;
       esac

@@ -172,7 +172,7 @@ function zshScript(name: string, m: ReturnType<typeof model>): string {
   out.push('      case $line[1] in');
   for (const c of m.commands) {
     out.push(`        ${c.name})`);
-    const specs = c.options.map(zshOptionSpec);
+    const specs = c.options.map((o) => zshOptionSpec(o));
     c.args.forEach((a, i) => specs.push(`'${i + 1}:${a.name}:${a.choices ? `(${a.choices.join(' ')})` : ' '}'`));
     if (specs.length === 0) {
       out.push('          ;;');
