@@ -1,4 +1,7 @@
 /** Every conformance adapter the runner knows, in the order they are asked. */
 import type { SuiteAdapter } from './types.ts';
+import { adapter as allocatorAdapter } from './allocator.ts';
 
-export const adapters: SuiteAdapter[] = [];
+export const adapters: SuiteAdapter[] = [
+  allocatorAdapter,
+];

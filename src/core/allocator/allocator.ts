@@ -1,0 +1,719 @@
+/**
+ * The IP allocator: MetalLB v0.16.1's `internal/allocator` semantics (see
+ * /work/shared/conformance/allocator/README.md), with an address index so that finding "the first
+ * address of a range that passes the sharing check" never walks the range.
+ *
+ * Index (all addresses as 128-bit `to16` values, so IPv4 and IPv6 share one key space):
+ * - `occupied`: the addresses that have recorded keys, as an IntervalSet of maximal runs. The
+ *   first free address >= x is x, or the end of x's run + 1 (O(log runs)); avoidBuggyIPs only
+ *   adds a hop over `.255`/`.0`.
+ * - `shared`: per (sharing key, backend key) the sorted addresses whose recorded keys are exactly
+ *   those (non-empty sharing key only): the only occupied addresses whose key check can pass for
+ *   a different service. Walking it stops at the first address passing the port check.
+ * - the requesting service's own addresses (at most two), which pass the key check when it is
+ *   their only holder.
+ * The first passing address of a range is the minimum of the three, which is exactly the address
+ * MetalLB's linear walk returns.
+ *
+ * Where MetalLB walks a Go map (pool owning an address, order of equal-priority pools, generic
+ * pools) this allocator uses pool-name order, and reports the other equally eligible pools in
+ * `AllocationResult.tiedPools`.
+ */
+import type { Pool } from '../config/types.ts';
+import { type IP, type IPFamily, formatIP, to16, cidrLast } from '../ip.ts';
+import { OrderedMap, IntervalSet } from './ordered.ts';
+import { AllocationError } from './errors.ts';
+import type {
+  AllocRequest, AllocationFailure, AllocationResult, Capacity, Family, Port, PoolAttempt, PoolCounters,
+  PoolRefusal, SharingConflict,
+} from './types.ts';
+
+/** math.MaxInt64: MetalLB's capacity for an IPv6 block of 2^62 addresses or more. */
+export const MAX_INT64 = 9223372036854775807n;
+
+interface Keys {
+  readonly sharing: string;
+  readonly backend: string;
+}
+
+interface AddrState {
+  /** Recorded keys (null once dropped). */
+  keys: Keys | null;
+  /** port key -> service key. */
+  readonly ports: Map<string, string>;
+  /** Services whose allocation contains the address. */
+  readonly holders: Set<string>;
+}
+
+interface Alloc {
+  pool: string;
+  readonly ips: readonly IP[];
+  readonly addrs: readonly bigint[];
+  readonly ports: readonly Port[];
+  readonly keys: Keys;
+}
+
+interface Block {
+  readonly family: IPFamily;
+  readonly lo: bigint;
+  readonly hi: bigint;
+}
+
+interface PoolEntry {
+  readonly pool: Pool;
+  readonly blocks: readonly Block[];
+  readonly capacity: Capacity;
+}
+
+interface Candidates {
+  ipv4?: bigint;
+  ipv6?: bigint;
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; failure: AllocationFailure };
+
+const V4_MAPPED = 0xffffn << 32n;
+
+function familyOf16(v: bigint): IPFamily {
+  return v >> 32n === 0xffffn ? 'ipv4' : 'ipv6';
+}
+
+function ipOf16(v: bigint): IP {
+  return familyOf16(v) === 'ipv4' ? { family: 'ipv4', value: v & 0xffffffffn } : { family: 'ipv6', value: v };
+}
+
+function isBuggy16(v: bigint): boolean {
+  if (familyOf16(v) !== 'ipv4') return false;
+  const last = v & 255n;
+  return last === 0n || last === 255n;
+}
+
+function portKey(p: Port): string {
+  return `${p.port}\u0000${p.protocol}`;
+}
+
+function keysId(k: Keys): string {
+  return `${k.sharing}\u0000${k.backend}`;
+}
+
+/** MetalLB's `sharingOK`: undefined when the keys allow sharing, else its message. */
+function sharingProblem(existing: Keys, requested: Keys): string | undefined {
+  if (existing.sharing === '') return 'existing service does not allow sharing';
+  if (requested.sharing === '') return 'new service does not allow sharing';
+  if (existing.sharing !== requested.sharing) {
+    return `sharing key ${JSON.stringify(requested.sharing)} does not match existing sharing key ${JSON.stringify(existing.sharing)}`;
+  }
+  if (existing.backend !== requested.backend) {
+    return `backend key ${JSON.stringify(requested.backend)} does not match existing sharing key ${JSON.stringify(existing.backend)}`;
+  }
+  return undefined;
+}
+
+/**
+ * Family of a list of addresses (MetalLB's `ipfamily.ForAddresses`): one address -> its family,
+ * two of different families -> `dual`, anything else -> `unknown`.
+ */
+export function familyOfIPs(ips: readonly IP[]): Family | 'unknown' {
+  if (ips.length === 1) return ips[0].family;
+  if (ips.length === 2 && ips[0].family !== ips[1].family) return 'dual';
+  return 'unknown';
+}
+
+/**
+ * Pool capacity as MetalLB's `poolCount` computes it: per CIDR block, 2^hostbits (minus the
+ * `.0`/`.255` addresses when avoidBuggyIPs); a block with >= 62 host bits sets the IPv6 count and
+ * the total to 2^63-1. Sums saturate at 2^63-1 (MetalLB would overflow).
+ */
+export function poolCapacity(pool: Pool): Capacity {
+  let total = 0n;
+  let ipv4 = 0n;
+  let ipv6 = 0n;
+  const sat = (a: bigint, b: bigint): bigint => (a + b > MAX_INT64 ? MAX_INT64 : a + b);
+  for (const c of pool.cidrs) {
+    const bits = c.family === 'ipv4' ? 32 : 128;
+    const h = bits - c.prefix;
+    if (h >= 62) {
+      total = MAX_INT64;
+      ipv6 = MAX_INT64;
+      continue;
+    }
+    let size = 1n << BigInt(h);
+    if (pool.avoidBuggyIPs && c.family === 'ipv4') {
+      if (c.prefix <= 24) size -= 2n * (1n << BigInt(24 - c.prefix));
+      else {
+        const last = cidrLast(c);
+        if ((c.base & 255n) === 0n || (c.base & 255n) === 255n) size--;
+        if ((last & 255n) === 0n || (last & 255n) === 255n) size--;
+      }
+    }
+    total = sat(total, size);
+    if (c.family === 'ipv4') ipv4 = sat(ipv4, size);
+    else ipv6 = sat(ipv6, size);
+  }
+  return { total, ipv4, ipv6 };
+}
+
+/**
+ * Whether a pool accepts a service (MetalLB's `isPoolCompatibleWithService`): undefined when
+ * compatible, else the refusal (namespace not in the pool's set, or no service selector matches).
+ */
+export function poolCompatibility(pool: Pool, svc: Pick<AllocRequest, 'namespace' | 'labels'>): PoolRefusal | undefined {
+  const sa = pool.serviceAllocation;
+  if (!sa) return undefined;
+  if (sa.namespaces.size > 0 && !sa.namespaces.has(svc.namespace)) {
+    return { reason: 'namespaceNotAllowed', namespace: svc.namespace, namespaces: [...sa.namespaces].sort() };
+  }
+  if (sa.serviceSelectors.length > 0) {
+    if (sa.serviceSelectors.some((s) => s.matches(svc.labels ?? {}))) return undefined;
+    return { reason: 'serviceSelectorMismatch', selectors: sa.serviceSelectors.map((s) => s.text) };
+  }
+  return undefined;
+}
+
+function policyOf(req: AllocRequest): string {
+  return req.ipFamilyPolicy || 'SingleStack';
+}
+
+/**
+ * A deterministic, I/O-free IP allocator with MetalLB's semantics.
+ *
+ * Operations that can fail throw {@link AllocationError} (MetalLB's message, structured `reason`)
+ * and leave the state unchanged. Every pool-change notification calls `onPoolChange(poolName)`
+ * (MetalLB's counters callback) and increments `notificationCount`.
+ */
+export class Allocator {
+  private pools = new Map<string, PoolEntry>();
+  /** Configured pools in name order (the deterministic stand-in for Go map order). */
+  private poolOrder: PoolEntry[] = [];
+  private readonly allocs = new Map<string, Alloc>();
+  private readonly addrs = new Map<bigint, AddrState>();
+  private readonly occupied = new IntervalSet();
+  private readonly shared = new Map<string, OrderedMap<true>>();
+  /** pool -> address -> number of allocations (attributed to the pool) holding it. */
+  private readonly inUse = new Map<string, Map<bigint, number>>();
+  private notifications = 0;
+  private readonly onPoolChange: ((pool: string) => void) | undefined;
+
+  /** `onPoolChange` is called with a pool name for every pool-change notification. */
+  constructor(onPoolChange?: (pool: string) => void) {
+    this.onPoolChange = onPoolChange;
+  }
+
+  /** How many pool-change notifications were emitted since creation. */
+  get notificationCount(): number {
+    return this.notifications;
+  }
+
+  /** Names of the configured pools, in name order. */
+  get poolNames(): string[] {
+    return this.poolOrder.map((p) => p.pool.name);
+  }
+
+  /** The configured pool named `name`. */
+  pool(name: string): Pool | undefined {
+    return this.pools.get(name)?.pool;
+  }
+
+  private notify(pool: string): void {
+    this.notifications++;
+    this.onPoolChange?.(pool);
+  }
+
+  // ---------------------------------------------------------------- configuration
+
+  /**
+   * Replaces the configuration (MetalLB's `SetPools`); pools are not checked for overlaps.
+   * Existing allocations whose addresses no pool owns are released; those owned by another pool
+   * are re-attributed to it. Notifies every removed pool and every configured pool.
+   */
+  setPools(pools: Iterable<Pool>): void {
+    const next = new Map<string, PoolEntry>();
+    for (const pool of pools) {
+      const blocks = pool.cidrs.map((c) => {
+        const lo = c.family === 'ipv4' ? V4_MAPPED | c.base : c.base;
+        const hi = c.family === 'ipv4' ? V4_MAPPED | cidrLast(c) : cidrLast(c);
+        return { family: c.family, lo, hi };
+      });
+      next.set(pool.name, { pool, blocks, capacity: poolCapacity(pool) });
+    }
+    const removed = [...this.pools.keys()].filter((n) => !next.has(n));
+    this.pools = next;
+    this.poolOrder = [...next.values()].sort((a, b) => (a.pool.name < b.pool.name ? -1 : a.pool.name > b.pool.name ? 1 : 0));
+    for (const key of [...this.allocs.keys()].sort()) {
+      const alloc = this.allocs.get(key)!;
+      const owner = this.ownerOf(alloc.addrs);
+      if (!owner) {
+        this.release(key);
+        continue;
+      }
+      if (owner.pool.name !== alloc.pool) {
+        this.release(key);
+        this.record(key, { ...alloc, pool: owner.pool.name });
+      }
+    }
+    for (const name of removed) this.notify(name);
+    for (const p of this.poolOrder) this.notify(p.pool.name);
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  /** Pool the service's allocation is attributed to, or null (MetalLB's `Pool`, "" -> null). */
+  poolOf(key: string): string | null {
+    return this.allocs.get(key)?.pool ?? null;
+  }
+
+  /** Addresses held by the service, in recorded order (canonical strings); [] when none. */
+  ipsOf(key: string): string[] {
+    return (this.allocs.get(key)?.ips ?? []).map(formatIP);
+  }
+
+  /** MetalLB's `AllocationKey`: backendKey + sharingKey of the allocation, "" when none. */
+  allocationKey(key: string): string {
+    const a = this.allocs.get(key);
+    return a ? a.keys.backend + a.keys.sharing : '';
+  }
+
+  /** Name of the configured pool owning all of `ips` (MetalLB's `PoolForIP`), or null. */
+  poolForIPs(ips: readonly IP[]): string | null {
+    return this.ownerOf(ips.map(to16))?.pool.name ?? null;
+  }
+
+  /** Every configured pool owning all of `ips` (several only with overlapping pools). */
+  poolsForIPs(ips: readonly IP[]): string[] {
+    const addrs = ips.map(to16);
+    return this.poolOrder.filter((p) => this.owns(p, addrs)).map((p) => p.pool.name);
+  }
+
+  /** Capacity of a configured pool, or undefined for an unknown pool. */
+  capacity(pool: string): Capacity | undefined {
+    return this.pools.get(pool)?.capacity;
+  }
+
+  /** MetalLB's `CountersForPool`; all zero for a pool that is not configured. */
+  counters(pool: string): PoolCounters {
+    const entry = this.pools.get(pool);
+    if (!entry) return { availableIPv4: 0n, availableIPv6: 0n, assignedIPv4: 0n, assignedIPv6: 0n };
+    let v4 = 0n;
+    let v6 = 0n;
+    for (const addr of this.inUse.get(pool)?.keys() ?? []) {
+      if (familyOf16(addr) === 'ipv4') v4++;
+      else v6++;
+    }
+    return {
+      assignedIPv4: v4,
+      assignedIPv6: v6,
+      availableIPv4: entry.capacity.ipv4 - v4,
+      availableIPv6: entry.capacity.ipv6 - v6,
+    };
+  }
+
+  /** Service keys holding an allocation, sorted. */
+  allocatedServices(): string[] {
+    return [...this.allocs.keys()].sort();
+  }
+
+  // ---------------------------------------------------------------- mutations
+
+  /** Releases the service's allocation (MetalLB's `Unassign`); no-op when it has none. */
+  unassign(key: string): void {
+    this.release(key);
+  }
+
+  /**
+   * Gives the service exactly `ips` (MetalLB's `Assign`), replacing its previous allocation.
+   * Fails (AllocationError) when no pool owns the addresses, the owner is not compatible with the
+   * service, more than two addresses / two of one family are given, or the sharing check fails.
+   */
+  assign(req: AllocRequest, ips: readonly IP[]): AllocationResult {
+    const r = this.tryAssign(req, ips.map(to16));
+    if (!r.ok) throw new AllocationError(r.failure);
+    return { ips: this.ipsOf(req.key), pool: r.value, attempts: [], tiedPools: [] };
+  }
+
+  /**
+   * Allocates from the named pool (MetalLB's `AllocateFromPool`). A service already holding an
+   * allocation gets it again (after a family check unless PreferDualStack).
+   */
+  allocateFromPool(req: AllocRequest, family: Family, poolName: string): AllocationResult {
+    const existing = this.allocs.get(req.key);
+    if (existing) {
+      const held = familyOfIPs(existing.ips);
+      if (held === 'unknown') throw new AllocationError({ kind: 'wrongFamilyAllocated', allocated: held, requested: family });
+      if (policyOf(req) !== 'PreferDualStack' && held !== family) {
+        throw new AllocationError({ kind: 'wrongFamilyAllocated', allocated: held, requested: family });
+      }
+      return this.assign(req, existing.ips);
+    }
+    const entry = this.pools.get(poolName);
+    if (!entry) throw new AllocationError({ kind: 'unknownPool', pool: poolName });
+    const cands = this.candidates(entry, req);
+    if (cands.ipv4 === undefined && cands.ipv6 === undefined) {
+      throw new AllocationError({ kind: 'noAvailableIPs', pool: poolName, refusal: this.noIPsRefusal(poolName) });
+    }
+    const attempts: PoolAttempt[] = [{ pool: poolName, phase: 'requested', outcome: 'chosen', candidates: candText(cands) }];
+    const sel = selectIPs(cands, family, policyOf(req), poolName);
+    if (!sel.ok) throw new AllocationError(sel.failure);
+    const r = this.tryAssign(req, sel.value);
+    if (!r.ok) throw new AllocationError(r.failure);
+    return { ips: this.ipsOf(req.key), pool: r.value, attempts, tiedPools: [] };
+  }
+
+  /**
+   * PreferDualStack with one address: adds an address of the other family from `poolName`,
+   * keeping `existing` first (MetalLB's `AllocateFromPoolForAdditionalFamily`). Returns the new
+   * address (canonical).
+   */
+  allocateAdditionalFamily(req: AllocRequest, existing: IP, poolName: string): string {
+    const additional: IPFamily = existing.family === 'ipv4' ? 'ipv6' : 'ipv4';
+    const entry = this.pools.get(poolName);
+    if (!entry) throw new AllocationError({ kind: 'unknownPool', pool: poolName });
+    const cands = this.candidates(entry, req);
+    if (cands.ipv4 === undefined && cands.ipv6 === undefined) {
+      throw new AllocationError({ kind: 'noAvailableIPs', pool: poolName, refusal: this.noIPsRefusal(poolName) });
+    }
+    const sel = selectIPs(cands, additional, 'SingleStack', poolName);
+    if (!sel.ok) throw new AllocationError(sel.failure);
+    const r = this.tryAssign(req, [to16(existing), sel.value[0]]);
+    if (!r.ok) throw new AllocationError(r.failure);
+    return formatIP(ipOf16(sel.value[0]));
+  }
+
+  /**
+   * Allocates from any suitable pool (MetalLB's `Allocate`): the service's existing allocation if
+   * it has one; else the pinned pools (namespace / service-selector pools with autoAssign,
+   * compatible, by ascending priority, then without priority; ties by name), else the generic
+   * pools (autoAssign, no serviceAllocation; by name). On failure the reason lists every pool
+   * considered and why it refused.
+   */
+  allocate(req: AllocRequest, family: Family): AllocationResult {
+    const existing = this.allocs.get(req.key);
+    if (existing) return this.assign(req, existing.ips);
+    const attempts: PoolAttempt[] = [];
+    const pinned: PoolEntry[] = [];
+    const generic: PoolEntry[] = [];
+    for (const p of this.poolOrder) {
+      const sa = p.pool.serviceAllocation;
+      if (!sa) {
+        if (!p.pool.autoAssign) attempts.push({ pool: p.pool.name, phase: 'generic', outcome: 'refused', refusal: { reason: 'autoAssignDisabled' } });
+        else generic.push(p);
+        continue;
+      }
+      const selected = sa.namespaces.has(req.namespace) || sa.serviceSelectors.length > 0;
+      if (!selected) {
+        const refusal = poolCompatibility(p.pool, req) ?? { reason: 'reservedByServiceAllocation' as const };
+        attempts.push({ pool: p.pool.name, phase: 'pinned', outcome: 'refused', refusal });
+        continue;
+      }
+      if (!p.pool.autoAssign) {
+        attempts.push({ pool: p.pool.name, phase: 'pinned', outcome: 'refused', refusal: { reason: 'autoAssignDisabled' } });
+        continue;
+      }
+      const refusal = poolCompatibility(p.pool, req);
+      if (refusal) {
+        attempts.push({ pool: p.pool.name, phase: 'pinned', outcome: 'refused', refusal });
+        continue;
+      }
+      pinned.push(p);
+    }
+    const prio = (p: PoolEntry): number => p.pool.serviceAllocation?.priority ?? 0;
+    pinned.sort((a, b) => {
+      const pa = prio(a) > 0 ? prio(a) : Infinity;
+      const pb = prio(b) > 0 ? prio(b) : Infinity;
+      if (pa !== pb) return pa < pb ? -1 : 1;
+      return a.pool.name < b.pool.name ? -1 : a.pool.name > b.pool.name ? 1 : 0;
+    });
+    let cause: AllocationFailure | undefined;
+    const phases: Array<['pinned' | 'generic', PoolEntry[], (p: PoolEntry) => number]> = [
+      ['pinned', pinned, (p) => (prio(p) > 0 ? prio(p) : 0)],
+      ['generic', generic, () => 0],
+    ];
+    for (const [phase, list, cls] of phases) {
+      const r = this.allocateFromList(req, family, list, phase, cls, attempts);
+      if (r.ok) return { ...r.value, attempts: sortAttempts(attempts) };
+      if (r.failure) cause = r.failure;
+    }
+    throw new AllocationError({ kind: 'noPoolAvailable', family, attempts: sortAttempts(attempts), ...(cause ? { cause } : {}) });
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  /** MetalLB's `allocateFromPools` + `findBestPoolForService` over an ordered list. */
+  private allocateFromList(
+    req: AllocRequest, family: Family, list: readonly PoolEntry[], phase: 'pinned' | 'generic',
+    cls: (p: PoolEntry) => number, attempts: PoolAttempt[],
+  ): { ok: true; value: AllocationResult } | { ok: false; failure?: AllocationFailure } {
+    const primary: IPFamily = req.ipFamilies?.[0] === 'IPv6' ? 'ipv6' : 'ipv4';
+    const secondary: IPFamily = primary === 'ipv4' ? 'ipv6' : 'ipv4';
+    const prefer = policyOf(req) === 'PreferDualStack' && family === 'dual';
+    const direct = (c: Candidates): boolean =>
+      (family !== 'dual' && c[family] !== undefined) || (c.ipv4 !== undefined && c.ipv6 !== undefined);
+    let chosen: { entry: PoolEntry; cands: Candidates; index: number; test: (c: Candidates) => boolean } | undefined;
+    let primaryCand: typeof chosen;
+    let secondaryCand: typeof chosen;
+    for (let i = 0; i < list.length; i++) {
+      const entry = list[i];
+      const cands = this.candidates(entry, req);
+      const name = entry.pool.name;
+      if (cands.ipv4 === undefined && cands.ipv6 === undefined) {
+        attempts.push({ pool: name, phase, outcome: 'refused', refusal: this.noIPsRefusal(name) });
+        continue;
+      }
+      if (direct(cands)) {
+        chosen = { entry, cands, index: i, test: direct };
+        break;
+      }
+      const available = (['ipv4', 'ipv6'] as const).filter((f) => cands[f] !== undefined);
+      attempts.push({ pool: name, phase, outcome: 'refused', refusal: { reason: 'wrongFamily', needed: family, available }, candidates: candText(cands) });
+      if (!prefer) continue;
+      if (cands[primary] !== undefined && !primaryCand) primaryCand = { entry, cands, index: i, test: (c) => c[primary] !== undefined };
+      if (cands[secondary] !== undefined && !secondaryCand) secondaryCand = { entry, cands, index: i, test: (c) => c[secondary] !== undefined };
+    }
+    chosen ??= primaryCand ?? secondaryCand;
+    if (!chosen) return { ok: false };
+    const name = chosen.entry.pool.name;
+    const prevIdx = attempts.findIndex((a) => a.pool === name && a.phase === phase);
+    const chosenAttempt: PoolAttempt = { pool: name, phase, outcome: 'chosen', candidates: candText(chosen.cands) };
+    if (prevIdx >= 0) attempts[prevIdx] = chosenAttempt;
+    else attempts.push(chosenAttempt);
+    // Ties: later pools of the same priority class that MetalLB (random order) could have picked.
+    const tiedPools: string[] = [];
+    const myClass = cls(chosen.entry);
+    for (let j = chosen.index + 1; j < list.length; j++) {
+      if (cls(list[j]) !== myClass) continue;
+      if (chosen.test(this.candidates(list[j], req))) tiedPools.push(list[j].pool.name);
+    }
+    const sel = selectIPs(chosen.cands, family, policyOf(req), name);
+    if (!sel.ok) return { ok: false, failure: sel.failure };
+    const r = this.tryAssign(req, sel.value);
+    if (!r.ok) return { ok: false, failure: r.failure };
+    return { ok: true, value: { ips: this.ipsOf(req.key), pool: r.value, attempts: [], tiedPools } };
+  }
+
+  private noIPsRefusal(pool: string): PoolRefusal {
+    return { reason: 'noAvailableIPs', inUse: this.inUse.get(pool)?.size ?? 0 };
+  }
+
+  /** Whether pool `p` owns every address (avoidBuggyIPs excludes `.0`/`.255`). */
+  private owns(p: PoolEntry, addrs: readonly bigint[]): boolean {
+    for (const a of addrs) {
+      if (p.pool.avoidBuggyIPs && isBuggy16(a)) return false;
+      if (!p.blocks.some((b) => a >= b.lo && a <= b.hi)) return false;
+    }
+    return true;
+  }
+
+  /** MetalLB's `poolFor`: first owning pool (name order here, Go map order there). */
+  private ownerOf(addrs: readonly bigint[]): PoolEntry | undefined {
+    return this.poolOrder.find((p) => this.owns(p, addrs));
+  }
+
+  /** Assign with failure as a value; on success returns the pool name. */
+  private tryAssign(req: AllocRequest, addrs: readonly bigint[]): Outcome<string> {
+    const texts = addrs.map((a) => formatIP(ipOf16(a)));
+    const owner = this.ownerOf(addrs);
+    if (!owner) return { ok: false, failure: { kind: 'notAllowedInConfig', ips: texts } };
+    const refusal = poolCompatibility(owner.pool, req);
+    if (refusal) return { ok: false, failure: { kind: 'poolIncompatible', pool: owner.pool.name, refusal } };
+    if (addrs.length > 2) return { ok: false, failure: { kind: 'tooManyAddresses', ips: texts } };
+    if (addrs.length === 2 && familyOf16(addrs[0]) === familyOf16(addrs[1])) {
+      return { ok: false, failure: { kind: 'sameFamily', ips: texts } };
+    }
+    const keys: Keys = { sharing: req.sharingKey ?? '', backend: req.backendKey ?? '' };
+    const ports = req.ports ?? [];
+    for (const a of addrs) {
+      const c = this.checkSharing(req.key, a, ports, keys);
+      if (c) return { ok: false, failure: { kind: 'sharingConflict', sharing: c } };
+    }
+    this.record(req.key, {
+      pool: owner.pool.name,
+      ips: addrs.map(ipOf16),
+      addrs: [...addrs],
+      ports: ports.map((p) => ({ protocol: p.protocol, port: p.port })),
+      keys,
+    });
+    return { ok: true, value: owner.pool.name };
+  }
+
+  /** MetalLB's `checkSharing`: undefined when `key` may use `addr` with these ports and keys. */
+  private checkSharing(key: string, addr: bigint, ports: readonly Port[], keys: Keys): SharingConflict | undefined {
+    const st = this.addrs.get(addr);
+    if (!st || !st.keys) return undefined;
+    const existing = { sharingKey: st.keys.sharing, backendKey: st.keys.backend };
+    const requested = { sharingKey: keys.sharing, backendKey: keys.backend };
+    const problem = sharingProblem(st.keys, keys);
+    if (problem) {
+      const others = [...st.holders].filter((s) => s !== key).sort();
+      if (others.length > 0) {
+        return { ip: formatIP(ipOf16(addr)), requestedBy: key, conflict: 'keys', services: others, existing, requested, keyProblem: problem };
+      }
+    }
+    for (const p of ports) {
+      const cur = st.ports.get(portKey(p));
+      if (cur !== undefined && cur !== key) {
+        return { ip: formatIP(ipOf16(addr)), requestedBy: key, conflict: 'port', services: [cur], existing, requested, port: `${p.protocol}/${p.port}` };
+      }
+    }
+    return undefined;
+  }
+
+  private setKeys(addr: bigint, st: AddrState, keys: Keys | null): void {
+    const old = st.keys;
+    if (old && keys && old.sharing === keys.sharing && old.backend === keys.backend) {
+      st.keys = keys;
+      return;
+    }
+    if (old && old.sharing !== '') {
+      const id = keysId(old);
+      const idx = this.shared.get(id);
+      if (idx) {
+        idx.delete(addr);
+        if (idx.size === 0) this.shared.delete(id);
+      }
+    }
+    st.keys = keys;
+    if (keys) {
+      this.occupied.add(addr);
+      if (keys.sharing !== '') {
+        const id = keysId(keys);
+        let idx = this.shared.get(id);
+        if (!idx) this.shared.set(id, (idx = new OrderedMap<true>()));
+        idx.set(addr, true);
+      }
+    } else this.occupied.delete(addr);
+  }
+
+  /** MetalLB's internal `assign`: releases the previous allocation, records this one, notifies. */
+  private record(key: string, alloc: Alloc): void {
+    this.release(key);
+    this.allocs.set(key, alloc);
+    let counts = this.inUse.get(alloc.pool);
+    if (!counts) this.inUse.set(alloc.pool, (counts = new Map()));
+    for (const addr of alloc.addrs) {
+      let st = this.addrs.get(addr);
+      if (!st) this.addrs.set(addr, (st = { keys: null, ports: new Map(), holders: new Set() }));
+      this.setKeys(addr, st, alloc.keys);
+      for (const p of alloc.ports) st.ports.set(portKey(p), key);
+      st.holders.add(key);
+      counts.set(addr, (counts.get(addr) ?? 0) + 1);
+    }
+    this.notify(alloc.pool);
+  }
+
+  /** MetalLB's `Unassign`. */
+  private release(key: string): void {
+    const alloc = this.allocs.get(key);
+    if (!alloc) return;
+    this.allocs.delete(key);
+    const counts = this.inUse.get(alloc.pool);
+    for (const addr of alloc.addrs) {
+      const st = this.addrs.get(addr);
+      if (st) {
+        for (const p of alloc.ports) {
+          const pk = portKey(p);
+          if (st.ports.get(pk) === key) st.ports.delete(pk);
+        }
+        st.holders.delete(key);
+        if (st.ports.size === 0) this.setKeys(addr, st, null);
+        if (!st.keys && st.holders.size === 0) this.addrs.delete(addr);
+      }
+      if (counts) {
+        const n = (counts.get(addr) ?? 0) - 1;
+        if (n <= 0) counts.delete(addr);
+        else counts.set(addr, n);
+      }
+    }
+    if (counts && counts.size === 0) this.inUse.delete(alloc.pool);
+    if (this.pools.has(alloc.pool)) this.notify(alloc.pool);
+  }
+
+  /** The pool's candidates: per family, the first passing address of the first block that has one. */
+  private candidates(entry: PoolEntry, req: AllocRequest): Candidates {
+    const keys: Keys = { sharing: req.sharingKey ?? '', backend: req.backendKey ?? '' };
+    const ports = req.ports ?? [];
+    const out: Candidates = {};
+    for (const b of entry.blocks) {
+      if (out[b.family] !== undefined) continue;
+      const a = this.firstPassing(b, entry.pool.avoidBuggyIPs, req.key, ports, keys);
+      if (a !== undefined) out[b.family] = a;
+    }
+    return out;
+  }
+
+  /** First address of block `b` (ascending) not excluded by avoidBuggyIPs that passes the sharing check. */
+  private firstPassing(b: Block, avoid: boolean, key: string, ports: readonly Port[], keys: Keys): bigint | undefined {
+    let best = this.firstFree(b, avoid);
+    if (keys.sharing !== '') {
+      const idx = this.shared.get(keysId(keys));
+      if (idx) {
+        const limit = best === undefined ? b.hi : best - 1n;
+        for (const e of idx.range(b.lo, limit)) {
+          if (avoid && isBuggy16(e.key)) continue;
+          if (!this.checkSharing(key, e.key, ports, keys)) {
+            best = e.key;
+            break;
+          }
+        }
+      }
+    }
+    const own = this.allocs.get(key);
+    if (own) {
+      for (const a of own.addrs) {
+        if (a < b.lo || a > b.hi || (best !== undefined && a >= best)) continue;
+        if (avoid && isBuggy16(a)) continue;
+        if (!this.checkSharing(key, a, ports, keys)) best = a;
+      }
+    }
+    return best;
+  }
+
+  /** First address of `b` without recorded keys (and not `.0`/`.255` when avoiding buggy IPs). */
+  private firstFree(b: Block, avoid: boolean): bigint | undefined {
+    let x = b.lo;
+    const v4 = b.family === 'ipv4';
+    while (x <= b.hi) {
+      if (avoid && v4) {
+        const last = x & 255n;
+        if (last === 255n) {
+          x += 2n;
+          continue;
+        }
+        if (last === 0n) {
+          x += 1n;
+          continue;
+        }
+      }
+      const end = this.occupied.runEnd(x);
+      if (end === undefined) return x;
+      x = end + 1n;
+    }
+    return undefined;
+  }
+}
+
+function candText(c: Candidates): { ipv4?: string; ipv6?: string } {
+  const out: { ipv4?: string; ipv6?: string } = {};
+  if (c.ipv4 !== undefined) out.ipv4 = formatIP(ipOf16(c.ipv4));
+  if (c.ipv6 !== undefined) out.ipv6 = formatIP(ipOf16(c.ipv6));
+  return out;
+}
+
+/** Attempts in phase order (pinned, then generic), keeping the order within a phase. */
+function sortAttempts(a: PoolAttempt[]): PoolAttempt[] {
+  const rank = { requested: 0, pinned: 1, generic: 2 } as const;
+  return a.map((x, i) => [x, i] as const).sort((p, q) => rank[p[0].phase] - rank[q[0].phase] || p[1] - q[1]).map((p) => p[0]);
+}
+
+/** MetalLB's `selectIPsForFamilyAndPolicy` (a missing address of a single family is a failure). */
+function selectIPs(c: Candidates, family: Family, policy: string, pool: string): Outcome<bigint[]> {
+  const available = (['ipv4', 'ipv6'] as const).filter((f) => c[f] !== undefined);
+  const fail: Outcome<bigint[]> = { ok: false, failure: { kind: 'noIPsForFamily', pool, family, policy, available } };
+  if (family === 'ipv4' || family === 'ipv6') return c[family] !== undefined ? { ok: true, value: [c[family]] } : fail;
+  if (policy === 'RequireDualStack' || policy === 'PreferDualStack') {
+    if (c.ipv4 !== undefined && c.ipv6 !== undefined) return { ok: true, value: [c.ipv4, c.ipv6] };
+    if (policy === 'PreferDualStack') {
+      if (c.ipv4 !== undefined) return { ok: true, value: [c.ipv4] };
+      if (c.ipv6 !== undefined) return { ok: true, value: [c.ipv6] };
+    }
+  }
+  return fail;
+}
