@@ -1,0 +1,264 @@
+/**
+ * The Layer 2 election (MetalLB v0.16.1 `speaker/layer2_controller.go` ShouldAnnounce and
+ * `speaker/main.go` SetBalancer), computed once per service for the whole cluster:
+ *
+ *  1–4. service checks (type, ingress, IP syntax, pool P containing every IP) — service.ts;
+ *  5.   no usable endpoint at all → `notOwner` on every node;
+ *  7a.  A = L2Advertisements of P whose service selectors accept the service (none = all);
+ *  7b.  a node that no advertisement of A selects → `noMatchingAdvertisement`;
+ *  8.   candidates: live speakers (all Nodes when memberlist is disabled), minus
+ *       NetworkUnavailable=True, minus nodes labelled with the exclusion label (unless
+ *       `ignoreExcludeLB`), minus nodes no advertisement of A selects, and with
+ *       externalTrafficPolicy Local only nodes hosting a usable endpoint;
+ *  9–10. candidates ordered by SHA-256(`node#firstIP`); the first announces, the others `notOwner`.
+ */
+import type { Config, L2Adv } from '../config/types.ts';
+import type { ClusterState, Service } from '../kube.ts';
+import { namespacedName } from '../kube.ts';
+import { endpointNodes, hasUsableEndpoint, slicesFor } from './endpoints.ts';
+import { digestsHex, electionDigestInto, hashOrderOf, ipHashKey } from './hash.ts';
+import { checkService } from './service.ts';
+import { buildElectionIndex, candidateHead, type ElectionIndex, type NodeInfo } from './state-index.ts';
+import type { Dropped, HashEntry, InterfaceSet, L2Election, L2Reason, NodeDecision, ServiceCheck, TraceStep } from './types.ts';
+
+/** Input of electL2. */
+export interface L2Input {
+  readonly config: Config;
+  readonly state: ClusterState;
+  readonly service: Service;
+  /** Node names of the speakers memberlist considers alive; null when memberlist is disabled. */
+  readonly speakers: readonly string[] | null;
+  /** The speaker flag `--ignore-exclude-lb`. */
+  readonly ignoreExcludeLB: boolean;
+  /**
+   * The index of `state` (buildElectionIndex). Pass the same one for every service of a state:
+   * without it each call indexes the whole state again. Built for the same `speakers` array, it
+   * also caches the node-level candidate filters.
+   */
+  readonly index?: ElectionIndex;
+}
+
+/** The L2Advertisements of `pool` that select the service (MetalLB `l2AdsForService`). */
+export function l2AdsForService(ads: readonly L2Adv[], service: Service): L2Adv[] {
+  const labels = service.metadata?.labels ?? {};
+  return ads.filter((ad) => ad.serviceSelectors.length === 0 || ad.serviceSelectors.some((s) => s.matches(labels)));
+}
+
+/**
+ * The interfaces to announce on, from the advertisements selecting a node (MetalLB
+ * `ipAdvertisementFor`): `all` if any of them has no interface list, else the sorted union; null
+ * when the list is empty.
+ */
+export function interfacesFor(ads: readonly L2Adv[]): InterfaceSet {
+  if (ads.length === 0) return null;
+  const set = new Set<string>();
+  for (const ad of ads) {
+    if (ad.allInterfaces || ad.interfaces.length === 0) return 'all';
+    for (const i of ad.interfaces) set.add(i);
+  }
+  return [...set].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+const WHY_NO_AD = 'no L2Advertisement applying to the service selects it';
+const WHY_NOT_LOCAL = 'no usable endpoint on the node (externalTrafficPolicy: Local)';
+const WHY_NO_NODE = 'no Node object of that name';
+
+/**
+ * Runs the L2 election for one service. Everything node-independent is computed once; the
+ * per-node part (step 7b, the winner comparison, the interface set) is in `nodes`, one entry per
+ * Node object in name order. Pure; never throws (bad input shows as a reason).
+ *
+ * Cost: O(nodes × |A|) plus one SHA-256 compression per candidate and a numeric sort.
+ */
+export function electL2(input: L2Input): L2Election {
+  const { config, service, speakers, ignoreExcludeLB } = input;
+  const index = input.index ?? buildElectionIndex(input.state, speakers);
+  const key = namespacedName(service);
+  const sc = checkService(config, service);
+  const checks: ServiceCheck[] = sc.checks;
+  const nodes = index.nodes;
+
+  if (sc.reason !== null || sc.pool === null) {
+    const reason: L2Reason = sc.reason ?? 'ipNotAllowed';
+    const detail = checks[checks.length - 1].detail;
+    return stopped(key, sc.ips, null, checks, reason, detail, [], nodes, null);
+  }
+  const pool = sc.pool;
+  const ads = l2AdsForService(pool.l2Advertisements, service);
+  const adNames = [...new Set(ads.map((a) => a.name))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
+  // Per Node object: which advertisements of A select it (bitmask; list when A is large).
+  const masks = new Int32Array(nodes.length);
+  const bitmask = ads.length <= 30;
+  if (bitmask) {
+    for (let a = 0; a < ads.length; a++) {
+      const sel = ads[a].nodes;
+      const bit = 1 << a;
+      for (let i = 0; i < nodes.length; i++) if (sel.has(nodes[i].name)) masks[i] |= bit;
+    }
+  } else {
+    for (let i = 0; i < nodes.length; i++) if (ads.some((ad) => ad.nodes.has(nodes[i].name))) masks[i] = 1;
+  }
+  const ifaceMemo = new Map<number, InterfaceSet>();
+  const interfacesOf = (i: number): InterfaceSet => {
+    const m = masks[i];
+    if (m === 0) return null;
+    if (!bitmask) return interfacesFor(ads.filter((ad) => ad.nodes.has(nodes[i].name)));
+    let v = ifaceMemo.get(m);
+    if (v === undefined) {
+      v = interfacesFor(ads.filter((_, a) => (m & (1 << a)) !== 0));
+      ifaceMemo.set(m, v);
+    }
+    return v;
+  };
+
+  const slices = slicesFor(index.endpoints, service);
+  if (!hasUsableEndpoint(slices)) {
+    checks.push({ check: 'endpoints', ok: false, detail: 'the service has no usable endpoint (ready, or serving)' });
+    return stopped(key, sc.ips, pool.name, checks, 'notOwner', checks[checks.length - 1].detail, adNames, nodes, interfacesOf);
+  }
+  checks.push({ check: 'endpoints', ok: true, detail: 'the service has usable endpoints' });
+
+  // Step 8: candidates.
+  const head = candidateHead(index, speakers, ignoreExcludeLB);
+  const trace: TraceStep[] = [...head.steps];
+  const droppedWhy = new Map<string, string>(head.dropped);
+  let survivors = head.survivors;
+  let survivorNames = trace[trace.length - 1].kept;
+  const filter = (step: string, keep: (n: NodeInfo) => boolean, why: string): void => {
+    let out: NodeInfo[] | null = null;
+    const drops: Dropped[] = [];
+    for (let i = 0; i < survivors.length; i++) {
+      const n = survivors[i];
+      if (keep(n)) {
+        if (out) out.push(n);
+      } else {
+        if (!out) out = survivors.slice(0, i);
+        const w = n.position < 0 && why === WHY_NO_AD ? WHY_NO_NODE : why;
+        drops.push({ node: n.name, why: w });
+        droppedWhy.set(n.name, w);
+      }
+    }
+    if (out) {
+      survivors = out;
+      survivorNames = out.map((n) => n.name);
+    }
+    trace.push({ step, kept: survivorNames, dropped: drops });
+  };
+  filter('advertisement', (n) => n.position >= 0 && masks[n.position] !== 0, WHY_NO_AD);
+  if (service.spec?.externalTrafficPolicy === 'Local') {
+    const local = endpointNodes(slices);
+    filter('localEndpoints', (n) => local.has(n.name), WHY_NOT_LOCAL);
+  }
+
+  // Steps 9–10: hash order.
+  const hashedIP = sc.ips[0];
+  const count = survivors.length;
+  const words = new Int32Array(count * 8);
+  const ipKey = ipHashKey(hashedIP);
+  for (let k = 0; k < count; k++) electionDigestInto(survivors[k].hashKey, ipKey, words, k * 8);
+  const order = hashOrderOf(words, count);
+  const sortedWords = new Int32Array(count * 8);
+  for (let k = 0; k < count; k++) sortedWords.set(words.subarray(order[k] * 8, order[k] * 8 + 8), k * 8);
+  const hex = count > 0 ? digestsHex(sortedWords, count) : '';
+  const hashOrder: HashEntry[] = new Array(count);
+  for (let k = 0; k < count; k++) hashOrder[k] = { node: survivors[order[k]].name, digest: hex.slice(k * 64, k * 64 + 64) };
+  const winner = count > 0 ? hashOrder[0].node : null;
+
+  const ipsText = sc.ips.join(', ');
+  const detail = winner
+    ? `${winner} announces ${ipsText}: first of ${count} candidate${count === 1 ? '' : 's'} in the hash order of ${hashedIP}`
+    : `nobody announces ${ipsText}: no candidate left`;
+  const announceDetail = `first of ${count} candidate${count === 1 ? '' : 's'} in the hash order of ${hashedIP}: announces ${ipsText}`;
+  const lostDetail = `not first in the hash order of ${hashedIP}: ${winner} announces`;
+  const outcome = winner ? `${winner} announces` : 'nobody announces';
+  const droppedDetail = new Map<string, string>();
+  const noAdDetail = ads.length === 0
+    ? `no L2Advertisement of IPAddressPool "${pool.name}" selects this service`
+    : `none of the L2Advertisements of IPAddressPool "${pool.name}" for this service (${adNames.join(', ')}) selects this node`;
+
+  const decisions: NodeDecision[] = new Array(nodes.length);
+  for (let i = 0; i < nodes.length; i++) {
+    const name = nodes[i].name;
+    const interfaces = interfacesOf(i);
+    if (masks[i] === 0) {
+      decisions[i] = { node: name, decision: 'noMatchingAdvertisement', detail: noAdDetail, interfaces };
+    } else if (name === winner) {
+      decisions[i] = { node: name, decision: 'announce', detail: announceDetail, interfaces };
+    } else {
+      const why = droppedWhy.get(name);
+      let d = lostDetail;
+      if (why !== undefined) {
+        d = droppedDetail.get(why) ?? '';
+        if (!d) {
+          d = `not a candidate (${why}); ${outcome}`;
+          droppedDetail.set(why, d);
+        }
+      }
+      decisions[i] = { node: name, decision: 'notOwner', detail: d, interfaces };
+    }
+  }
+
+  return {
+    service: key,
+    ips: sc.ips,
+    pool: pool.name,
+    checks,
+    serviceReason: null,
+    advertisements: adNames,
+    candidates: survivorNames,
+    hashOrder,
+    hashedIP,
+    winner,
+    nodes: decisions,
+    trace,
+    detail,
+  };
+}
+
+function stopped(
+  service: string,
+  ips: readonly string[],
+  pool: string | null,
+  checks: readonly ServiceCheck[],
+  reason: L2Reason,
+  detail: string,
+  advertisements: readonly string[],
+  nodes: readonly NodeInfo[],
+  interfacesOf: ((i: number) => InterfaceSet) | null,
+): L2Election {
+  const decisions: NodeDecision[] = nodes.map((n, i) => ({
+    node: n.name,
+    decision: reason,
+    detail,
+    interfaces: interfacesOf ? interfacesOf(i) : null,
+  }));
+  return {
+    service,
+    ips,
+    pool,
+    checks,
+    serviceReason: reason,
+    advertisements,
+    candidates: [],
+    hashOrder: [],
+    hashedIP: null,
+    winner: null,
+    nodes: decisions,
+    trace: [],
+    detail: `nobody announces: ${reason} (${detail})`,
+  };
+}
+
+/**
+ * The decision of the speaker on `node` for the election's service. Nodes without a Node object
+ * get the service-level reason, else `noMatchingAdvertisement` (an advertisement only selects
+ * Node objects), as MetalLB would decide. O(nodes).
+ */
+export function decideL2ForNode(election: L2Election, node: string): NodeDecision {
+  for (const d of election.nodes) if (d.node === node) return d;
+  if (election.serviceReason !== null) {
+    return { node, decision: election.serviceReason, detail: election.checks[election.checks.length - 1]?.detail ?? '', interfaces: null };
+  }
+  return { node, decision: 'noMatchingAdvertisement', detail: 'no Node object of that name: no L2Advertisement selects it', interfaces: null };
+}
