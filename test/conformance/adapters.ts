@@ -1,7 +1,9 @@
 /** Every conformance adapter the runner knows, in the order they are asked. */
 import type { SuiteAdapter } from './types.ts';
 import { adapter as allocatorAdapter } from './allocator.ts';
+import { adapter as configAdapter } from './config.ts';
 
 export const adapters: SuiteAdapter[] = [
   allocatorAdapter,
+  configAdapter,
 ];

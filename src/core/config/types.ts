@@ -113,6 +113,16 @@ export interface Peer {
   readonly ebgpMultiHop: boolean;
   readonly vrf: string;
   readonly enableGracefulRestart: boolean;
+  /** `spec.dualStackAddressFamily`. */
+  readonly dualStackAddressFamily: boolean;
+  /** `spec.disableMP` (deprecated, no effect in MetalLB v0.16). */
+  readonly disableMP: boolean;
+  /** `spec.localASN`, 0 when unset. */
+  readonly localASN: number;
+  /** `spec.passwordSecret` as written (absent when the spec has none). */
+  readonly passwordSecret?: { readonly name?: string; readonly namespace?: string };
+  /** The password read from the referenced basic-auth Secret (decoded), "" when none. */
+  readonly secretPassword: string;
   readonly source: BGPPeer;
   /** Any further parsed fields the conformance summary needs. */
   readonly [extra: string]: unknown;
@@ -121,6 +131,14 @@ export interface Peer {
 /** A BFDProfile as parsed (all values in their CR units, ms for intervals). */
 export interface BFDProfileConfig {
   readonly name: string;
+  /** Milliseconds; absent when unset (FRR's default applies). */
+  readonly receiveInterval?: number;
+  readonly transmitInterval?: number;
+  readonly detectMultiplier?: number;
+  readonly echoInterval?: number;
+  readonly minimumTtl?: number;
+  readonly echoMode: boolean;
+  readonly passiveMode: boolean;
   readonly source: BFDProfile;
   readonly [field: string]: unknown;
 }

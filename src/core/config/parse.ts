@@ -1,0 +1,696 @@
+/**
+ * The configuration parser: MetalLB v0.16.1 `config.For` (internal/config/config.go) on a
+ * ClusterState. Order: BFDProfiles, BGPPeers, Community aliases, IPAddressPools (own rules,
+ * name, overlaps), L2Advertisements, identical BGPAdvertisements, each BGPAdvertisement (own
+ * rules, then per attached pool), and last the BFD-echo-with-IPv6 rule.
+ *
+ * One engine serves both `parseConfig` (stops at the first violation, as MetalLB does) and
+ * `collectConfigErrors` (keeps going, skipping what failed, to report every violation). Until the
+ * first violation both runs are identical, so the collector reports nothing exactly when the
+ * parser succeeds.
+ */
+import { ConfigError } from '../errors.ts';
+import type {
+  BFDProfile, BGPAdvertisement, BGPPeer, ClusterState, Community as CommunityCR, IPAddressPool,
+  KubeObject, L2Advertisement, LabelSelector, Node, Secret,
+} from '../kube.ts';
+import { objectRef } from '../kube.ts';
+import { canonicalIP, parseIP } from '../ip.ts';
+import {
+  checkDuplicateSelectors, checkDuplicateStrings, compareStrings, everything, parseSelector, parseSelectorList,
+} from '../labels.ts';
+import { isCommunityError, parseCommunity } from './community.ts';
+import { nsToSeconds, parseDurationNs } from './duration.ts';
+import { blocksOverlap, formatBlock, parsePool } from './pool.ts';
+import type { BFDProfileConfig, BGPAdv, Config, L2Adv, Peer, Pool, PoolBlock, Selector } from './types.ts';
+import { validateFRR, validateNative } from './validate.ts';
+
+/** BGP implementation mode: which compatibility check runs before parsing (MetalLB `ValidationFor`). */
+export type BGPMode = 'native' | 'frr' | 'frr-k8s';
+
+/** Options of parseConfig / collectConfigErrors. */
+export interface ParseOptions {
+  /** Run this mode's compatibility check first (`native`: validateNative; `frr`/`frr-k8s`: validateFRR). Absent: none. */
+  mode?: BGPMode | string;
+}
+
+/** Where violations go: `strict` throws the first, otherwise they are collected. */
+export interface ErrorSink {
+  readonly strict: boolean;
+  readonly errors: ConfigError[];
+}
+
+/** Reports a violation: throws in strict mode, records it otherwise. */
+export function report(sink: ErrorSink, err: ConfigError): void {
+  if (sink.strict) throw err;
+  sink.errors.push(err);
+}
+
+// ---------------------------------------------------------------------------------------------
+// BFD profiles
+
+const BFD_RANGES: Array<[key: 'detectMultiplier' | 'receiveInterval' | 'transmitInterval' | 'minimumTtl' | 'echoInterval', min: number, max: number, what: string]> = [
+  ['detectMultiplier', 2, 255, 'detect multiplier'],
+  ['receiveInterval', 10, 60000, 'receive interval'],
+  ['transmitInterval', 10, 60000, 'transmit interval'],
+  ['minimumTtl', 1, 254, 'minimum ttl'],
+  ['echoInterval', 10, 60000, 'echo interval'],
+];
+
+/**
+ * One BFDProfile (MetalLB `bfdProfileFromCR`): a name is required and each set value must be in
+ * range (inclusive): detectMultiplier 2–255, receiveInterval / transmitInterval / echoInterval
+ * 10–60000 ms, minimumTtl 1–254. Does not check name uniqueness.
+ * @throws ConfigError naming the object.
+ */
+export function parseBFDProfile(cr: BFDProfile): BFDProfileConfig {
+  const ref = objectRef(cr);
+  const name = cr.metadata?.name;
+  if (!name) throw new ConfigError('missing bfd profile name', ref);
+  const spec = (cr.spec ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = { name };
+  for (const [key, min, max, what] of BFD_RANGES) {
+    const v = spec[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      throw new ConfigError(`invalid ${what} value ${JSON.stringify(v)}: must be in ${min}-${max} range`, ref);
+    }
+    out[key] = v;
+  }
+  out.echoMode = spec.echoMode === true;
+  out.passiveMode = spec.passiveMode === true;
+  out.source = cr;
+  return out as unknown as BFDProfileConfig;
+}
+
+// ---------------------------------------------------------------------------------------------
+// BGP peers
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
+}
+function num(v: unknown): number {
+  return typeof v === 'number' ? v : 0;
+}
+
+function parseDurationField(v: unknown, field: string): bigint | undefined {
+  if (v === undefined || v === null) return undefined;
+  try {
+    return parseDurationNs(v as string);
+  } catch {
+    throw new Error(`invalid ${field} ${JSON.stringify(v)}: not a duration`);
+  }
+}
+
+/**
+ * MetalLB `parseTimers`: neither set → none; only hold → keepalive = hold / 3 (whole ns, rounded
+ * down); only keepalive → hold = keepalive × 3. The hold time truncated to whole seconds must be
+ * 0 or >= 3s, and keepalive must not exceed hold.
+ */
+function parseTimers(holdText: unknown, kaText: unknown): { hold?: bigint; keepalive?: bigint } {
+  const ht = parseDurationField(holdText, 'holdTime');
+  const ka = parseDurationField(kaText, 'keepaliveTime');
+  if (ht === undefined && ka === undefined) return {};
+  const hold = ht ?? ka! * 3n;
+  const keepalive = ka ?? ht! / 3n;
+  const wholeSeconds = hold / 1_000_000_000n;
+  if (wholeSeconds !== 0n && wholeSeconds < 3n) {
+    throw new Error(`invalid hold time ${JSON.stringify(holdText ?? `${nsToSeconds(hold)}s`)}: must be 0 or >=3s`);
+  }
+  if (keepalive > hold) {
+    throw new Error(`invalid keepaliveTime ${JSON.stringify(kaText ?? '')}, must be lower than holdTime ${JSON.stringify(holdText ?? '')}`);
+  }
+  return { hold, keepalive };
+}
+
+function decodeBase64(s: string): string {
+  return Buffer.from(s, 'base64').toString('utf8');
+}
+
+/**
+ * One BGPPeer by its own rules (MetalLB `peerFromCR`), in order: myASN set; peerASN or
+ * dynamicASN (not both; dynamicASN `internal`/`external`); no ebgpMultiHop when peerASN equals
+ * myASN; exactly one of peerAddress / interface; timers; peerAddress, routerID, sourceAddress
+ * valid IPs; nodeSelectors (duplicates, then validity; none means one match-everything
+ * selector); not both password and passwordSecret; the passwordSecret (looked up in `secrets`
+ * by name) exists, is `kubernetes.io/basic-auth` and has a `password` key.
+ * Does not check the BFD profile reference or duplicates (parseConfig does).
+ * @throws ConfigError naming the object.
+ */
+export function parsePeer(cr: BGPPeer, secrets: readonly Secret[]): Peer {
+  const ref = objectRef(cr);
+  const name = cr.metadata?.name ?? '';
+  const spec = (cr.spec ?? {}) as Record<string, unknown>;
+  const fail = (m: string): never => {
+    throw new ConfigError(m, ref);
+  };
+  const myASN = num(spec.myASN);
+  const asn = num(spec.peerASN);
+  const dynamicASN = str(spec.dynamicASN);
+  const address = str(spec.peerAddress);
+  const iface = str(spec.interface);
+  if (myASN === 0) fail('missing local ASN (spec.myASN)');
+  if (asn === 0 && dynamicASN === '') fail('missing peer ASN and dynamicASN');
+  if (asn !== 0 && dynamicASN !== '') fail('both peer ASN and dynamicASN specified');
+  if (dynamicASN !== '' && dynamicASN !== 'internal' && dynamicASN !== 'external') fail(`invalid dynamicASN ${dynamicASN}`);
+  if (asn === myASN && spec.ebgpMultiHop === true) fail('invalid ebgp-multihop parameter set for an ibgp peer');
+  if (address === '' && iface === '') fail('peer has no Address or Interface specified');
+  if (address !== '' && iface !== '') fail('peer has both Address and Interface specified');
+  let timers: { hold?: bigint; keepalive?: bigint } = {};
+  try {
+    timers = parseTimers(spec.holdTime, spec.keepaliveTime);
+  } catch (err) {
+    fail(`invalid BGPPeer timers: ${(err as Error).message}`);
+  }
+  if (address !== '' && !parseIP(address)) fail(`invalid BGPPeer address "${address}"`);
+  const routerID = str(spec.routerID);
+  if (routerID !== '' && !parseIP(routerID)) fail(`invalid router ID "${routerID}"`);
+  const sourceAddress = str(spec.sourceAddress);
+  if (sourceAddress !== '' && !parseIP(sourceAddress)) fail(`invalid source IP "${sourceAddress}"`);
+  let nodeSelectors: Selector[] = [];
+  try {
+    nodeSelectors = parseSelectorList(spec.nodeSelectors as LabelSelector[] | undefined, 'nodeSelectors');
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  if (nodeSelectors.length === 0) nodeSelectors = [everything()];
+  const password = str(spec.password);
+  const ps = spec.passwordSecret as { name?: string; namespace?: string } | undefined | null;
+  const secretName = str(ps?.name);
+  if (password !== '' && secretName !== '') fail('can not have both password and passwordSecret set');
+  let secretPassword = '';
+  if (secretName !== '') {
+    const secret = secrets.find((s) => s.metadata?.name === secretName);
+    if (!secret) fail(`passwordSecret "${secretName}" not found`);
+    if (secret!.type !== 'kubernetes.io/basic-auth') {
+      fail(`passwordSecret "${secretName}" has type "${secret!.type ?? ''}", type "kubernetes.io/basic-auth" is expected`);
+    }
+    const data = secret!.data ?? {};
+    if (!Object.prototype.hasOwnProperty.call(data, 'password')) fail(`password not specified in the secret "${secretName}"`);
+    secretPassword = decodeBase64(str(data.password));
+  }
+  const connect = (() => {
+    try {
+      return parseDurationField(spec.connectTime, 'connectTime');
+    } catch (err) {
+      return fail((err as Error).message);
+    }
+  })();
+  const peer: Record<string, unknown> = {
+    name,
+    myASN,
+    asn,
+    dynamicASN,
+    ...(address !== '' ? { address: canonicalIP(address) } : {}),
+    ...(iface !== '' ? { interface: iface } : {}),
+    ...(sourceAddress !== '' ? { sourceAddress: canonicalIP(sourceAddress) } : {}),
+    port: num(spec.peerPort),
+    ...(timers.hold !== undefined ? { holdTimeSeconds: nsToSeconds(timers.hold) } : {}),
+    ...(timers.keepalive !== undefined ? { keepaliveTimeSeconds: nsToSeconds(timers.keepalive) } : {}),
+    ...(connect !== undefined ? { connectTimeSeconds: nsToSeconds(connect) } : {}),
+    ...(routerID !== '' ? { routerID: canonicalIP(routerID) } : {}),
+    nodeSelectors,
+    password,
+    ...(ps !== undefined && ps !== null ? { passwordSecret: { ...(ps.name ? { name: ps.name } : {}), ...(ps.namespace ? { namespace: ps.namespace } : {}) } } : {}),
+    secretPassword,
+    bfdProfile: str(spec.bfdProfile),
+    enableGracefulRestart: spec.enableGracefulRestart === true,
+    ebgpMultiHop: spec.ebgpMultiHop === true,
+    vrf: str(spec.vrf),
+    dualStackAddressFamily: spec.dualStackAddressFamily === true,
+    disableMP: spec.disableMP === true,
+    localASN: num(spec.localASN),
+    source: cr,
+  };
+  return peer as unknown as Peer;
+}
+
+/** Every parsed field of a peer, for MetalLB's "peer equal in every field" duplicate rule. */
+function peerIdentity(p: Peer): string {
+  const { source: _source, nodeSelectors, ...rest } = p;
+  const sorted = Object.keys(rest).sort().map((k) => [k, rest[k]]);
+  return JSON.stringify([sorted, nodeSelectors.map((s) => s.text)]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Advertisements
+
+/** Names of the Nodes selected by a selector list; all Nodes when the list is empty (MetalLB `selectedNodes`). */
+function selectedNodes(nodes: readonly Node[], selectors: readonly Selector[] | undefined): Set<string> {
+  const out = new Set<string>();
+  for (const n of nodes) {
+    const name = n.metadata?.name ?? '';
+    if (!selectors || selectors.length === 0 || selectors.some((s) => s.matches(n.metadata?.labels))) out.add(name);
+  }
+  return out;
+}
+
+function parseList(list: readonly LabelSelector[] | null | undefined, what: string): Selector[] {
+  return (list ?? []).map((s) => {
+    try {
+      return parseSelector(s);
+    } catch (err) {
+      throw new Error(`invalid ${what} ${JSON.stringify(s)}: ${(err as Error).message}`);
+    }
+  });
+}
+
+function sortedByText(sels: Selector[]): Selector[] {
+  return [...sels].sort((a, b) => compareStrings(a.text, b.text));
+}
+
+/**
+ * The pools an advertisement is attached to, in attachment order: every pool when it has
+ * neither `ipAddressPools` nor `ipAddressPoolSelectors`; otherwise the named pools that exist,
+ * then the pools (in CR order) whose labels match a selector. A pool both named and matched
+ * appears twice.
+ */
+function attachedPools(
+  spec: { ipAddressPools?: string[] | null; ipAddressPoolSelectors?: LabelSelector[] | null } | undefined,
+  poolSelectors: readonly Selector[],
+  poolCRs: readonly IPAddressPool[],
+  pools: ReadonlyMap<string, Pool>,
+): Pool[] {
+  const names = spec?.ipAddressPools ?? [];
+  if (names.length === 0 && (spec?.ipAddressPoolSelectors ?? []).length === 0) return [...pools.values()];
+  const selected: string[] = [];
+  for (const cr of poolCRs) {
+    const n = cr.metadata?.name ?? '';
+    if (!selected.includes(n) && poolSelectors.some((s) => s.matches(cr.metadata?.labels))) selected.push(n);
+  }
+  const out: Pool[] = [];
+  for (const n of [...names, ...selected]) {
+    const p = pools.get(n);
+    if (p) out.push(p);
+  }
+  return out;
+}
+
+interface ParsedL2 {
+  adv: L2Adv;
+  poolSelectors: Selector[];
+}
+
+/**
+ * One L2Advertisement by its own rules (MetalLB `l2AdvertisementFromCR`): no repeated pool name,
+ * no duplicate then no invalid `ipAddressPoolSelectors` / `nodeSelectors` / `serviceSelectors`.
+ */
+function parseL2Adv(cr: L2Advertisement, nodes: readonly Node[]): ParsedL2 {
+  const spec = cr.spec ?? {};
+  checkDuplicateStrings(spec.ipAddressPools, 'ipAddressPools');
+  checkDuplicateSelectors(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
+  checkDuplicateSelectors(spec.nodeSelectors, 'nodeSelectors');
+  checkDuplicateSelectors(spec.serviceSelectors, 'serviceSelectors');
+  const nodeSels = parseList(spec.nodeSelectors, 'nodeSelectors');
+  const serviceSelectors = sortedByText(parseList(spec.serviceSelectors, 'serviceSelectors'));
+  const poolSelectors = parseList(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
+  const interfaces = [...(spec.interfaces ?? [])];
+  return {
+    adv: {
+      name: cr.metadata?.name ?? '',
+      nodes: selectedNodes(nodes, nodeSels),
+      interfaces,
+      allInterfaces: interfaces.length === 0,
+      serviceSelectors,
+      source: cr,
+    },
+    poolSelectors,
+  };
+}
+
+function setEqual(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const x of a) if (!b.has(x)) return false;
+  return true;
+}
+
+/** MetalLB `containsAdvertisement`: same all-interfaces flag, node set, interface set and service selectors. */
+export function sameL2Advertisement(a: L2Adv, b: L2Adv): boolean {
+  return a.allInterfaces === b.allInterfaces
+    && setEqual(a.nodes, b.nodes)
+    && setEqual(new Set(a.interfaces), new Set(b.interfaces))
+    && a.serviceSelectors.length === b.serviceSelectors.length
+    && a.serviceSelectors.every((s, i) => s.text === b.serviceSelectors[i].text);
+}
+
+interface ParsedBGP {
+  adv: BGPAdv;
+  poolSelectors: Selector[];
+}
+
+/**
+ * One BGPAdvertisement by its own rules (MetalLB `bgpAdvertisementFromCR`). `aliases` maps
+ * Community alias names to canonical values; `brokenAliases` are alias names whose definition
+ * was rejected (not reported again).
+ */
+function parseBGPAdv(cr: BGPAdvertisement, aliases: ReadonlyMap<string, string>, nodes: readonly Node[], brokenAliases: ReadonlySet<string>): ParsedBGP | 'skip' {
+  const spec = cr.spec ?? {};
+  const name = cr.metadata?.name ?? '';
+  checkDuplicateStrings(spec.ipAddressPools, 'ipAddressPools');
+  checkDuplicateStrings(spec.communities, 'community');
+  checkDuplicateStrings(spec.peers, 'peers');
+  checkDuplicateSelectors(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
+  checkDuplicateSelectors(spec.nodeSelectors, 'nodeSelectors');
+  checkDuplicateSelectors(spec.serviceSelectors, 'serviceSelectors');
+  const hasServiceSelectors = (spec.serviceSelectors ?? []).length > 0;
+  const aggLen = spec.aggregationLength ?? 32;
+  const aggLenV6 = spec.aggregationLengthV6 ?? 128;
+  if (hasServiceSelectors && spec.aggregationLength != null && spec.aggregationLength !== 32) {
+    throw new Error(`serviceSelectors and aggregationLength are mutually exclusive, both cannot be set in ${name}`);
+  }
+  if (hasServiceSelectors && spec.aggregationLengthV6 != null && spec.aggregationLengthV6 !== 128) {
+    throw new Error(`serviceSelectors and aggregationLengthV6 are mutually exclusive, both cannot be set in ${name}`);
+  }
+  if (aggLen > 32) throw new Error(`invalid aggregation length ${aggLen} for IPv4`);
+  if (aggLenV6 > 128) throw new Error(`invalid aggregation length ${aggLenV6} for IPv6`);
+  const communities = new Set<string>();
+  for (const c of spec.communities ?? []) {
+    const alias = aliases.get(c);
+    if (alias !== undefined) {
+      communities.add(alias);
+      continue;
+    }
+    const parsed = parseCommunity(c);
+    if (isCommunityError(parsed)) {
+      if (parsed.error === 'format' && brokenAliases.has(c)) return 'skip';
+      const why = parsed.error === 'format' ? `neither a Community alias nor a community value` : parsed.message;
+      throw new Error(`invalid community "${c}" in BGP advertisement: ${why}`);
+    }
+    communities.add(parsed.text);
+  }
+  const nodeSels = parseList(spec.nodeSelectors, 'nodeSelectors');
+  const serviceSelectors = sortedByText(parseList(spec.serviceSelectors, 'serviceSelectors'));
+  const poolSelectors = parseList(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
+  return {
+    adv: {
+      name,
+      aggregationLength: aggLen,
+      aggregationLengthV6: aggLenV6,
+      localPref: spec.localPref ?? 0,
+      communities: [...communities].sort(compareStrings),
+      peers: [...(spec.peers ?? [])],
+      nodes: selectedNodes(nodes, nodeSels),
+      serviceSelectors,
+      source: cr,
+    },
+    poolSelectors,
+  };
+}
+
+function blocksOf(pool: Pool): PoolBlock[][] {
+  // MetalLB keys a pool's blocks by entry (a map), so an entry written twice counts once.
+  const seen = new Set<string>();
+  const out: PoolBlock[][] = [];
+  for (const r of pool.ranges) {
+    if (seen.has(r.entry)) continue;
+    seen.add(r.entry);
+    out.push([...r.blocks]);
+  }
+  return out;
+}
+
+/** MetalLB `isAggrLengthDifferent`: aggregation lengths differ for every address family the pool has. */
+function aggregationLengthsDiffer(a: BGPAdv, b: BGPAdv, pool: Pool): boolean {
+  let hasV4 = false;
+  let hasV6 = false;
+  for (const blocks of blocksOf(pool)) {
+    if (blocks.length === 0) continue;
+    if (blocks[0].cidr.family === 'ipv4') hasV4 = true;
+    else hasV6 = true;
+  }
+  if (!hasV4 && !hasV6) return true;
+  if (a.aggregationLength !== b.aggregationLength && !hasV6) return true;
+  if (a.aggregationLengthV6 !== b.aggregationLengthV6 && !hasV4) return true;
+  return a.aggregationLength !== b.aggregationLength && a.aggregationLengthV6 !== b.aggregationLengthV6;
+}
+
+/**
+ * MetalLB `BGPAdvertisementsHaveCompatibleLocalPref`: two advertisements of one pool may carry
+ * different localPrefs only if their aggregation lengths differ, their peer lists are disjoint
+ * (both non-empty), or they share no node.
+ */
+export function compatibleLocalPref(a: BGPAdv, b: BGPAdv, pool: Pool): boolean {
+  if (a.localPref === b.localPref) return true;
+  if (aggregationLengthsDiffer(a, b, pool)) return true;
+  if (a.peers.length > 0 && b.peers.length > 0 && !a.peers.some((p) => b.peers.includes(p))) return true;
+  for (const n of a.nodes) if (b.nodes.has(n)) return false;
+  return true;
+}
+
+/** MetalLB `validateBGPAdvPerPool`: aggregation lengths fit every entry, localPref compatible. */
+function checkBGPAdvForPool(adv: BGPAdv, pool: Pool): void {
+  for (const [i, blocks] of blocksOf(pool).entries()) {
+    if (blocks.length === 0) continue;
+    const max = blocks[0].cidr.family === 'ipv4' ? adv.aggregationLength : adv.aggregationLengthV6;
+    const lowest = Math.min(...blocks.map((b) => b.maskBits));
+    if (max < lowest) {
+      throw new Error(`invalid aggregation length ${max}: prefix ${lowest} in pool "${pool.name}" is more specific than the aggregation length for addresses ${[...new Set(pool.ranges.map((r) => r.entry))][i]}`);
+    }
+  }
+  if (adv.serviceSelectors.length > 0) return;
+  for (const other of pool.bgpAdvertisements) {
+    if (other.serviceSelectors.length > 0) continue;
+    if (!compatibleLocalPref(adv, other, pool)) {
+      throw new Error(`invalid local preference ${adv.localPref} for pool "${pool.name}": local preference ${other.localPref} was already set by BGPAdvertisement "${other.name}" for the same type of BGP update (common pool, aggregation lengths, peers and nodes)`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deep equality (Go reflect.DeepEqual on decoded objects; absent and null are the same)
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => deepEqual(x, b[i]));
+  }
+  if (typeof a === 'object' && typeof b === 'object') {
+    const ao = a as Record<string, unknown>;
+    const bo = b as Record<string, unknown>;
+    const keys = new Set([...Object.keys(ao), ...Object.keys(bo)]);
+    for (const k of keys) if (!deepEqual(ao[k], bo[k])) return false;
+    return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine
+
+type MutablePool = Pool & { l2Advertisements: L2Adv[]; bgpAdvertisements: BGPAdv[] };
+
+function wrap(obj: KubeObject, err: unknown): ConfigError {
+  return err instanceof ConfigError ? err : new ConfigError((err as Error).message, objectRef(obj));
+}
+
+/**
+ * Runs the parser over `state`, reporting violations to `sink`; returns the configuration built
+ * from what passed. In strict mode the first violation is thrown.
+ */
+export function runParser(state: ClusterState, sink: ErrorSink, opts: ParseOptions = {}): Config {
+  if (opts.mode === 'native') validateNative(state, sink);
+  else if (opts.mode === 'frr' || opts.mode === 'frr-k8s') validateFRR(state, sink);
+
+  // BFD profiles
+  const bfdProfiles = new Map<string, BFDProfileConfig>();
+  const brokenBFD = new Set<string>();
+  for (const cr of state.bfdProfiles) {
+    let parsed: BFDProfileConfig;
+    try {
+      parsed = parseBFDProfile(cr);
+    } catch (err) {
+      if (cr.metadata?.name) brokenBFD.add(cr.metadata.name);
+      report(sink, wrap(cr, err));
+      continue;
+    }
+    if (bfdProfiles.has(parsed.name)) {
+      report(sink, new ConfigError(`duplicate bfd profile name ${parsed.name}`, objectRef(cr)));
+      continue;
+    }
+    bfdProfiles.set(parsed.name, parsed);
+  }
+
+  // BGP peers
+  const peers = new Map<string, Peer>();
+  for (const cr of state.bgpPeers) {
+    let peer: Peer;
+    try {
+      peer = parsePeer(cr, state.secrets);
+    } catch (err) {
+      report(sink, wrap(cr, err));
+      continue;
+    }
+    if (peer.bfdProfile !== '' && !bfdProfiles.has(peer.bfdProfile)) {
+      if (!brokenBFD.has(peer.bfdProfile)) {
+        report(sink, new ConfigError(`peer ${peer.name} referencing non existing bfd profile ${peer.bfdProfile}`, objectRef(cr)));
+      }
+      continue;
+    }
+    const id = peerIdentity(peer);
+    if ([...peers.values()].some((p) => peerIdentity(p) === id)) {
+      report(sink, new ConfigError(`peer ${peer.name} already exists`, objectRef(cr)));
+      continue;
+    }
+    peers.set(peer.name, peer);
+  }
+
+  // Community aliases
+  const aliases = new Map<string, string>();
+  const brokenAliases = new Set<string>();
+  for (const cr of state.communities as CommunityCR[]) {
+    for (const alias of cr.spec?.communities ?? []) {
+      const aliasName = alias?.name ?? '';
+      const parsed = parseCommunity(alias?.value ?? '');
+      if (isCommunityError(parsed)) {
+        brokenAliases.add(aliasName);
+        report(sink, new ConfigError(`parsing community "${aliasName}": ${parsed.message}`, objectRef(cr)));
+        continue;
+      }
+      if (aliases.has(aliasName)) {
+        report(sink, new ConfigError(`duplicate definition of community "${aliasName}"`, objectRef(cr)));
+        continue;
+      }
+      aliases.set(aliasName, parsed.text);
+    }
+  }
+
+  // Pools
+  const pools = new Map<string, MutablePool>();
+  const accepted: Array<{ block: PoolBlock; pool: string }> = [];
+  for (const cr of state.ipAddressPools) {
+    let pool: Pool;
+    try {
+      pool = parsePool(cr, state.namespaces);
+    } catch (err) {
+      report(sink, wrap(cr, err));
+      continue;
+    }
+    if (pools.has(pool.name)) {
+      report(sink, new ConfigError(`duplicate definition of pool "${pool.name}"`, objectRef(cr)));
+      continue;
+    }
+    for (const block of pool.ranges.flatMap((r) => r.blocks)) {
+      const clash = accepted.find((m) => blocksOverlap(block, m.block));
+      if (clash) {
+        report(sink, new ConfigError(
+          `CIDR "${formatBlock(block)}" in pool "${pool.name}" overlaps with already defined CIDR "${formatBlock(clash.block)}"${clash.pool === pool.name ? ' of the same pool' : ` of pool "${clash.pool}"`}`,
+          objectRef(cr)));
+      }
+      accepted.push({ block, pool: pool.name });
+    }
+    pools.set(pool.name, { ...pool, l2Advertisements: [], bgpAdvertisements: [] });
+  }
+
+  // L2 advertisements
+  for (const cr of state.l2Advertisements) {
+    let parsed: ParsedL2;
+    try {
+      parsed = parseL2Adv(cr, state.nodes);
+    } catch (err) {
+      report(sink, wrap(cr, err));
+      continue;
+    }
+    for (const pool of attachedPools(cr.spec, parsed.poolSelectors, state.ipAddressPools, pools) as MutablePool[]) {
+      if (!pool.l2Advertisements.some((a) => sameL2Advertisement(a, parsed.adv))) pool.l2Advertisements.push(parsed.adv);
+    }
+  }
+
+  // Identical BGP advertisements
+  const duplicateAdv = new Set<number>();
+  const ads = state.bgpAdvertisements;
+  for (let i = 0; i < ads.length; i++) {
+    for (let j = i + 1; j < ads.length; j++) {
+      if (!duplicateAdv.has(j) && deepEqual(ads[i], ads[j])) {
+        duplicateAdv.add(j);
+        report(sink, new ConfigError(`duplicate definition of bgpadvertisements: advertisements ${i + 1} and ${j + 1} are equal`, objectRef(ads[j])));
+      }
+    }
+  }
+
+  // BGP advertisements
+  for (const [i, cr] of ads.entries()) {
+    if (duplicateAdv.has(i)) continue;
+    let parsed: ParsedBGP | 'skip';
+    try {
+      parsed = parseBGPAdv(cr, aliases, state.nodes, brokenAliases);
+    } catch (err) {
+      report(sink, wrap(cr, err));
+      continue;
+    }
+    if (parsed === 'skip') continue;
+    for (const pool of attachedPools(cr.spec, parsed.poolSelectors, state.ipAddressPools, pools) as MutablePool[]) {
+      try {
+        checkBGPAdvForPool(parsed.adv, pool);
+      } catch (err) {
+        report(sink, wrap(cr, err));
+        continue;
+      }
+      pool.bgpAdvertisements.push(parsed.adv);
+    }
+  }
+
+  // BFD echo mode with IPv6
+  for (const pool of pools.values()) {
+    if (!pool.cidrs.some((c) => c.family === 'ipv6')) continue;
+    for (const adv of pool.bgpAdvertisements) {
+      const targets = adv.peers.length === 0 ? [...peers.values()] : adv.peers.flatMap((n) => peers.get(n) ?? []);
+      for (const peer of targets) {
+        if (bfdProfiles.get(peer.bfdProfile)?.echoMode) {
+          report(sink, new ConfigError(
+            `pool ${pool.name} has bgpadvertisement ${adv.name} which references peer ${peer.name} which has bfd echo enabled, which is not possible with IPv6`,
+            objectRef(adv.source)));
+          break;
+        }
+      }
+    }
+  }
+
+  // Indexes
+  const byNamespace = new Map<string, string[]>();
+  const byServiceSelector: string[] = [];
+  for (const pool of pools.values()) {
+    const sa = pool.serviceAllocation;
+    if (!sa) continue;
+    for (const ns of sa.namespaces) {
+      const list = byNamespace.get(ns) ?? [];
+      list.push(pool.name);
+      byNamespace.set(ns, list);
+    }
+    if (sa.serviceSelectors.length > 0) byServiceSelector.push(pool.name);
+  }
+  for (const list of byNamespace.values()) list.sort(compareStrings);
+  byServiceSelector.sort(compareStrings);
+
+  return { pools, peers, bfdProfiles, poolsByNamespace: byNamespace, poolsByServiceSelector: byServiceSelector };
+}
+
+/**
+ * The effective configuration, as MetalLB v0.16.1's `config.For` builds it (see the module
+ * comment for the order). With `opts.mode`, the mode's compatibility check runs first, as in a
+ * deployment (`native`: validateNative; `frr`/`frr-k8s`: validateFRR).
+ *
+ * Pools keep CR order; advertisements attach in CR order ("all pools" attachments in pool
+ * order, selected pools in pool CR order, where Go's map order is unspecified).
+ *
+ * @throws ConfigError at the first violation, naming the object
+ *   (`metallb-system/IPAddressPool/public: ...`).
+ */
+export function parseConfig(state: ClusterState, opts: ParseOptions = {}): Config {
+  return runParser(state, { strict: true, errors: [] }, opts);
+}
+
+/**
+ * Every violation parseConfig (with the same options) would stop at, not just the first: each
+ * object is checked on its own, then the cross-object rules (duplicates, overlaps, references,
+ * per-pool advertisement rules), skipping what already failed so that one mistake is reported
+ * once. Returns [] exactly when parseConfig succeeds. Each error names its object.
+ */
+export function collectConfigErrors(state: ClusterState, opts: ParseOptions = {}): ConfigError[] {
+  const sink: ErrorSink = { strict: false, errors: [] };
+  runParser(state, sink, opts);
+  return sink.errors;
+}
+
+
