@@ -1,9 +1,11 @@
 /** Every conformance adapter the runner knows, in the order they are asked. */
 import type { SuiteAdapter } from './types.ts';
 import { adapter as allocatorAdapter } from './allocator.ts';
+import { adapter as controllerAdapter } from './controller.ts';
 import { adapter as configAdapter } from './config.ts';
 
 export const adapters: SuiteAdapter[] = [
   allocatorAdapter,
+  controllerAdapter,
   configAdapter,
 ];
