@@ -3,9 +3,11 @@ import type { SuiteAdapter } from './types.ts';
 import { adapter as allocatorAdapter } from './allocator.ts';
 import { adapter as controllerAdapter } from './controller.ts';
 import { adapter as configAdapter } from './config.ts';
+import { adapter as electionAdapter } from './election.ts';
 
 export const adapters: SuiteAdapter[] = [
   allocatorAdapter,
   controllerAdapter,
   configAdapter,
+  electionAdapter,
 ];

@@ -1,0 +1,67 @@
+/**
+ * Conformance adapter for /work/shared/conformance/election: builds the cluster state from each
+ * case's `resources`, the Config with parseConfig, runs electL2 once per expected service and
+ * compares the speaker's decision on every listed node (decideL2ForNode), the winner and the
+ * optional `candidates`, `advertisements` and `interfaces`. No behaviour here: translation only.
+ * One result per case (every expected entry must match).
+ */
+import { parseConfig } from '../../src/core/config/index.ts';
+import { buildElectionIndex, decideL2ForNode, electL2 } from '../../src/core/election/index.ts';
+import { clusterStateFromObjects, namespacedName, type KubeObject, type Service } from '../../src/core/kube.ts';
+import type { CaseResult, SuiteAdapter } from './types.ts';
+
+const show = (v: unknown): string => JSON.stringify(v);
+
+function runCase(c: any): CaseResult {
+  const name = String(c.name);
+  const state = clusterStateFromObjects((c.resources ?? []) as KubeObject[]);
+  const config = parseConfig(state);
+  const speakers: string[] | null = c.speakers === null || c.speakers === undefined ? null : c.speakers.map(String);
+  const ignoreExcludeLB = c.ignoreExcludeLB === true;
+  const index = buildElectionIndex(state, speakers);
+  const diffs: string[] = [];
+  for (const exp of (c.expected ?? []) as any[]) {
+    const service = state.services.find((s: Service) => namespacedName(s) === exp.service);
+    if (!service) {
+      diffs.push(`${exp.service}: no such Service in resources`);
+      continue;
+    }
+    const e = electL2({ config, state, service, speakers, ignoreExcludeLB, index });
+    const where = exp.service;
+    if ((exp.winner ?? null) !== e.winner) diffs.push(`${where}: winner ${show(e.winner)}, expected ${show(exp.winner ?? null)}`);
+    for (const [node, want] of Object.entries(exp.nodes ?? {})) {
+      const got = decideL2ForNode(e, node).decision;
+      if (got !== want) diffs.push(`${where} on ${node}: ${got}, expected ${want}`);
+    }
+    if (exp.candidates !== undefined && show(e.candidates) !== show(exp.candidates)) {
+      diffs.push(`${where}: candidates ${show(e.candidates)}, expected ${show(exp.candidates)}`);
+    }
+    if (exp.advertisements !== undefined && show(e.advertisements) !== show(exp.advertisements)) {
+      diffs.push(`${where}: advertisements ${show(e.advertisements)}, expected ${show(exp.advertisements)}`);
+    }
+    for (const [node, want] of Object.entries(exp.interfaces ?? {})) {
+      const got = decideL2ForNode(e, node).interfaces;
+      if (show(got) !== show(want)) diffs.push(`${where} on ${node}: interfaces ${show(got)}, expected ${show(want)}`);
+    }
+  }
+  return diffs.length ? { name, ok: false, why: diffs.join('; ') } : { name, ok: true };
+}
+
+export const adapter: SuiteAdapter = {
+  name: 'election',
+  accepts(file: string, doc: unknown): boolean {
+    const d = doc as any;
+    if (!d || !Array.isArray(d.cases)) return false;
+    if (/(^|[\\/])election[\\/]/.test(file)) return true;
+    return d.cases.every((c: any) => Array.isArray(c?.resources) && Array.isArray(c?.expected) && c.expected.every((x: any) => x && 'nodes' in x && 'winner' in x));
+  },
+  run(doc: any): CaseResult[] {
+    return (doc.cases as any[]).map((c) => {
+      try {
+        return runCase(c);
+      } catch (err) {
+        return { name: String(c?.name), ok: false, why: `threw: ${(err as Error).message}` };
+      }
+    });
+  },
+};
