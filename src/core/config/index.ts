@@ -6,7 +6,7 @@
 export * from './types.ts';
 export { parsePool, parseAddressEntry, blocksOverlap, formatBlock } from './pool.ts';
 export {
-  parseConfig, collectConfigErrors, parseBFDProfile, parsePeer, compatibleLocalPref, sameL2Advertisement,
+  parseConfig, collectConfigErrors, TransientConfigError, parseBFDProfile, parsePeer, compatibleLocalPref, sameL2Advertisement,
   type BGPMode, type ParseOptions,
 } from './parse.ts';
 export { validateNative, validateFRR, resetTransient, peerIdentifier } from './validate.ts';

@@ -34,6 +34,20 @@ export interface ParseOptions {
   mode?: BGPMode | string;
 }
 
+/**
+ * A violation MetalLB reports as a `TransientError`: a reference to an object that may simply
+ * not exist yet (a password Secret, a BFDProfile, a Community alias). MetalLB still rejects the
+ * configuration, but retries when objects change; the webhooks clear these references first
+ * (resetTransient) so that objects can be applied in any order.
+ */
+export class TransientConfigError extends ConfigError {
+  readonly transient = true;
+  constructor(message: string, object?: string) {
+    super(message, object);
+    this.name = 'TransientConfigError';
+  }
+}
+
 /** Where violations go: `strict` throws the first, otherwise they are collected. */
 export interface ErrorSink {
   readonly strict: boolean;
@@ -181,7 +195,7 @@ export function parsePeer(cr: BGPPeer, secrets: readonly Secret[]): Peer {
   let secretPassword = '';
   if (secretName !== '') {
     const secret = secrets.find((s) => s.metadata?.name === secretName);
-    if (!secret) fail(`passwordSecret "${secretName}" not found`);
+    if (!secret) throw new TransientConfigError(`passwordSecret "${secretName}" not found (no Secret of that name in MetalLB's namespace)`, ref);
     if (secret!.type !== 'kubernetes.io/basic-auth') {
       fail(`passwordSecret "${secretName}" has type "${secret!.type ?? ''}", type "kubernetes.io/basic-auth" is expected`);
     }
@@ -373,8 +387,10 @@ function parseBGPAdv(cr: BGPAdvertisement, aliases: ReadonlyMap<string, string>,
     const parsed = parseCommunity(c);
     if (isCommunityError(parsed)) {
       if (parsed.error === 'format' && brokenAliases.has(c)) return 'skip';
-      const why = parsed.error === 'format' ? `neither a Community alias nor a community value` : parsed.message;
-      throw new Error(`invalid community "${c}" in BGP advertisement: ${why}`);
+      if (parsed.error === 'format') {
+        throw new TransientConfigError(`invalid community "${c}" in BGP advertisement: neither a Community alias nor a community value`, objectRef(cr));
+      }
+      throw new Error(`invalid community "${c}" in BGP advertisement: ${parsed.message}`);
     }
     communities.add(parsed.text);
   }
@@ -524,7 +540,7 @@ export function runParser(state: ClusterState, sink: ErrorSink, opts: ParseOptio
     }
     if (peer.bfdProfile !== '' && !bfdProfiles.has(peer.bfdProfile)) {
       if (!brokenBFD.has(peer.bfdProfile)) {
-        report(sink, new ConfigError(`peer ${peer.name} referencing non existing bfd profile ${peer.bfdProfile}`, objectRef(cr)));
+        report(sink, new TransientConfigError(`peer ${peer.name} referencing non existing bfd profile ${peer.bfdProfile}`, objectRef(cr)));
       }
       continue;
     }
