@@ -1,22 +1,88 @@
 /**
  * `metallb-ts validate [--strict]`: the errors MetalLB's config parser and webhooks would report for
- * the metallb.io objects of the state, and warnings about configurations that parse but do nothing.
- * Exit 1 on any error (and on warnings with --strict), 0 otherwise.
+ * the metallb.io objects of the state, and warnings about configurations that parse but most likely
+ * do not do what was meant. Exit 1 on any error (and on warnings with --strict), 0 otherwise.
  */
 import type { Command } from 'commander';
-import type { ClusterState } from '../core/kube.ts';
-import { UserError } from '../core/errors.ts';
+import { collectConfigErrors, configWarnings } from '../core/config/index.ts';
+import { KIND_TO_LIST, objectRef, originOf, type ClusterState, type KubeObject } from '../core/kube.ts';
+import { EXIT_NO, EXIT_OK } from '../core/errors.ts';
+import { palette } from '../render/color.ts';
+import { writeResult } from '../render/output.ts';
+import { renderTable } from '../render/table.ts';
 import {
   addFilenameOption, addOutputOption, loadState,
   type OutputOptions, type StateOptions,
 } from './options.ts';
 
+/** One finding. `object` is the objectRef of the object to fix (absent for cluster-wide errors). */
+export interface ValidationFinding {
+  severity: 'error' | 'warning';
+  object?: string;
+  /** What is wrong, without the object prefix. */
+  message: string;
+  /** Warnings: the stable id (`pool-not-advertised`, ...). */
+  id?: string;
+  /** Warnings: how to fix it. */
+  fix?: string;
+  /** `file:line` the object was read from, when known. */
+  source?: string;
+}
+
+/** `validate -o json|yaml` output: `{ errors: [...], warnings: [...] }` (documented schema). */
+export interface ValidationReport {
+  errors: ValidationFinding[];
+  warnings: ValidationFinding[];
+}
+
 /**
- * Validates the configuration. Backed by `collectConfigErrors`/`configWarnings` once they land.
- * @throws UserError while the config core is not available.
+ * Every configuration error (collectConfigErrors: exactly what parseConfig would reject) and
+ * warning (configWarnings) for `state`, each with the file:line of its object when it was read
+ * from a snapshot. Pure; never throws for a bad configuration.
  */
-export async function validateConfig(_state: ClusterState): Promise<never> {
-  throw new UserError('validate is not available yet (the config core has not landed)');
+export function validateConfig(state: ClusterState): ValidationReport {
+  const sources = sourcesByRef(state);
+  const errors = collectConfigErrors(state).map((e): ValidationFinding => {
+    const object = e.object;
+    const message = object && e.message.startsWith(`${object}: `) ? e.message.slice(object.length + 2) : e.message;
+    const source = object ? sources.get(object) : undefined;
+    return { severity: 'error', ...(object ? { object } : {}), message, ...(source ? { source } : {}) };
+  });
+  const warnings = configWarnings(state).map((w): ValidationFinding => {
+    const source = sources.get(w.object);
+    return { severity: 'warning', object: w.object, message: w.message, id: w.id, fix: w.fix, ...(source ? { source } : {}) };
+  });
+  return { errors, warnings };
+}
+
+/** Exit status for a report: 1 on errors, or on warnings with `strict`; else 0. */
+export function validationExitCode(report: ValidationReport, strict: boolean): number {
+  return report.errors.length > 0 || (strict && report.warnings.length > 0) ? EXIT_NO : EXIT_OK;
+}
+
+function sourcesByRef(state: ClusterState): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const list of Object.values(KIND_TO_LIST)) {
+    for (const obj of state[list] as KubeObject[]) {
+      const origin = originOf(obj);
+      const ref = objectRef(obj);
+      if (origin && !out.has(ref)) out.set(ref, `${origin.file}:${origin.line}`);
+    }
+  }
+  return out;
+}
+
+/** The table for people: SEVERITY OBJECT MESSAGE (wide: also FIX and SOURCE). */
+export function validationTable(report: ValidationReport, wide: boolean, color = palette()): string {
+  const findings = [...report.errors, ...report.warnings];
+  if (findings.length === 0) return 'No errors or warnings.\n';
+  const sev = (s: ValidationFinding['severity']) => (s === 'error' ? color.red(s) : color.yellow(s));
+  const columns = wide ? ['SEVERITY', 'OBJECT', 'MESSAGE', 'FIX', 'SOURCE'] : ['SEVERITY', 'OBJECT', 'MESSAGE'];
+  const rows = findings.map((f) => {
+    const base = [sev(f.severity), f.object, f.message];
+    return wide ? [...base, f.fix, f.source] : base;
+  });
+  return renderTable(columns, rows);
 }
 
 interface ValidateOptions extends StateOptions, OutputOptions {
@@ -34,6 +100,8 @@ export function registerValidate(program: Command): void {
   addOutputOption(cmd);
   cmd.action(async (opts: ValidateOptions) => {
     const state = await loadState(opts);
-    await validateConfig(state);
+    const report = validateConfig(state);
+    writeResult(opts.output, { errors: report.errors, warnings: report.warnings }, (wide) => validationTable(report, wide));
+    process.exitCode = validationExitCode(report, opts.strict === true);
   });
 }
