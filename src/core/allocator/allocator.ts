@@ -48,6 +48,8 @@ interface AddrState {
 interface Alloc {
   pool: string;
   readonly ips: readonly IP[];
+  /** Canonical texts of `ips`. */
+  readonly texts: readonly string[];
   readonly addrs: readonly bigint[];
   readonly ports: readonly Port[];
   readonly keys: Keys;
@@ -264,7 +266,7 @@ export class Allocator {
 
   /** Addresses held by the service, in recorded order (canonical strings); [] when none. */
   ipsOf(key: string): string[] {
-    return (this.allocs.get(key)?.ips ?? []).map(formatIP);
+    return [...(this.allocs.get(key)?.texts ?? [])];
   }
 
   /** MetalLB's `AllocationKey`: backendKey + sharingKey of the allocation, "" when none. */
@@ -509,14 +511,14 @@ export class Allocator {
 
   /** Assign with failure as a value; on success returns the pool name. */
   private tryAssign(req: AllocRequest, addrs: readonly bigint[]): Outcome<string> {
-    const texts = addrs.map((a) => formatIP(ipOf16(a)));
+    const texts = (): string[] => addrs.map((a) => formatIP(ipOf16(a)));
     const owner = this.ownerOf(addrs);
-    if (!owner) return { ok: false, failure: { kind: 'notAllowedInConfig', ips: texts } };
+    if (!owner) return { ok: false, failure: { kind: 'notAllowedInConfig', ips: texts() } };
     const refusal = poolCompatibility(owner.pool, req);
     if (refusal) return { ok: false, failure: { kind: 'poolIncompatible', pool: owner.pool.name, refusal } };
-    if (addrs.length > 2) return { ok: false, failure: { kind: 'tooManyAddresses', ips: texts } };
+    if (addrs.length > 2) return { ok: false, failure: { kind: 'tooManyAddresses', ips: texts() } };
     if (addrs.length === 2 && familyOf16(addrs[0]) === familyOf16(addrs[1])) {
-      return { ok: false, failure: { kind: 'sameFamily', ips: texts } };
+      return { ok: false, failure: { kind: 'sameFamily', ips: texts() } };
     }
     const keys: Keys = { sharing: req.sharingKey ?? '', backend: req.backendKey ?? '' };
     const ports = req.ports ?? [];
@@ -527,6 +529,7 @@ export class Allocator {
     this.record(req.key, {
       pool: owner.pool.name,
       ips: addrs.map(ipOf16),
+      texts: texts(),
       addrs: [...addrs],
       ports: ports.map((p) => ({ protocol: p.protocol, port: p.port })),
       keys,

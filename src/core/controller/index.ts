@@ -4,3 +4,4 @@
  */
 export * from './service.ts';
 export * from './reconcile.ts';
+export * from './allocate-all.ts';
