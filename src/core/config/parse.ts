@@ -241,8 +241,11 @@ export function parsePeer(cr: BGPPeer, secrets: readonly Secret[]): Peer {
 
 /** Every parsed field of a peer, for MetalLB's "peer equal in every field" duplicate rule. */
 function peerIdentity(p: Peer): string {
-  const { source: _source, nodeSelectors, ...rest } = p;
+  const { source: _source, nodeSelectors, passwordSecret, ...rest } = p;
+  // Go compares the SecretReference struct: an absent and an empty reference are equal.
+  const ref = { name: passwordSecret?.name ?? '', namespace: passwordSecret?.namespace ?? '' };
   const sorted = Object.keys(rest).sort().map((k) => [k, rest[k]]);
+  sorted.push(['passwordSecret', ref]);
   return JSON.stringify([sorted, nodeSelectors.map((s) => s.text)]);
 }
 
@@ -530,6 +533,7 @@ export function runParser(state: ClusterState, sink: ErrorSink, opts: ParseOptio
 
   // BGP peers
   const peers = new Map<string, Peer>();
+  const peerIds = new Map<Peer, string>();
   for (const cr of state.bgpPeers) {
     let peer: Peer;
     try {
@@ -545,10 +549,11 @@ export function runParser(state: ClusterState, sink: ErrorSink, opts: ParseOptio
       continue;
     }
     const id = peerIdentity(peer);
-    if ([...peers.values()].some((p) => peerIdentity(p) === id)) {
-      report(sink, new ConfigError(`peer ${peer.name} already exists`, objectRef(cr)));
+    if ([...peers.values()].some((p) => peerIds.get(p) === id)) {
+      report(sink, new ConfigError(`peer ${peer.name} already exists: an earlier BGPPeer has the same name and spec`, objectRef(cr)));
       continue;
     }
+    peerIds.set(peer, id);
     peers.set(peer.name, peer);
   }
 

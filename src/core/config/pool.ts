@@ -33,7 +33,9 @@ export function parseAddressEntry(entry: string): PoolBlock[] {
   if (!entry.includes('-')) {
     const lit = parseCIDRLiteral(entry);
     const cidr = parseCIDR(entry);
-    if (!lit || !cidr) throw new Error(`invalid CIDR "${entry}"`);
+    if (!lit || !cidr) {
+      throw new Error(`invalid CIDR "${entry}": expected <address>/<prefix length> (e.g. 192.168.10.0/24) or a range <first>-<last>`);
+    }
     const mapped = lit.family === 'ipv6' && cidr.family === 'ipv4';
     return [{ cidr, maskBits: lit.prefix, mapped }];
   }
@@ -120,16 +122,16 @@ function parseServiceAllocation(cr: IPAddressPool, namespaces: readonly Namespac
 export function parsePool(cr: IPAddressPool, namespaces: readonly Namespace[]): Pool {
   const ref = objectRef(cr);
   const name = cr.metadata?.name;
-  if (!name) throw new ConfigError('missing pool name', ref);
+  if (!name) throw new ConfigError('missing pool name: metadata.name is empty', ref);
   const addresses = cr.spec?.addresses ?? [];
-  if (addresses.length === 0) throw new ConfigError('pool has no prefixes defined', ref);
+  if (addresses.length === 0) throw new ConfigError('pool has no prefixes defined: spec.addresses is empty', ref);
   const ranges: PoolRange[] = [];
-  for (const entry of addresses) {
+  for (const [i, entry] of addresses.entries()) {
     let blocks: PoolBlock[];
     try {
       blocks = parseAddressEntry(entry);
     } catch (err) {
-      throw new ConfigError(`invalid CIDR ${JSON.stringify(entry)} in pool "${name}": ${(err as Error).message}`, ref);
+      throw new ConfigError(`spec.addresses[${i}]: ${(err as Error).message}`, ref);
     }
     ranges.push({ entry, cidrs: blocks.map((b) => b.cidr), blocks });
   }
