@@ -1,0 +1,201 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { renderTable } from '../../src/render/table.ts';
+import { colorEnabled } from '../../src/render/color.ts';
+import { parseServiceTarget } from '../../src/commands/explain.ts';
+import { parseWhoisIP } from '../../src/commands/whois.ts';
+import { UserError } from '../../src/core/errors.ts';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const CLI = join(ROOT, 'src/cli.ts');
+const BIN = join(ROOT, 'bin/metallb-ts');
+const EXAMPLE = join(ROOT, 'examples/cluster.yaml');
+const dir = mkdtempSync(join(tmpdir(), 'metallb-ts-cli-'));
+
+interface Run { status: number | null; stdout: string; stderr: string }
+
+/** Runs the CLI (`node src/cli.ts ...`) as a subprocess, stdout not a TTY. */
+function run(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): Run {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: ROOT, encoding: 'utf8', input: opts.input ?? '', env: { ...process.env, ...opts.env },
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Like run, without blocking the event loop, so cases can run side by side. */
+function runAsync(args: string[], input = ''): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+function write(name: string, text: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+/** A user error: exit 2 (unless said otherwise), nothing on stdout, one line on stderr, no stack. */
+function assertUserError(r: Run, re: RegExp, status = 2): void {
+  assert.equal(r.status, status, `exit status; stderr: ${r.stderr}`);
+  assert.equal(r.stdout, '');
+  const lines = r.stderr.split('\n').filter((l) => l !== '');
+  assert.equal(lines.length, 1, `one line on stderr, got: ${JSON.stringify(r.stderr)}`);
+  assert.ok(!/^\s+at /m.test(r.stderr), 'no stack trace');
+  assert.match(lines[0]!, /^metallb-ts: /);
+  assert.match(lines[0]!, re);
+}
+
+const brokenYaml = write('broken.yaml', 'apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  labels: {x: [}\n');
+const emptyYaml = write('empty.yaml', '# nothing\n---\n');
+const onlyDocs = join(dir, 'docs');
+mkdirSync(onlyDocs);
+writeFileSync(join(onlyDocs, 'README.md'), '# hello\n');
+writeFileSync(join(onlyDocs, 'notes.txt'), 'kind: Node\n');
+
+test('bad input and usage: exit 2, one line on stderr, no stack', { concurrency: 4 }, async (t) => {
+  const cases: Array<{ name: string; args: string[]; re: RegExp; input?: string }> = [
+    { name: 'broken YAML names file:line', args: ['snapshot', '-f', brokenYaml], re: new RegExp(`${brokenYaml}:5: invalid YAML`) },
+    { name: 'broken YAML on stdin', args: ['validate', '-f', '-'], input: 'kind: Node\n  bad: [\n', re: /<stdin>:\d+: invalid YAML/ },
+    { name: 'missing file', args: ['validate', '-f', join(dir, 'missing.yaml')], re: /missing\.yaml: no such file or directory/ },
+    { name: 'empty snapshot', args: ['snapshot', '-f', emptyYaml], re: /empty snapshot: no Kubernetes objects found in .*empty\.yaml/ },
+    { name: 'directory with only unrelated files', args: ['snapshot', '-f', onlyDocs], re: /docs: directory has no \*\.yaml, \*\.yml or \*\.json file/ },
+    { name: 'unknown -o value', args: ['explain', 'svc/x', '-o', 'xml', '-f', EXAMPLE], re: /argument 'xml' is invalid\. Allowed choices are table, wide, json, yaml/ },
+    { name: 'unknown -o value for snapshot', args: ['snapshot', '-o', 'table', '-f', EXAMPLE], re: /Allowed choices are yaml, json/ },
+    { name: 'unknown command', args: ['explian'], re: /unknown command 'explian' \(Did you mean explain\?\)/ },
+    { name: 'unknown option', args: ['validate', '--bogus'], re: /unknown option '--bogus'/ },
+    { name: 'missing argument', args: ['whois'], re: /missing required argument 'ip'/ },
+    { name: 'bad --speakers', args: ['explain', 'svc/x', '--speakers', 'a,,b', '-f', EXAMPLE], re: /--speakers.*empty node name/ },
+    { name: 'no -f: live cluster not available yet', args: ['validate'], re: /live cluster access is not available yet/ },
+    { name: 'explain: bad target', args: ['explain', 'a/b/c', '-f', EXAMPLE], re: /invalid service "a\/b\/c"/ },
+    { name: 'explain: unknown service', args: ['explain', 'svc/nope', '-n', 'shop', '-f', EXAMPLE], re: /service shop\/nope not found/ },
+    { name: 'whois: not an IP', args: ['whois', '192.0.2', '-f', EXAMPLE], re: /invalid IP address "192\.0\.2"/ },
+    { name: 'allocate without --dry-run', args: ['allocate', '-f', EXAMPLE], re: /--dry-run/ },
+    { name: 'completion: unknown shell', args: ['completion', 'tcsh'], re: /value 'tcsh' is invalid for argument 'shell'\. Allowed choices are bash, zsh, fish/ },
+  ];
+  await Promise.all(cases.map((c) =>
+    t.test(c.name, async () => assertUserError(await runAsync(c.args, c.input), c.re))));
+});
+
+test('bin/metallb-ts runs the same CLI', () => {
+  const r = spawnSync(BIN, ['snapshot', '-f', brokenYaml], { encoding: 'utf8' });
+  assertUserError({ status: r.status, stdout: r.stdout, stderr: r.stderr }, /broken\.yaml:5: /);
+  const v = spawnSync(BIN, ['--version'], { encoding: 'utf8' });
+  assert.equal(v.status, 0);
+  assert.match(v.stdout, /MetalLB v0\.16\.1/);
+});
+
+test('--help exits 0 on stdout; no command shows help and exits 2', () => {
+  const h = run(['explain', '--help']);
+  assert.equal(h.status, 0);
+  assert.match(h.stdout, /Usage: metallb-ts explain \[options\] <service>/);
+  for (const flag of ['--filename', '--namespace', '--output', '--speakers', '--ignore-exclude-lb']) assert.ok(h.stdout.includes(flag), flag);
+  const none = run([]);
+  assert.equal(none.status, 2);
+  assert.match(none.stderr, /Usage: metallb-ts/);
+});
+
+test('snapshot re-emits the normalized List (yaml and json), from files and stdin', () => {
+  const y = run(['snapshot', '-f', EXAMPLE]);
+  assert.equal(y.status, 0, y.stderr);
+  const doc = parse(y.stdout) as { kind: string; items: Array<{ kind: string; metadata: Record<string, unknown> }> };
+  assert.equal(doc.kind, 'List');
+  assert.equal(doc.items.length, 67);
+  assert.ok(doc.items.every((i) => i.metadata['managedFields'] === undefined));
+  const j = run(['snapshot', '-f', '-', '-o', 'json'], { input: y.stdout });
+  assert.equal(j.status, 0, j.stderr);
+  assert.deepEqual(JSON.parse(j.stdout), doc, 'dump → load → dump is stable');
+});
+
+test('validate: exit 0 on a valid config, 1 on errors, --strict also on warnings; json schema', () => {
+  const ok = run(['validate', '-f', EXAMPLE]);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.equal(ok.stdout, 'No errors or warnings.\n');
+  assert.deepEqual(JSON.parse(run(['validate', '-f', EXAMPLE, '-o', 'json']).stdout), { errors: [], warnings: [] });
+
+  const warnOnly = write('warn.yaml', `apiVersion: metallb.io/v1beta1
+kind: IPAddressPool
+metadata: {name: lonely, namespace: metallb-system}
+spec: {addresses: [192.0.2.0/28]}
+`);
+  const w = run(['validate', '-f', warnOnly]);
+  assert.equal(w.status, 0, w.stderr);
+  assert.match(w.stdout, /^SEVERITY\s+OBJECT\s+MESSAGE\nwarning\s+metallb-system\/IPAddressPool\/lonely\s+/);
+  assert.equal(run(['validate', '--strict', '-f', warnOnly]).status, 1);
+
+  const bad = write('bad.yaml', `${readFileHead(warnOnly)}---
+apiVersion: metallb.io/v1beta1
+kind: IPAddressPool
+metadata: {name: broken, namespace: metallb-system}
+spec: {addresses: [not-an-ip]}
+`);
+  const e = run(['validate', '-f', bad, '-o', 'json']);
+  assert.equal(e.status, 1);
+  assert.equal(e.stderr, '');
+  const report = JSON.parse(e.stdout) as { errors: Array<Record<string, string>>; warnings: unknown[] };
+  assert.equal(report.errors.length, 1);
+  assert.equal(report.errors[0]!['object'], 'metallb-system/IPAddressPool/broken');
+  assert.equal(report.errors[0]!['source'], `${bad}:6`);
+  assert.ok(!report.errors[0]!['message']!.startsWith('metallb-system/'), 'message without the object prefix');
+  const wide = run(['validate', '-f', bad, '-o', 'wide']);
+  assert.match(wide.stdout.split('\n')[0]!, /^SEVERITY\s+OBJECT\s+MESSAGE\s+FIX\s+SOURCE$/);
+  const y = parse(run(['validate', '-f', bad, '-o', 'yaml']).stdout) as { errors: unknown[] };
+  assert.equal(y.errors.length, 1);
+});
+
+function readFileHead(p: string): string {
+  return spawnSync('cat', [p], { encoding: 'utf8' }).stdout;
+}
+
+test('no colour when stdout is not a TTY, or NO_COLOR is set', () => {
+  const bad = write('c.yaml', 'kind: IPAddressPool\napiVersion: metallb.io/v1beta1\nmetadata: {name: x, namespace: m}\nspec: {addresses: [nope]}\n');
+  assert.ok(!run(['validate', '-f', bad]).stdout.includes('\u001b['));
+  assert.equal(colorEnabled({ isTTY: true }, {}), true);
+  assert.equal(colorEnabled({ isTTY: true }, { NO_COLOR: '1' }), false);
+  assert.equal(colorEnabled({ isTTY: true }, { NO_COLOR: '' }), true);
+  assert.equal(colorEnabled({ isTTY: false }, {}), false);
+});
+
+test('renderTable: kubectl style, placeholders, no trailing blanks', () => {
+  const out = renderTable(['name', 'ip', { header: 'external-ip', placeholder: '<pending>' }], [
+    ['frontend', '192.0.2.10', '192.0.2.10'],
+    ['git', undefined, null],
+  ]);
+  assert.equal(out, [
+    'NAME       IP           EXTERNAL-IP',
+    'frontend   192.0.2.10   192.0.2.10',
+    'git        <none>       <pending>',
+    '',
+  ].join('\n'));
+});
+
+test('parseServiceTarget and parseWhoisIP', async (t) => {
+  const ok: Array<[string, string | undefined, string]> = [
+    ['svc/web', 'shop', 'shop/web'], ['service/web', undefined, 'default/web'], ['shop/web', undefined, 'shop/web'],
+    ['web', undefined, 'default/web'], ['shop/web', 'shop', 'shop/web'], ['svc/shop/web', undefined, 'shop/web'],
+  ];
+  for (const [target, ns, want] of ok) {
+    await t.test(`${target} -n ${ns}`, () => {
+      const r = parseServiceTarget(target, ns);
+      assert.equal(`${r.namespace}/${r.name}`, want);
+    });
+  }
+  for (const [target, ns] of [['a/b/c', undefined], ['svc/', undefined], ['shop/web', 'other'], ['', undefined]] as const) {
+    assert.throws(() => parseServiceTarget(target, ns), UserError, `${target} -n ${ns}`);
+  }
+  assert.equal(parseWhoisIP('192.0.2.40'), '192.0.2.40');
+  assert.equal(parseWhoisIP('2001:DB8:0::1'), '2001:db8::1');
+  assert.throws(() => parseWhoisIP('300.1.1.1'), UserError);
+});
