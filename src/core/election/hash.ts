@@ -164,20 +164,40 @@ export function compareDigests(a: Int32Array, i: number, b: Int32Array, j: numbe
 
 /**
  * The hash order of `count` digests held in `words` (8 words each): the digest indexes sorted
- * ascending by digest bytes. Sorts on the first word natively (a Float64Array of
- * `word0 * 2^21 + index`), then repairs the rare runs whose first words tie with a full compare.
- * Supports up to 2^21 candidates.
+ * ascending by digest bytes. An LSD radix sort (4 passes of 8 bits) on the first word, then the
+ * rare runs whose first words tie are repaired with a full compare. O(count).
  */
 export function hashOrderOf(words: Int32Array, count: number): Int32Array {
-  const keys = new Float64Array(count);
-  for (let k = 0; k < count; k++) keys[k] = (words[k * 8] >>> 0) * 2097152 + k;
-  keys.sort();
-  const order = new Int32Array(count);
-  for (let k = 0; k < count; k++) order[k] = keys[k] % 2097152;
+  let keys = new Uint32Array(count);
+  let order = new Int32Array(count);
+  let keys2 = new Uint32Array(count);
+  let order2 = new Int32Array(count);
+  for (let k = 0; k < count; k++) {
+    keys[k] = words[k * 8];
+    order[k] = k;
+  }
+  const counts = new Int32Array(256);
+  for (let shift = 0; shift < 32; shift += 8) {
+    counts.fill(0);
+    for (let k = 0; k < count; k++) counts[(keys[k] >>> shift) & 255]++;
+    let sum = 0;
+    for (let b = 0; b < 256; b++) {
+      const c = counts[b];
+      counts[b] = sum;
+      sum += c;
+    }
+    for (let k = 0; k < count; k++) {
+      const key = keys[k];
+      const dst = counts[(key >>> shift) & 255]++;
+      keys2[dst] = key;
+      order2[dst] = order[k];
+    }
+    const tk = keys; keys = keys2; keys2 = tk;
+    const to = order; order = order2; order2 = to;
+  }
   for (let k = 0; k + 1 < count; ) {
     let end = k + 1;
-    const w0 = words[order[k] * 8];
-    while (end < count && words[order[end] * 8] === w0) end++;
+    while (end < count && keys[end] === keys[k]) end++;
     if (end - k > 1) {
       const run = Array.from(order.subarray(k, end));
       run.sort((x, y) => compareDigests(words, x * 8, words, y * 8));

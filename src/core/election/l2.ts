@@ -18,7 +18,7 @@ import { namespacedName } from '../kube.ts';
 import { endpointNodes, hasUsableEndpoint, slicesFor } from './endpoints.ts';
 import { digestsHex, electionDigestInto, hashOrderOf, ipHashKey } from './hash.ts';
 import { checkService } from './service.ts';
-import { buildElectionIndex, candidateHead, type ElectionIndex, type NodeInfo } from './state-index.ts';
+import { buildElectionIndex, candidateHead, selectionFlags, type ElectionIndex, type NodeInfo } from './state-index.ts';
 import type { Dropped, HashEntry, InterfaceSet, L2Election, L2Reason, NodeDecision, ServiceCheck, TraceStep } from './types.ts';
 
 /** Input of electL2. */
@@ -90,25 +90,25 @@ export function electL2(input: L2Input): L2Election {
   // Per Node object: which advertisements of A select it (bitmask; list when A is large).
   const masks = new Int32Array(nodes.length);
   const bitmask = ads.length <= 30;
-  if (bitmask) {
-    for (let a = 0; a < ads.length; a++) {
-      const sel = ads[a].nodes;
-      const bit = 1 << a;
-      for (let i = 0; i < nodes.length; i++) if (sel.has(nodes[i].name)) masks[i] |= bit;
-    }
-  } else {
-    for (let i = 0; i < nodes.length; i++) if (ads.some((ad) => ad.nodes.has(nodes[i].name))) masks[i] = 1;
+  for (let a = 0; a < ads.length; a++) {
+    const flags = selectionFlags(index, ads[a].nodes);
+    const bit = bitmask ? 1 << a : 1;
+    for (let i = 0; i < nodes.length; i++) if (flags[i] !== 0) masks[i] |= bit;
   }
   const ifaceMemo = new Map<number, InterfaceSet>();
+  let lastMask = 0;
+  let lastIfaces: InterfaceSet = null;
   const interfacesOf = (i: number): InterfaceSet => {
     const m = masks[i];
-    if (m === 0) return null;
+    if (m === lastMask) return lastIfaces; // neighbours mostly share their advertisements
     if (!bitmask) return interfacesFor(ads.filter((ad) => ad.nodes.has(nodes[i].name)));
     let v = ifaceMemo.get(m);
     if (v === undefined) {
       v = interfacesFor(ads.filter((_, a) => (m & (1 << a)) !== 0));
       ifaceMemo.set(m, v);
     }
+    lastMask = m;
+    lastIfaces = v;
     return v;
   };
 
@@ -122,7 +122,8 @@ export function electL2(input: L2Input): L2Election {
   // Step 8: candidates.
   const head = candidateHead(index, speakers, ignoreExcludeLB);
   const trace: TraceStep[] = [...head.steps];
-  const droppedWhy = new Map<string, string>(head.dropped);
+  let droppedWhy = head.droppedByPosition;
+  let droppedCopied = false;
   let survivors = head.survivors;
   let survivorNames = trace[trace.length - 1].kept;
   const filter = (step: string, keep: (n: NodeInfo) => boolean, why: string): void => {
@@ -136,7 +137,13 @@ export function electL2(input: L2Input): L2Election {
         if (!out) out = survivors.slice(0, i);
         const w = n.position < 0 && why === WHY_NO_AD ? WHY_NO_NODE : why;
         drops.push({ node: n.name, why: w });
-        droppedWhy.set(n.name, w);
+        if (n.position >= 0) {
+          if (!droppedCopied) {
+            droppedWhy = droppedWhy.slice();
+            droppedCopied = true;
+          }
+          (droppedWhy as (string | undefined)[])[n.position] = w;
+        }
       }
     }
     if (out) {
@@ -159,7 +166,10 @@ export function electL2(input: L2Input): L2Election {
   for (let k = 0; k < count; k++) electionDigestInto(survivors[k].hashKey, ipKey, words, k * 8);
   const order = hashOrderOf(words, count);
   const sortedWords = new Int32Array(count * 8);
-  for (let k = 0; k < count; k++) sortedWords.set(words.subarray(order[k] * 8, order[k] * 8 + 8), k * 8);
+  for (let k = 0; k < count; k++) {
+    const from = order[k] * 8;
+    for (let w = 0; w < 8; w++) sortedWords[k * 8 + w] = words[from + w];
+  }
   const hex = count > 0 ? digestsHex(sortedWords, count) : '';
   const hashOrder: HashEntry[] = new Array(count);
   for (let k = 0; k < count; k++) hashOrder[k] = { node: survivors[order[k]].name, digest: hex.slice(k * 64, k * 64 + 64) };
@@ -186,7 +196,7 @@ export function electL2(input: L2Input): L2Election {
     } else if (name === winner) {
       decisions[i] = { node: name, decision: 'announce', detail: announceDetail, interfaces };
     } else {
-      const why = droppedWhy.get(name);
+      const why = droppedWhy[i];
       let d = lostDetail;
       if (why !== undefined) {
         d = droppedDetail.get(why) ?? '';

@@ -27,8 +27,8 @@ export interface NodeInfo {
 export interface CandidateHead {
   readonly steps: readonly TraceStep[];
   readonly survivors: readonly NodeInfo[];
-  /** Why each dropped node dropped, by name. */
-  readonly dropped: ReadonlyMap<string, string>;
+  /** Why each dropped Node dropped, by position in ElectionIndex.nodes (undefined: not dropped). */
+  readonly droppedByPosition: readonly (string | undefined)[];
 }
 
 /** See module doc. Treat as read-only; `headCache` is internal. */
@@ -41,6 +41,22 @@ export interface ElectionIndex {
   /** The speaker list the cached pipeline head is valid for (identity compared). */
   readonly speakers: readonly string[] | null | undefined;
   readonly headCache: Map<boolean, CandidateHead>;
+  /** Per advertisement node set (by identity): 1 at the positions of the Nodes it selects. */
+  readonly selectionCache: WeakMap<ReadonlySet<string>, Uint8Array>;
+}
+
+/**
+ * Flags by position in `index.nodes`: 1 where `nodes` (an advertisement's node set) holds the
+ * node. Cached per set object, so a Config's sets are scanned once per index.
+ */
+export function selectionFlags(index: ElectionIndex, nodes: ReadonlySet<string>): Uint8Array {
+  let flags = index.selectionCache.get(nodes);
+  if (!flags) {
+    flags = new Uint8Array(index.nodes.length);
+    for (let i = 0; i < index.nodes.length; i++) if (nodes.has(index.nodes[i].name)) flags[i] = 1;
+    index.selectionCache.set(nodes, flags);
+  }
+  return flags;
 }
 
 function nodeInfo(name: string, node: Node | null, position: number): NodeInfo {
@@ -79,6 +95,7 @@ export function buildElectionIndex(
     byName: new Map(nodes.map((n) => [n.name, n])),
     speakers,
     headCache: new Map(),
+    selectionCache: new WeakMap(),
   };
 }
 
@@ -155,7 +172,8 @@ export function candidateHead(index: ElectionIndex, speakers: readonly string[] 
   } else {
     excl = filterStep('excludeLB', net.infos, net.names, (n) => !n.excluded, WHY_EXCLUDED, dropped);
   }
-  const head: CandidateHead = { steps: [first, net.step, excl.step], survivors: excl.infos, dropped };
+  const droppedByPosition: (string | undefined)[] = index.nodes.map((n) => dropped.get(n.name));
+  const head: CandidateHead = { steps: [first, net.step, excl.step], survivors: excl.infos, droppedByPosition };
   if (cacheable) index.headCache.set(ignoreExcludeLB, head);
   return head;
 }
