@@ -17,11 +17,12 @@ _metallb_ts() {
   case "$cmd" in
     allocate)
       case "$prev" in
+        --lb-class) :; return 0 ;;
         -f|--filename) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         -n|--namespace) :; return 0 ;;
         -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--dry-run -f --filename -n --namespace -o --output -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--dry-run --lb-class -f --filename -n --namespace -o --output -h --help" -- "$cur")); return 0; fi
       ;;
     completion)
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-h --help" -- "$cur")); return 0; fi

@@ -12,6 +12,7 @@ complete -c metallb-ts -n __fish_use_subcommand -a snapshot -d 'print the cluste
 complete -c metallb-ts -n __fish_use_subcommand -a validate -d 'check the metallb.io configuration as MetalLB would: errors, and warnings for what parses but does nothing'
 complete -c metallb-ts -n __fish_use_subcommand -a whois -d 'tell which pool, service(s) and announcing node an IP belongs to'
 complete -c metallb-ts -n '__fish_seen_subcommand_from allocate' -l dry-run -d 'compute only, change nothing (required: writing to the cluster is not supported)'
+complete -c metallb-ts -n '__fish_seen_subcommand_from allocate' -l lb-class -x -d 'the controller\'s --lb-class: handle only Services with this spec.loadBalancerClass'
 complete -c metallb-ts -n '__fish_seen_subcommand_from allocate' -s f -l filename -r -F -d 'cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from allocate' -s n -l namespace -x -d 'only show services of this namespace'
 complete -c metallb-ts -n '__fish_seen_subcommand_from allocate' -s o -l output -x -a 'table wide json yaml' -d 'output format'

@@ -29,6 +29,7 @@ _metallb-ts() {
         allocate)
           _arguments \
             '--dry-run[compute only, change nothing (required: writing to the cluster is not supported)]' \
+            '--lb-class=[the controller'\''s --lb-class: handle only Services with this spec.loadBalancerClass]:value: ' \
             '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
             '(-n --namespace)'{-n+,--namespace=}'[only show services of this namespace]:value: ' \
             '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \

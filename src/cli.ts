@@ -33,4 +33,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+// A reader that went away (`metallb-ts snapshot ... | head`) is not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 process.exitCode = await main(process.argv.slice(2));

@@ -1,10 +1,16 @@
 /**
  * `metallb-ts allocate --dry-run`: what MetalLB's controller would assign to every LoadBalancer
- * service of the state (IP, pool, or why it stays pending), without writing anything.
+ * service of the state (IP, pool, or why it stays pending), as after a controller restart, without
+ * writing anything. Exit 1 when a shown service would stay without an address, 0 otherwise.
  */
 import type { Command } from 'commander';
+import { parseConfig } from '../core/config/index.ts';
+import { allocateAll, statusIPs, type AllocateAllResult, type PoolOutcome, type ServiceAllocationOutcome } from '../core/controller/index.ts';
 import type { ClusterState } from '../core/kube.ts';
-import { UserError } from '../core/errors.ts';
+import { ConfigError, EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
+import { palette } from '../render/color.ts';
+import { writeResult } from '../render/output.ts';
+import { PENDING, renderTable } from '../render/table.ts';
 import {
   addFilenameOption, addNamespaceOption, addOutputOption, loadState,
   type OutputOptions, type StateOptions,
@@ -14,18 +20,100 @@ import {
 export interface AllocateRequest {
   /** Only report services of this namespace (all services are still allocated, in order). */
   namespace?: string;
+  /** MetalLB's `--lb-class`; default: Services without `spec.loadBalancerClass`. */
+  loadBalancerClass?: string;
 }
 
 /**
- * Runs the controller's allocation over the state. Backed by `allocateAll` once it lands.
- * @throws UserError while the allocator core is not available.
+ * How the dry run's addresses compare with the Service's current `status.loadBalancer.ingress`:
+ * `unchanged`, `allocated` (had none, gets some), `changed` (had others), `pending` (ends with none),
+ * `cleared` (had some, ends with none).
  */
-export async function allocateDryRun(_state: ClusterState, _req: AllocateRequest): Promise<never> {
-  throw new UserError('allocate is not available yet (the allocator core has not landed)');
+export type AllocationChange = 'unchanged' | 'allocated' | 'changed' | 'pending' | 'cleared';
+
+/** One service of the `allocate --dry-run -o json|yaml` output. */
+export interface AllocateServiceReport extends ServiceAllocationOutcome {
+  namespace: string;
+  name: string;
+  /** Addresses in the snapshot's status before the dry run. */
+  currentIPs: string[];
+  change: AllocationChange;
+}
+
+/**
+ * `allocate --dry-run -o json|yaml` output (documented schema): `services` in processing order
+ * (allocateAll's fields plus namespace, name, currentIPs, change), `pools` (size, in use,
+ * available per family), `passes`.
+ */
+export interface AllocateReport {
+  services: AllocateServiceReport[];
+  pools: PoolOutcome[];
+  passes: number;
+}
+
+/**
+ * Runs the controller's allocation over the state (parseConfig, then allocateAll on every
+ * LoadBalancer Service) and reports the services of `req.namespace` (all when absent).
+ * @throws UserError (exit 2) when the configuration is one MetalLB would reject.
+ */
+export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): AllocateReport {
+  let config;
+  try {
+    config = parseConfig(state);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      throw new UserError(`MetalLB would reject this configuration: ${err.message} (see metallb-ts validate)`);
+    }
+    throw err;
+  }
+  const result: AllocateAllResult = allocateAll(config, state.services,
+    req.loadBalancerClass !== undefined ? { loadBalancerClass: req.loadBalancerClass } : {});
+  const byKey = new Map(state.services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`, s]));
+  const services = result.services
+    .map((o): AllocateServiceReport => {
+      const slash = o.service.indexOf('/');
+      const svc = byKey.get(o.service);
+      const currentIPs = svc ? statusIPs(svc) : [];
+      return { ...o, namespace: o.service.slice(0, slash), name: o.service.slice(slash + 1), currentIPs, change: changeOf(currentIPs, o.ips) };
+    })
+    .filter((s) => req.namespace === undefined || s.namespace === req.namespace);
+  return { services, pools: [...result.pools], passes: result.passes };
+}
+
+function changeOf(before: readonly string[], after: readonly string[]): AllocationChange {
+  if (after.length === 0) return before.length === 0 ? 'pending' : 'cleared';
+  if (before.length === 0) return 'allocated';
+  const same = before.length === after.length && [...before].sort().join() === [...after].sort().join();
+  return same ? 'unchanged' : 'changed';
+}
+
+/** Exit status: 1 when a reported service ends without addresses, else 0. */
+export function allocateExitCode(report: AllocateReport): number {
+  return report.services.some((s) => s.ips.length === 0) ? EXIT_NO : EXIT_OK;
+}
+
+/** Two tables for people: services (SERVICE EXTERNAL-IP POOL CHANGE MESSAGE), then pools. */
+export function allocateTable(report: AllocateReport, wide: boolean, color = palette()): string {
+  const change = (c: AllocationChange) =>
+    c === 'pending' || c === 'cleared' ? color.red(c) : c === 'changed' ? color.yellow(c) : c === 'allocated' ? color.green(c) : c;
+  const svcColumns = ['service', { header: 'external-ip', placeholder: PENDING }, 'pool', 'change', 'message',
+    ...(wide ? ['current-ip', 'events', 'note'] : [])];
+  const svcRows = report.services.map((s) => [
+    s.service, s.ips.join(','), s.pool, change(s.change), s.error,
+    ...(wide ? [s.currentIPs.join(','), s.events.map((e) => e.reason).join(','), s.nondeterministic] : []),
+  ]);
+  const services = renderTable(svcColumns, svcRows, 'No LoadBalancer services found.');
+  const pools = renderTable(
+    ['pool', 'size', 'in-use', 'available-ipv4', 'available-ipv6'],
+    report.pools.map((p) => [p.name, String(p.size), p.inUse, String(p.availableIPv4), String(p.availableIPv6)]),
+    'No IPAddressPools.',
+  );
+  return `${services}\n${pools}`;
 }
 
 interface AllocateOptions extends StateOptions, OutputOptions {
   dryRun?: boolean;
+  lbClass?: string;
 }
 
 /** Registers `allocate` on `program`. */
@@ -34,13 +122,19 @@ export function registerAllocate(program: Command): void {
     .command('allocate')
     .description("show the IP MetalLB's controller would give every LoadBalancer service, or why it stays pending")
     .option('--dry-run', 'compute only, change nothing (required: writing to the cluster is not supported)')
-    .addHelpText('after', '\nExample:\n  metallb-ts allocate --dry-run -f examples/cluster.yaml');
+    .option('--lb-class <class>', "the controller's --lb-class: handle only Services with this spec.loadBalancerClass")
+    .addHelpText('after', '\nExit status: 0 every service gets an address, 1 some would stay pending, 2 bad input.\n\nExample:\n  metallb-ts allocate --dry-run -f examples/cluster.yaml');
   addFilenameOption(cmd);
   addNamespaceOption(cmd, 'only show services of this namespace');
   addOutputOption(cmd);
   cmd.action(async (opts: AllocateOptions) => {
     if (!opts.dryRun) throw new UserError('allocate only runs with --dry-run (writing allocations to the cluster is the controller\'s job)');
     const state = await loadState(opts);
-    await allocateDryRun(state, opts.namespace !== undefined ? { namespace: opts.namespace } : {});
+    const report = allocateDryRun(state, {
+      ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
+      ...(opts.lbClass !== undefined ? { loadBalancerClass: opts.lbClass } : {}),
+    });
+    writeResult(opts.output, report, (wide) => allocateTable(report, wide));
+    process.exitCode = allocateExitCode(report);
   });
 }

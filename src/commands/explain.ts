@@ -60,7 +60,7 @@ export function findService(state: ClusterState, ref: ServiceRef): Service {
  * @throws UserError while the core election module is not available.
  */
 export async function explainService(_state: ClusterState, _req: ExplainRequest): Promise<never> {
-  throw new UserError('explain is not available yet (the election core has not landed)');
+  throw new UserError('explain is not available yet');
 }
 
 interface ExplainOptions extends StateOptions, OutputOptions {}

@@ -34,7 +34,7 @@ export function parseWhoisIP(arg: string): string {
  * @throws UserError while the core modules are not available.
  */
 export async function whoisIP(_state: ClusterState, _req: WhoisRequest): Promise<never> {
-  throw new UserError('whois is not available yet (the allocator and election core have not landed)');
+  throw new UserError('whois is not available yet');
 }
 
 interface WhoisOptions extends StateOptions, OutputOptions {}

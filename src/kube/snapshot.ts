@@ -112,7 +112,7 @@ export function dumpSnapshot(state: ClusterState, format: 'yaml' | 'json'): stri
     for (const obj of state[list] as KubeObject[]) items.push(withoutManagedFields(obj));
   }
   const doc = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items };
-  return format === 'json' ? JSON.stringify(doc, null, 4) + '\n' : stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
+  return format === 'json' ? JSON.stringify(doc, null, 4) + '\n' : stringify(doc, { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false, indentSeq: false });
 }
 
 function withoutManagedFields(obj: KubeObject): KubeObject {

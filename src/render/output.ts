@@ -17,9 +17,12 @@ export function toJson(value: unknown): string {
   return JSON.stringify(value, jsonReplacer, 2) + '\n';
 }
 
-/** `value` as YAML (block style, no line folding, no anchors/aliases), ending in a newline. */
+/**
+ * `value` as YAML as kubectl writes it: block style, no line folding, no anchors, sequences not
+ * indented, and strings YAML 1.1 would read otherwise (timestamps, yes/no) quoted. Ends in a newline.
+ */
 export function toYaml(value: unknown): string {
-  return stringify(JSON.parse(JSON.stringify(value, jsonReplacer)), { lineWidth: 0, aliasDuplicateObjects: false });
+  return stringify(JSON.parse(JSON.stringify(value, jsonReplacer)), { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false, indentSeq: false });
 }
 
 function jsonReplacer(_key: string, value: unknown): unknown {

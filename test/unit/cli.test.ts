@@ -155,6 +155,46 @@ spec: {addresses: [not-an-ip]}
   assert.equal(y.errors.length, 1);
 });
 
+test('allocate --dry-run: every example service keeps its IP; pending services exit 1', () => {
+  const r = run(['allocate', '--dry-run', '-f', EXAMPLE]);
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.split('\n');
+  assert.match(lines[0]!, /^SERVICE\s+EXTERNAL-IP\s+POOL\s+CHANGE\s+MESSAGE$/);
+  assert.match(r.stdout, /^shop\/frontend\s+192\.0\.2\.10\s+lab-pool\s+unchanged\s+<none>$/m);
+  assert.match(r.stdout, /^lab-pool\s+51\s+11\s+40\s+0$/m);
+  const j = JSON.parse(run(['allocate', '--dry-run', '-n', 'ingest', '-f', EXAMPLE, '-o', 'json']).stdout) as {
+    services: Array<{ service: string; ips: string[]; change: string }>; pools: Array<{ name: string }>;
+  };
+  assert.deepEqual(j.services.map((s) => [s.service, s.ips.join(), s.change]), [
+    ['ingest/admin-console', '192.0.2.40', 'unchanged'], ['ingest/ingest-tcp', '192.0.2.40', 'unchanged'],
+    ['ingest/ingest-udp', '192.0.2.40', 'unchanged'], ['ingest/metrics-relay', '192.0.2.40', 'unchanged'],
+  ]);
+  assert.deepEqual(j.pools.map((p) => p.name), ['lab-pool']);
+
+  const tiny = write('tiny.yaml', `apiVersion: metallb.io/v1beta1
+kind: IPAddressPool
+metadata: {name: tiny, namespace: metallb-system}
+spec: {addresses: [192.0.2.1/32]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: a, namespace: x, creationTimestamp: "2025-01-01T00:00:00Z"}
+spec: {type: LoadBalancer, clusterIPs: [10.96.0.9], ports: [{port: 80, protocol: TCP}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: b, namespace: x, creationTimestamp: "2025-01-02T00:00:00Z"}
+spec: {type: LoadBalancer, clusterIPs: [10.96.0.10], ports: [{port: 80, protocol: TCP}]}
+`);
+  const p = run(['allocate', '--dry-run', '-f', tiny]);
+  assert.equal(p.status, 1, 'a service stays pending');
+  assert.match(p.stdout, /^x\/a\s+192\.0\.2\.1\s+tiny\s+allocated\s+<none>$/m);
+  assert.match(p.stdout, /^x\/b\s+<pending>\s+<none>\s+pending\s+no available IPs$/m);
+
+  const invalid = write('invalid-pool.yaml', 'apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata: {name: p, namespace: m}\nspec: {addresses: [nope]}\n');
+  assertUserError(run(['allocate', '--dry-run', '-f', invalid]), /MetalLB would reject this configuration: m\/IPAddressPool\/p: .*\(see metallb-ts validate\)/);
+});
+
 function readFileHead(p: string): string {
   return spawnSync('cat', [p], { encoding: 'utf8' }).stdout;
 }
