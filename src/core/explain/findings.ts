@@ -1,0 +1,218 @@
+/**
+ * Findings of `explain`: what is wrong (or surprising) about one Service's path from allocation to
+ * announcement, each with a fix. Derived only from the decision objects in the explanation (the
+ * allocator's dry-run outcome, the L2 election trace, the BGP evaluation) and the snapshot; they
+ * never change a decision. This is where metallb-ts says what MetalLB leaves silent, e.g. an
+ * L2Advertisement whose nodeSelectors pick only nodes carrying the exclusion label.
+ */
+import { refusalText } from '../allocator/index.ts';
+import type { Config } from '../config/types.ts';
+import type { BGPEvaluation, L2Election } from '../election/types.ts';
+import { EXCLUDE_LB_LABEL, type ClusterState, type Service } from '../kube.ts';
+import type { AllocationView, NodeView, SpeakersSource } from './explain.ts';
+
+/** `error`: the service is not announced because of it; `warning`: likely a mistake; `info`: worth knowing. */
+export type Severity = 'error' | 'warning' | 'info';
+
+/**
+ * One finding. `id` is stable (documented in the README): `not-load-balancer`,
+ * `other-load-balancer-class`, `ip-predicted`, `allocation-failed`, `pool-exhausted`,
+ * `sharing-conflict`, `ip-not-in-pool`, `status-ip-not-kept`, `allocation-nondeterministic`,
+ * `no-ready-endpoints`, `no-advertisement`, `advertisement-selects-no-node`,
+ * `nodeselector-only-excluded`, `exclusion-label-empty-value`, `no-live-speakers`,
+ * `network-unavailable`, `local-no-endpoint-on-candidate`, `l2status-disagrees`,
+ * `bgp-no-peer-session`.
+ */
+export interface Finding {
+  readonly id: string;
+  readonly severity: Severity;
+  readonly message: string;
+  readonly fix: string;
+}
+
+/** What findingsFor reads: the explanation's parts plus the snapshot. */
+export interface FindingsInput {
+  readonly service: string;
+  readonly serviceObject: Service;
+  readonly mode: 'layer2' | 'bgp' | 'layer2+bgp' | 'none';
+  readonly allocation: AllocationView;
+  readonly nodes: readonly NodeView[];
+  readonly announcer: string | null;
+  readonly bgpAnnouncers: readonly string[];
+  readonly speakers: { readonly source: SpeakersSource; readonly nodes: readonly string[] | null };
+  readonly l2: L2Election;
+  readonly bgp: BGPEvaluation;
+  readonly state: ClusterState;
+  readonly config: Config;
+  readonly ignoreExcludeLB: boolean;
+}
+
+function list(names: Iterable<string>): string {
+  return [...names].join(', ');
+}
+
+function allocationFindings(f: FindingsInput, out: Finding[]): void {
+  const a = f.allocation;
+  const svc = f.serviceObject;
+  if (a.status === 'ignored') {
+    if (svc.spec?.type !== 'LoadBalancer') {
+      out.push({ id: 'not-load-balancer', severity: 'error', message: a.reason ?? 'not a LoadBalancer Service',
+        fix: 'set spec.type: LoadBalancer if MetalLB should give it an address' });
+    } else {
+      out.push({ id: 'other-load-balancer-class', severity: 'error', message: a.reason ?? 'another loadBalancerClass',
+        fix: 'remove spec.loadBalancerClass (it is immutable: recreate the Service), or run MetalLB with --lb-class set to it' });
+    }
+    return;
+  }
+  const dry = a.dryRun;
+  if (a.status === 'predicted') {
+    out.push({ id: 'ip-predicted', severity: 'info',
+      message: `the Service has no address in its status yet; explaining with ${list(a.ips)} from pool ${a.pool}, the address the allocator would give it`,
+      fix: 'none needed; if the controller is running and the status stays empty, check its logs and the Service events' });
+  }
+  if (a.status === 'pending' || (a.status === 'assigned' && dry?.error)) {
+    const reason = dry?.reason;
+    if (reason?.kind === 'sharingConflict') {
+      const s = reason.sharing;
+      out.push({ id: 'sharing-conflict', severity: 'error',
+        message: s.conflict === 'port'
+          ? `port ${s.port} on ${s.ip} is already used by ${list(s.services)}`
+          : `${s.ip} is held by ${list(s.services)}, which cannot share it with this Service: ${s.keyProblem ?? 'sharing keys differ'}`,
+        fix: s.conflict === 'port'
+          ? 'use a different port, or another address'
+          : `give both Services the same metallb.io/allow-shared-ip value (now "${s.existing.sharingKey}" vs "${s.requested.sharingKey}") and the same selector and externalTrafficPolicy, or request another address` });
+    } else if (reason?.kind === 'noPoolAvailable' || reason?.kind === 'noAvailableIPs' || reason?.kind === 'noIPsForFamily') {
+      const tried = reason.kind === 'noPoolAvailable'
+        ? reason.attempts.map((t) => `${t.pool}: ${t.refusal ? refusalText(t.refusal) : t.outcome}`)
+        : [`${reason.pool}: no free address`];
+      const exhausted = reason.kind !== 'noPoolAvailable' || reason.attempts.some((t) => t.refusal?.reason === 'noAvailableIPs');
+      out.push({ id: exhausted ? 'pool-exhausted' : 'allocation-failed', severity: 'error',
+        message: `no address can be allocated (${dry?.error ?? 'no available IPs'})${tried.length ? `; pools tried: ${tried.join('; ')}` : '; no pool is eligible for this Service'}`,
+        fix: exhausted ? 'add addresses to the pool (or a new IPAddressPool), or delete Services that no longer need theirs'
+          : 'create an IPAddressPool this Service may use (check serviceAllocation namespaces/selectors and autoAssign)' });
+    } else if (reason?.kind === 'notAllowedInConfig') {
+      out.push({ id: 'ip-not-in-pool', severity: 'error',
+        message: `the requested address ${list(reason.ips)} is in no IPAddressPool`,
+        fix: 'request an address inside a pool, or add it to an IPAddressPool' });
+    } else if (dry?.error || a.status === 'pending') {
+      out.push({ id: 'allocation-failed', severity: 'error', message: `the controller cannot allocate: ${dry?.error ?? a.reason}`,
+        fix: 'see the message; `metallb-ts allocate --dry-run` shows every Service' });
+    }
+    if (a.status === 'assigned') {
+      out.push({ id: 'status-ip-not-kept', severity: 'warning',
+        message: `the address in the status (${list(a.ips)}) would not be kept by MetalLB's controller: ${dry?.error}`,
+        fix: 'make the pools and annotations allow this address again, or let the controller re-allocate' });
+    }
+  }
+  if (dry?.nondeterministic) {
+    out.push({ id: 'allocation-nondeterministic', severity: 'info', message: `MetalLB may choose differently: ${dry.nondeterministic}`,
+      fix: 'pin the choice with metallb.io/address-pool, metallb.io/loadBalancerIPs or serviceAllocation.priority' });
+  }
+}
+
+function l2Findings(f: FindingsInput, out: Finding[]): void {
+  const l2 = f.l2;
+  if (l2.serviceReason === 'ipNotAllowed') {
+    out.push({ id: 'ip-not-in-pool', severity: 'error', message: `no single IPAddressPool contains ${list(l2.ips)}: every speaker withdraws it (ipNotAllowed)`,
+      fix: 'add the address to an IPAddressPool, or remove it from the Service so the controller allocates a pooled one' });
+    return;
+  }
+  const endpointCheck = l2.checks.find((c) => c.check === 'endpoints');
+  if (endpointCheck && !endpointCheck.ok) {
+    const name = f.service.split('/')[1];
+    out.push({ id: 'no-ready-endpoints', severity: 'error',
+      message: 'the Service has no ready or serving endpoint, so no speaker announces it (every node: notOwner)',
+      fix: `check that the Service's selector matches running pods and that they pass their readiness probes (kubectl get endpointslices -n ${f.service.split('/')[0]} -l kubernetes.io/service-name=${name})` });
+    return;
+  }
+  if (l2.serviceReason) return;
+  const pool = l2.pool ? f.config.pools.get(l2.pool) : undefined;
+  if (!pool) return;
+  if (pool.l2Advertisements.length === 0 && pool.bgpAdvertisements.length === 0) {
+    out.push({ id: 'no-advertisement', severity: 'error', message: `pool ${pool.name} has no L2Advertisement or BGPAdvertisement: nobody announces its addresses`,
+      fix: `create an L2Advertisement with ipAddressPools: [${pool.name}] (or without ipAddressPools to cover every pool)` });
+    return;
+  }
+  if (pool.l2Advertisements.length === 0) return;
+  if (l2.advertisements.length === 0) {
+    out.push({ id: 'no-advertisement', severity: 'error',
+      message: `none of pool ${pool.name}'s L2Advertisements (${list(pool.l2Advertisements.map((a) => a.name))}) selects this Service by its serviceSelectors`,
+      fix: 'add the labels the serviceSelectors expect to the Service, or widen the serviceSelectors' });
+    return;
+  }
+  const ads = pool.l2Advertisements.filter((a) => l2.advertisements.includes(a.name));
+  const selected = new Set<string>();
+  for (const ad of ads) for (const n of ad.nodes) selected.add(n);
+  const byName = new Map(f.state.nodes.map((n) => [n.metadata?.name ?? '', n]));
+  const excluded = [...selected].filter((n) => Object.hasOwn(byName.get(n)?.metadata?.labels ?? {}, EXCLUDE_LB_LABEL));
+  if (selected.size === 0) {
+    out.push({ id: 'advertisement-selects-no-node', severity: 'error',
+      message: `the L2Advertisements for this Service (${list(l2.advertisements)}) select no node by their nodeSelectors`,
+      fix: 'fix the nodeSelectors so they match node labels (kubectl get nodes --show-labels)' });
+  } else if (excluded.length === selected.size && !f.ignoreExcludeLB) {
+    out.push({ id: 'nodeselector-only-excluded', severity: 'error',
+      message: `the nodeSelectors of ${list(l2.advertisements)} select only ${list(excluded)}, and every one of them carries ${EXCLUDE_LB_LABEL}: nobody announces (MetalLB only logs this at debug level)`,
+      fix: `select nodes without that label, or remove the label from the nodes (kubectl label node NODE ${EXCLUDE_LB_LABEL}-), or run the speakers with --ignore-exclude-lb` });
+  }
+  const exclStep = l2.trace.find((s) => s.step === 'excludeLB');
+  const emptyValued = (exclStep?.dropped ?? []).map((d) => d.node)
+    .filter((n) => byName.get(n)?.metadata?.labels?.[EXCLUDE_LB_LABEL] === '' && selected.has(n));
+  if (emptyValued.length > 0) {
+    out.push({ id: 'exclusion-label-empty-value', severity: 'warning',
+      message: `${list(emptyValued)} ${emptyValued.length === 1 ? 'carries' : 'carry'} ${EXCLUDE_LB_LABEL} with an empty value: MetalLB checks the key only, so ${emptyValued.length === 1 ? 'it is' : 'they are'} excluded, yet \`kubectl get nodes -L ${EXCLUDE_LB_LABEL}\` shows an empty column`,
+      fix: `if these nodes should announce: kubectl label node ${emptyValued[0]} ${EXCLUDE_LB_LABEL}-` });
+  }
+  const speakersStep = l2.trace.find((s) => s.step === 'speakers');
+  if (speakersStep && speakersStep.kept.length === 0) {
+    out.push({ id: 'no-live-speakers', severity: 'error',
+      message: f.speakers.source === 'flag' ? 'no node given with --speakers has a speaker' : 'no speaker pod is Ready on any node',
+      fix: 'check the speaker DaemonSet (kubectl -n metallb-system get pods -l component=speaker)' });
+  }
+  const netStep = l2.trace.find((s) => s.step === 'networkUnavailable');
+  const netDropped = (netStep?.dropped ?? []).map((d) => d.node).filter((n) => selected.has(n));
+  if (netDropped.length > 0) {
+    out.push({ id: 'network-unavailable', severity: 'warning',
+      message: `${list(netDropped)} ${netDropped.length === 1 ? 'has' : 'have'} condition NetworkUnavailable=True and cannot announce`,
+      fix: 'check the CNI on those nodes' });
+  }
+  const localStep = l2.trace.find((s) => s.step === 'localEndpoints');
+  if (localStep && localStep.kept.length === 0 && localStep.dropped.length > 0) {
+    out.push({ id: 'local-no-endpoint-on-candidate', severity: 'error',
+      message: `externalTrafficPolicy is Local, and none of the candidate nodes (${list(localStep.dropped.map((d) => d.node))}) runs a ready endpoint of the Service`,
+      fix: 'schedule the pods on the advertised nodes (nodeSelector/affinity), widen the L2Advertisement nodeSelectors, or use externalTrafficPolicy: Cluster' });
+  }
+  statusFindings(f, out);
+}
+
+function statusFindings(f: FindingsInput, out: Finding[]): void {
+  const [ns, name] = f.service.split('/');
+  const statuses = f.state.serviceL2Statuses.filter((s) => s.status?.serviceNamespace === ns && s.status?.serviceName === name);
+  const claimed = [...new Set(statuses.map((s) => s.status?.node).filter((n): n is string => !!n))];
+  const others = claimed.filter((n) => n !== f.announcer);
+  if (others.length > 0 || (f.announcer && statuses.length > 0 && !claimed.includes(f.announcer))) {
+    out.push({ id: 'l2status-disagrees', severity: 'warning',
+      message: `ServiceL2Status says ${list(claimed) || 'nobody'} announces the Service, but the election gives ${f.announcer ?? 'nobody'}`,
+      fix: 'the snapshot may be stale or the speakers disagree on who is alive (memberlist); compare `metallb-ts explain` live with the speaker logs' });
+  }
+}
+
+function bgpFindings(f: FindingsInput, out: Finding[]): void {
+  if (f.mode !== 'bgp' && f.mode !== 'layer2+bgp') return;
+  if (f.bgp.serviceReason) return;
+  if (f.bgpAnnouncers.length === 0 && f.state.bgpPeers.length === 0) {
+    out.push({ id: 'bgp-no-peer-session', severity: 'warning', message: 'the pool has BGPAdvertisements but no BGPPeer is configured',
+      fix: 'create a BGPPeer for your router' });
+  }
+}
+
+/** Computes the findings of an explanation, most severe first (stable within a severity). */
+export function findingsFor(f: FindingsInput): Finding[] {
+  const out: Finding[] = [];
+  allocationFindings(f, out);
+  if (f.allocation.status !== 'ignored' && f.allocation.ips.length > 0) {
+    l2Findings(f, out);
+    bgpFindings(f, out);
+  }
+  const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
+  return out.map((x, i) => [x, i] as const).sort((a, b) => rank[a[0].severity] - rank[b[0].severity] || a[1] - b[1]).map(([x]) => x);
+}
