@@ -24,9 +24,10 @@ export const NONE = '<none>';
 export const PENDING = '<pending>';
 
 /**
- * Renders rows under `columns`. Arrays in a cell are not accepted: join them first (kubectl
- * joins with commas). Returns the lines joined by `\n`, with a trailing newline, no trailing blanks.
- * With no rows, returns `No resources found.\n`-style text given by `empty` (default: headers only).
+ * Renders rows under `columns` (cells may carry chalk colours; widths ignore them). Lists must be
+ * joined by the caller (kubectl joins with commas). Returns the lines with a trailing newline and
+ * no trailing blanks. With no rows and `empty` given, returns `empty` instead (kubectl's
+ * `No resources found.`); without it, the header line alone.
  */
 export function renderTable(columns: readonly (Column | string)[], rows: readonly (readonly Cell[])[], empty?: string): string {
   if (rows.length === 0 && empty !== undefined) return empty.endsWith('\n') ? empty : empty + '\n';
