@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import type { Config, L2Adv, Pool } from '../../src/core/config/types.ts';
 import { parseSelector } from '../../src/core/labels.ts';
-import { parseCIDR } from '../../src/core/ip.ts';
+import { parsePool } from '../../src/core/config/pool.ts';
 import {
   aliveSpeakers, buildEndpointIndex, buildElectionIndex, decideL2ForNode, electL2, electionDigestHex, endpointCanServe,
   endpointNodes, slicesFor, usableEndpoints, type L2Election,
@@ -54,11 +54,8 @@ function l2(name: string, nodes: string[], opts: { interfaces?: string[]; servic
 function config(pools: Array<{ name: string; cidrs: string[]; l2: L2Adv[] }>): Config {
   const map = new Map<string, Pool>();
   for (const p of pools) {
-    const cidrs = p.cidrs.map((c) => parseCIDR(c)!);
-    map.set(p.name, {
-      name: p.name, ranges: p.cidrs.map((entry, i) => ({ entry, cidrs: [cidrs[i]] })), cidrs, autoAssign: true, avoidBuggyIPs: false,
-      l2Advertisements: p.l2, bgpAdvertisements: [], labels: {}, source: { kind: 'IPAddressPool', metadata: { name: p.name } },
-    });
+    const cr = { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool' as const, metadata: { name: p.name, namespace: 'metallb-system' }, spec: { addresses: p.cidrs } };
+    map.set(p.name, { ...parsePool(cr, []), l2Advertisements: p.l2 });
   }
   return { pools: map, peers: new Map(), bfdProfiles: new Map(), poolsByNamespace: new Map(), poolsByServiceSelector: [] };
 }
