@@ -31,7 +31,8 @@ export interface LoadSnapshotOptions {
  * @throws InputError naming the file (and line, when there is one) for: a missing or unreadable
  *   file, broken YAML/JSON (the parser's line), a document or List item that is not an object or
  *   has no `kind`, a directory without any `*.yaml|*.yml|*.json` file.
- * @throws UserError when no path is given or no object at all was found across all inputs.
+ * @throws UserError when no path is given, `-` is given twice, or no object at all was found
+ *   across all inputs.
  */
 export async function loadSnapshot(paths: readonly string[], opts: LoadSnapshotOptions = {}): Promise<ClusterState> {
   if (paths.length === 0) throw new UserError('no snapshot file given (use -f FILE|DIR, or -f - for stdin)');
@@ -39,7 +40,8 @@ export async function loadSnapshot(paths: readonly string[], opts: LoadSnapshotO
   let stdinText: string | undefined;
   for (const path of paths) {
     if (path === '-') {
-      stdinText ??= await readStdin(opts.stdin ?? process.stdin);
+      if (stdinText !== undefined) throw new UserError('-f - (stdin) given more than once');
+      stdinText = await readStdin(opts.stdin ?? process.stdin);
       objects.push(...parseSnapshotText(stdinText, STDIN_NAME));
       continue;
     }

@@ -39,6 +39,12 @@ spec:
   type: LoadBalancer
 `;
 
+test('byte order mark and CRLF line endings', async () => {
+  const s = await loadSnapshot([file('\ufeffkind: Node\r\nmetadata:\r\n  name: a\r\n---\r\nkind: Node\r\nmetadata: {name: b}\r\n')]);
+  assert.deepEqual(names(s.nodes), ['Node/a', 'Node/b']);
+  assert.equal(originOf(s.nodes[1]!)?.line, 5);
+});
+
 test('single YAML object', async () => {
   const p = file(SERVICE_YAML);
   const s = await loadSnapshot([p]);
@@ -170,6 +176,7 @@ test('stdin: -f - reads the given text or stream, once', async () => {
   const fromStream = await loadSnapshot(['-'], { stdin: Readable.from([Buffer.from('kind: Node\n'), Buffer.from('metadata: {name: n}\n')]) });
   assert.deepEqual(names(fromStream.nodes), ['Node/n']);
   await rejects(loadSnapshot(['-'], { stdin: '' }), /empty snapshot.*<stdin>/, UserError);
+  await rejects(loadSnapshot(['-', '-'], { stdin: SERVICE_YAML }), /given more than once/, UserError);
 });
 
 test('-f repeatable: files and stdin in the order given', async () => {
