@@ -135,13 +135,17 @@ export function digestHex(words: Int32Array, offset: number): string {
 }
 
 /**
- * Lower-case hex of `count` consecutive digests (8 words each), in one pass: returns one string of
- * 64×count characters; digest k is `hex.slice(64k, 64k + 64)`.
+ * Lower-case hex of the digests (8 words each) in `words`, taken in the order `order`, in one pass:
+ * one string of 64×order.length characters; the k-th digest of the order is
+ * `hex.slice(64k, 64k + 64)`.
  */
-export function digestsHex(words: Int32Array, count: number): string {
-  const bytes = new Uint8Array(count * 32);
+export function digestsHex(words: Int32Array, order: Int32Array): string {
+  const bytes = new Uint8Array(order.length * 32);
   const view = new DataView(bytes.buffer);
-  for (let i = 0; i < count * 8; i++) view.setInt32(i * 4, words[i], false);
+  for (let k = 0; k < order.length; k++) {
+    const from = order[k] * 8;
+    for (let w = 0; w < 8; w++) view.setInt32(k * 32 + w * 4, words[from + w], false);
+  }
   return Buffer.from(bytes.buffer, 0, bytes.length).toString('hex');
 }
 
@@ -162,21 +166,32 @@ export function compareDigests(a: Int32Array, i: number, b: Int32Array, j: numbe
   return 0;
 }
 
+let scratchKeys = new Uint32Array(1024);
+let scratchKeys2 = new Uint32Array(1024);
+let scratchOrder2 = new Int32Array(1024);
+const radixCounts = new Int32Array(256);
+
 /**
  * The hash order of `count` digests held in `words` (8 words each): the digest indexes sorted
  * ascending by digest bytes. An LSD radix sort (4 passes of 8 bits) on the first word, then the
  * rare runs whose first words tie are repaired with a full compare. O(count).
  */
 export function hashOrderOf(words: Int32Array, count: number): Int32Array {
-  let keys = new Uint32Array(count);
+  if (scratchKeys.length < count) {
+    scratchKeys = new Uint32Array(count * 2);
+    scratchKeys2 = new Uint32Array(count * 2);
+    scratchOrder2 = new Int32Array(count * 2);
+  }
+  // Four passes: the sorted result ends in `order` (fresh) and `keys` (scratch).
+  let keys = scratchKeys;
   let order = new Int32Array(count);
-  let keys2 = new Uint32Array(count);
-  let order2 = new Int32Array(count);
+  let keys2 = scratchKeys2;
+  let order2 = scratchOrder2.length >= count ? scratchOrder2 : new Int32Array(count);
   for (let k = 0; k < count; k++) {
     keys[k] = words[k * 8];
     order[k] = k;
   }
-  const counts = new Int32Array(256);
+  const counts = radixCounts;
   for (let shift = 0; shift < 32; shift += 8) {
     counts.fill(0);
     for (let k = 0; k < count; k++) counts[(keys[k] >>> shift) & 255]++;

@@ -165,12 +165,7 @@ export function electL2(input: L2Input): L2Election {
   const ipKey = ipHashKey(hashedIP);
   for (let k = 0; k < count; k++) electionDigestInto(survivors[k].hashKey, ipKey, words, k * 8);
   const order = hashOrderOf(words, count);
-  const sortedWords = new Int32Array(count * 8);
-  for (let k = 0; k < count; k++) {
-    const from = order[k] * 8;
-    for (let w = 0; w < 8; w++) sortedWords[k * 8 + w] = words[from + w];
-  }
-  const hex = count > 0 ? digestsHex(sortedWords, count) : '';
+  const hex = count > 0 ? digestsHex(words, order) : '';
   const hashOrder: HashEntry[] = new Array(count);
   for (let k = 0; k < count; k++) hashOrder[k] = { node: survivors[order[k]].name, digest: hex.slice(k * 64, k * 64 + 64) };
   const winner = count > 0 ? hashOrder[0].node : null;
