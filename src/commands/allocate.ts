@@ -4,15 +4,15 @@
  * writing anything. Exit 1 when a shown service would stay without an address, 0 otherwise.
  */
 import type { Command } from 'commander';
-import { parseConfig } from '../core/config/index.ts';
+import { diagnosticConfig } from '../core/explain/index.ts';
 import { allocateAll, statusIPs, type AllocateAllResult, type PoolOutcome, type ServiceAllocationOutcome } from '../core/controller/index.ts';
 import type { ClusterState } from '../core/kube.ts';
-import { ConfigError, EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
+import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
 import { palette } from '../render/color.ts';
 import { writeResult } from '../render/output.ts';
 import { PENDING, renderTable } from '../render/table.ts';
 import {
-  addFilenameOption, addNamespaceOption, addOutputOption, loadState,
+  addFilenameOption, addNamespaceOption, addOutputOption, loadState, rejectedConfig,
   type OutputOptions, type StateOptions,
 } from './options.ts';
 
@@ -52,19 +52,17 @@ export interface AllocateReport {
 }
 
 /**
- * Runs the controller's allocation over the state (parseConfig, then allocateAll on every
+ * Runs the controller's allocation over the state (diagnosticConfig — MetalLB's parser with the
+ * webhook-transient references cleared, as explain/whois use it — then allocateAll on every
  * LoadBalancer Service) and reports the services of `req.namespace` (all when absent).
  * @throws UserError (exit 2) when the configuration is one MetalLB would reject.
  */
 export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): AllocateReport {
   let config;
   try {
-    config = parseConfig(state);
+    config = diagnosticConfig(state);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      throw new UserError(`MetalLB would reject this configuration: ${err.message} (see metallb-ts validate)`);
-    }
-    throw err;
+    throw rejectedConfig(err);
   }
   const result: AllocateAllResult = allocateAll(config, state.services,
     req.loadBalancerClass !== undefined ? { loadBalancerClass: req.loadBalancerClass } : {});

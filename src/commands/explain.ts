@@ -1,12 +1,16 @@
 /**
  * `metallb-ts explain svc/NAME|NS/NAME|NAME [-n NS]`: why a LoadBalancer service has (or lacks)
- * its IP and which node announces it, with the trace of every step.
+ * its IP and which node announces it, with the trace of every step. Exit 0 when some node
+ * announces it, 1 when nobody does, 2 for bad input.
  */
 import type { Command } from 'commander';
 import type { ClusterState, Service } from '../core/kube.ts';
-import { UserError } from '../core/errors.ts';
+import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
+import { explainService as coreExplainService, isAnnounced, type DiagnosticContext, type Explanation } from '../core/explain/index.ts';
+import { writeResult } from '../render/output.ts';
+import { explainText } from '../render/explain.ts';
 import {
-  addFilenameOption, addNamespaceOption, addOutputOption, addSpeakerOptions, loadState,
+  addFilenameOption, addNamespaceOption, addOutputOption, addSpeakerOptions, diagnostics, loadState,
   type OutputOptions, type StateOptions,
 } from './options.ts';
 
@@ -14,14 +18,6 @@ import {
 export interface ServiceRef {
   namespace: string;
   name: string;
-}
-
-/** What `explain` asks the core. */
-export interface ExplainRequest {
-  service: ServiceRef;
-  /** `--speakers`; absent: derived from the speaker pods in the state. */
-  speakers?: string[];
-  ignoreExcludeLB: boolean;
 }
 
 const KIND_PREFIXES = new Set(['svc', 'service', 'services']);
@@ -56,11 +52,12 @@ export function findService(state: ClusterState, ref: ServiceRef): Service {
 }
 
 /**
- * Explains one service. Backed by the core (allocator + election) once it lands.
- * @throws UserError while the core election module is not available.
+ * Explains the Service `ref` names (core explainService over the diagnostic context); `-o json|yaml`
+ * print the returned Explanation as is.
+ * @throws UserError (exit 2) when the Service is not in the state.
  */
-export async function explainService(_state: ClusterState, _req: ExplainRequest): Promise<never> {
-  throw new UserError('explain is not available yet');
+export function explainServiceRef(ctx: DiagnosticContext, ref: ServiceRef): Explanation {
+  return coreExplainService({ ...ctx, service: findService(ctx.state, ref) });
 }
 
 interface ExplainOptions extends StateOptions, OutputOptions {}
@@ -77,13 +74,11 @@ export function registerExplain(program: Command): void {
   addOutputOption(cmd);
   addSpeakerOptions(cmd);
   cmd.action(async (target: string, opts: ExplainOptions) => {
-    const service = parseServiceTarget(target, opts.namespace);
+    const ref = parseServiceTarget(target, opts.namespace);
     const state = await loadState(opts);
-    findService(state, service);
-    await explainService(state, {
-      service,
-      ...(opts.speakers ? { speakers: opts.speakers } : {}),
-      ignoreExcludeLB: opts.ignoreExcludeLb === true,
-    });
+    findService(state, ref);
+    const explanation = explainServiceRef(diagnostics(state, opts), ref);
+    writeResult(opts.output, explanation, (wide) => explainText(explanation, wide));
+    process.exitCode = isAnnounced(explanation) ? EXIT_OK : EXIT_NO;
   });
 }

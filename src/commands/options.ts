@@ -5,7 +5,8 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ClusterState } from '../core/kube.ts';
-import { UserError } from '../core/errors.ts';
+import { ConfigError, UserError } from '../core/errors.ts';
+import { diagnosticContext, type DiagnosticContext } from '../core/explain/index.ts';
 import { loadSnapshot } from '../kube/snapshot.ts';
 import { OUTPUT_FORMATS, type OutputFormat } from '../render/output.ts';
 
@@ -79,4 +80,27 @@ export async function loadState(opts: StateOptions, stdin?: NodeJS.ReadableStrea
     throw new UserError('live cluster access is not available yet; pass a snapshot with -f FILE|DIR (or -f - for stdin)');
   }
   return loadSnapshot(opts.filename, stdin === undefined ? {} : { stdin });
+}
+
+/**
+ * The per-snapshot diagnostic context (effective config, live speakers, controller dry run,
+ * election index) for `explain`, `whois` and `allocate`.
+ * @throws UserError (exit 2) when MetalLB would reject the configuration; `validate` lists why.
+ */
+export function diagnostics(state: ClusterState, opts: StateOptions = {}): DiagnosticContext {
+  try {
+    return diagnosticContext(state, {
+      ...(opts.speakers ? { speakers: opts.speakers } : {}),
+      ignoreExcludeLB: opts.ignoreExcludeLb === true,
+    });
+  } catch (err) {
+    throw rejectedConfig(err);
+  }
+}
+
+/** A ConfigError as the one-line "MetalLB would reject this configuration" user error; others unchanged. */
+export function rejectedConfig(err: unknown): unknown {
+  return err instanceof ConfigError
+    ? new UserError(`MetalLB would reject this configuration: ${err.message} (see metallb-ts validate)`)
+    : err;
 }

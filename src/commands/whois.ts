@@ -1,23 +1,18 @@
 /**
  * `metallb-ts whois IP`: which pool an IP belongs to, which service(s) hold it and which node
- * answers ARP/NDP for it.
+ * answers ARP/NDP for it. Exit 0 when a Service holding it is announced, 1 otherwise (nobody
+ * holds it, or nobody announces it), 2 for bad input.
  */
 import type { Command } from 'commander';
-import type { ClusterState } from '../core/kube.ts';
-import { UserError } from '../core/errors.ts';
+import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
+import { whoisIP, type WhoisResult } from '../core/explain/index.ts';
 import { canonicalIP } from '../core/ip.ts';
+import { writeResult } from '../render/output.ts';
+import { whoisText } from '../render/explain.ts';
 import {
-  addFilenameOption, addOutputOption, addSpeakerOptions, loadState,
+  addFilenameOption, addOutputOption, addSpeakerOptions, diagnostics, loadState,
   type OutputOptions, type StateOptions,
 } from './options.ts';
-
-/** What `whois` asks the core. */
-export interface WhoisRequest {
-  /** Canonical form of the IP (`2001:db8::1`, `192.0.2.10`). */
-  ip: string;
-  speakers?: string[];
-  ignoreExcludeLB: boolean;
-}
 
 /**
  * The canonical form of a `whois` argument.
@@ -29,12 +24,9 @@ export function parseWhoisIP(arg: string): string {
   return ip;
 }
 
-/**
- * Answers `whois` for one IP. Backed by the core (config + allocator + election) once it lands.
- * @throws UserError while the core modules are not available.
- */
-export async function whoisIP(_state: ClusterState, _req: WhoisRequest): Promise<never> {
-  throw new UserError('whois is not available yet');
+/** Exit status of `whois`: 0 when some Service holding the address is announced, else 1. */
+export function whoisExitCode(w: WhoisResult): number {
+  return w.holders.some((h) => h.announcer !== null || h.bgpAnnouncers.length > 0) ? EXIT_OK : EXIT_NO;
 }
 
 interface WhoisOptions extends StateOptions, OutputOptions {}
@@ -52,10 +44,8 @@ export function registerWhois(program: Command): void {
   cmd.action(async (arg: string, opts: WhoisOptions) => {
     const ip = parseWhoisIP(arg);
     const state = await loadState(opts);
-    await whoisIP(state, {
-      ip,
-      ...(opts.speakers ? { speakers: opts.speakers } : {}),
-      ignoreExcludeLB: opts.ignoreExcludeLb === true,
-    });
+    const result = whoisIP({ ...diagnostics(state, opts), ip });
+    writeResult(opts.output, result, (wide) => whoisText(result, wide));
+    process.exitCode = whoisExitCode(result);
   });
 }

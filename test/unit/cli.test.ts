@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { renderTable } from '../../src/render/table.ts';
 import { colorEnabled } from '../../src/render/color.ts';
-import { parseServiceTarget } from '../../src/commands/explain.ts';
+import { explainServiceRef, parseServiceTarget } from '../../src/commands/explain.ts';
+import { diagnostics } from '../../src/commands/options.ts';
+import { loadSnapshot } from '../../src/kube/snapshot.ts';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseWhoisIP } from '../../src/commands/whois.ts';
 import { UserError } from '../../src/core/errors.ts';
 
@@ -193,6 +196,44 @@ spec: {type: LoadBalancer, clusterIPs: [10.96.0.10], ports: [{port: 80, protocol
 
   const invalid = write('invalid-pool.yaml', 'apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata: {name: p, namespace: m}\nspec: {addresses: [nope]}\n');
   assertUserError(run(['allocate', '--dry-run', '-f', invalid]), /MetalLB would reject this configuration: m\/IPAddressPool\/p: .*\(see metallb-ts validate\)/);
+});
+
+test('explain: exit 0 when announced, 1 when nobody announces; json is the core Explanation', () => {
+  const ok = run(['explain', 'svc/frontend', '-n', 'shop', '-f', EXAMPLE]);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /^Announced by: lab-worker-b$/m);
+  assert.match(ok.stdout, /^lab-worker-a\s+notOwner\s+not first in the hash order/m);
+  assert.match(ok.stdout, /^  excludeLB\s+5\s+lab-cp-1, lab-cp-2, lab-cp-3: labelled node\.kubernetes\.io\/exclude-from-external-load-balancers$/m);
+  const no = run(['explain', 'ingest/ingest-udp', '-f', EXAMPLE, '-o', 'json']);
+  assert.equal(no.status, 1, no.stderr);
+  const e = JSON.parse(no.stdout) as { service: string; announcer: string | null; findings: Array<{ id: string }> };
+  assert.equal(e.service, 'ingest/ingest-udp');
+  assert.equal(e.announcer, null);
+  assert.ok(e.findings.some((f) => f.id === 'no-ready-endpoints'));
+  const flag = JSON.parse(run(['explain', 'svc/frontend', '-n', 'shop', '--speakers', 'lab-worker-a', '-o', 'json', '-f', EXAMPLE]).stdout) as { announcer: string; speakers: { source: string } };
+  assert.deepEqual([flag.announcer, flag.speakers.source], ['lab-worker-a', 'flag']);
+});
+
+test('whois: holders of a shared IP; exit 1 when nobody announces it', () => {
+  const shared = run(['whois', '192.0.2.40', '-f', EXAMPLE]);
+  assert.equal(shared.status, 1, shared.stderr);
+  assert.deepEqual(shared.stdout.split('\n').filter((l) => l.startsWith('ingest/')).map((l) => l.split(/\s+/)[0]),
+    ['ingest/admin-console', 'ingest/ingest-tcp', 'ingest/ingest-udp', 'ingest/metrics-relay']);
+  const one = JSON.parse(run(['whois', '192.0.2.10', '-f', EXAMPLE, '-o', 'json']).stdout) as { ip: string; pool: string; holders: Array<{ service: string; announcer: string }> };
+  assert.deepEqual([one.ip, one.pool, one.holders.map((h) => `${h.service}@${h.announcer}`)], ['192.0.2.10', 'lab-pool', ['shop/frontend@lab-worker-b']]);
+  assert.equal(run(['whois', '192.0.2.10', '-f', EXAMPLE]).status, 0);
+});
+
+const SEED = join(ROOT, '../shared/conformance/election/seed-small-cluster.yaml');
+test('explain on examples/cluster.yaml gives the seed base case verdicts on every node', { skip: !existsSync(SEED) && `${SEED} not found` }, async () => {
+  const seedCase = (parse(readFileSync(SEED, 'utf8')) as { cases: Array<{ expected: Array<{ service: string; winner: string | null; nodes: Record<string, string> }> }> }).cases[0]!;
+  const ctx = diagnostics(await loadSnapshot([EXAMPLE]));
+  for (const want of seedCase.expected) {
+    const [namespace, name] = want.service.split('/') as [string, string];
+    const e = explainServiceRef(ctx, { namespace, name });
+    assert.equal(e.announcer, want.winner, `${want.service} winner`);
+    assert.deepEqual(Object.fromEntries(e.nodes.map((n) => [n.node, n.decision])), want.nodes, `${want.service} decisions`);
+  }
 });
 
 function readFileHead(p: string): string {

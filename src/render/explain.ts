@@ -1,0 +1,107 @@
+/**
+ * Human renderings of `explain` and `whois` results (kubectl-describe-like sections and tables).
+ * They print the core's decision objects; nothing here re-derives a decision.
+ */
+import type { ChalkInstance } from 'chalk';
+import type { Explanation, Finding, WhoisResult } from '../core/explain/index.ts';
+import { palette } from './color.ts';
+import { NONE, PENDING, renderTable } from './table.ts';
+
+function field(label: string, value: string): string {
+  return `${(label + ':').padEnd(14)}${value}\n`;
+}
+
+function verdict(decision: string, c: ChalkInstance): string {
+  return decision === 'announce' ? c.green(decision) : c.yellow(decision);
+}
+
+function list(xs: readonly string[], max: number): string {
+  return xs.length <= max ? xs.join(', ') : `${xs.slice(0, max).join(', ')} and ${xs.length - max} more`;
+}
+
+/** Findings as an indented block (message, then `fix:` line). */
+export function findingsText(findings: readonly Finding[], c: ChalkInstance = palette()): string {
+  if (findings.length === 0) return '';
+  const sev = (s: Finding['severity']) => (s === 'error' ? c.red(s) : s === 'warning' ? c.yellow(s) : s);
+  let out = '\nFindings:\n';
+  for (const f of findings) {
+    out += `  ${sev(f.severity)} ${c.bold(f.id)}: ${f.message}\n`;
+    out += `    fix: ${f.fix}\n`;
+  }
+  return out;
+}
+
+/**
+ * `explain` for people: the allocation, the verdict, the service checks and the candidate trace,
+ * one row per node, then findings. `wide` adds interfaces and full hash digests.
+ */
+export function explainText(e: Explanation, wide: boolean, c: ChalkInstance = palette()): string {
+  const a = e.allocation;
+  let out = field('Service', c.bold(e.service));
+  const ips = a.ips.length > 0 ? a.ips.join(', ') : PENDING;
+  out += field('Addresses', `${ips} (${a.status}${a.pool ? `, pool ${a.pool}` : ''})${a.reason ? `: ${a.reason}` : ''}`);
+  const ads = e.l2.advertisements.length > 0 ? ` (L2Advertisements: ${e.l2.advertisements.join(', ')})` : '';
+  out += field('Mode', `${e.mode}${ads}`);
+  const sp = e.speakers.nodes;
+  out += field('Speakers', sp === null ? `every node (${e.speakers.source})` : `${sp.length} alive (${e.speakers.source}): ${list(sp, 8)}`);
+  const announced = e.announcer ?? (e.bgpAnnouncers.length > 0 ? e.bgpAnnouncers.join(', ') : null);
+  out += field('Announced by', announced ? c.green(announced) : c.red('nobody'));
+  out += field('Why', e.l2.detail);
+
+  if (e.l2.checks.length > 0) {
+    out += '\nChecks:\n';
+    for (const ch of e.l2.checks) out += `  ${ch.ok ? c.green('ok  ') : c.red('FAIL')} ${ch.check.padEnd(10)} ${ch.detail}\n`;
+  }
+  if (e.l2.trace.length > 0) {
+    out += `\nCandidates${e.l2.hashedIP ? ` for ${e.l2.hashedIP}` : ''}:\n`;
+    out += indent(renderTable(
+      ['step', 'kept', 'dropped'],
+      e.l2.trace.map((t) => [
+        t.step,
+        `${t.kept.length}`,
+        t.dropped.length > 0 ? dropSummary(t.dropped, wide) : t.note ?? '',
+      ]),
+    ));
+  }
+  if (e.hashOrder.length > 0) {
+    out += `\nHash order (sha256 of node#ip, first wins): ${e.hashOrder.map((h) => `${h.node} (${wide ? h.digest : h.digest.slice(0, 8)})`).join(', ')}\n`;
+  }
+  out += '\n';
+  const cols = ['node', 'decision', 'detail', ...(wide ? ['interfaces'] : [])];
+  out += renderTable(cols, e.nodes.map((n) => [
+    n.node, verdict(n.decision, c), n.detail,
+    ...(wide ? [n.interfaces === null ? NONE : n.interfaces === 'all' ? 'all' : n.interfaces.join(',')] : []),
+  ]), 'No nodes in the cluster state.');
+  out += findingsText(e.findings, c);
+  return out;
+}
+
+/** Dropped candidates grouped by reason: `lab-cp-1, lab-cp-2: labelled ...`. */
+function dropSummary(dropped: ReadonlyArray<{ node: string; why: string }>, wide: boolean): string {
+  const byWhy = new Map<string, string[]>();
+  for (const d of dropped) byWhy.set(d.why, [...(byWhy.get(d.why) ?? []), d.node]);
+  return [...byWhy].map(([why, nodes]) => `${wide ? nodes.join(', ') : list(nodes, 3)}: ${why}`).join('; ');
+}
+
+function indent(text: string): string {
+  return text.split('\n').map((l) => (l ? `  ${l}` : l)).join('\n');
+}
+
+/** `whois` for people: the address and pool, then one row per Service holding it. */
+export function whoisText(w: WhoisResult, wide: boolean, c: ChalkInstance = palette()): string {
+  let out = field('IP', c.bold(w.ip));
+  out += field('Pool', w.pool ?? `${NONE} (no IPAddressPool contains it)`);
+  out += '\n';
+  const cols = ['service', 'mode', 'announced-by', 'l2-status', 'problems', ...(wide ? ['all-ips', 'pool'] : [])];
+  const rows = w.holders.map((h) => {
+    const by = h.announcer ?? (h.bgpAnnouncers.length > 0 ? h.bgpAnnouncers.join(',') : undefined);
+    return [
+      h.service, h.mode, by ? c.green(by) : undefined,
+      h.l2Status.map((s) => s.node + (s.interfaces.length > 0 ? ` (${s.interfaces.join(',')})` : '')).join(', '),
+      h.problems.join('; '),
+      ...(wide ? [h.ips.join(','), h.pool] : []),
+    ];
+  });
+  out += renderTable(cols, rows, 'No Service holds this address.');
+  return out;
+}
