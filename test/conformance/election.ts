@@ -1,11 +1,11 @@
 /**
  * Conformance adapter for /work/shared/conformance/election: builds the cluster state from each
- * case's `resources`, the Config with parseConfig, runs electL2 once per expected service and
+ * case's `resources`, the Config with diagnosticConfig (what explain uses), runs electL2 once per expected service and
  * compares the speaker's decision on every listed node (decideL2ForNode), the winner and the
  * optional `candidates`, `advertisements` and `interfaces`. No behaviour here: translation only.
  * One result per case (every expected entry must match).
  */
-import { parseConfig } from '../../src/core/config/index.ts';
+import { diagnosticConfig } from '../../src/core/explain/index.ts';
 import { buildElectionIndex, decideL2ForNode, electL2 } from '../../src/core/election/index.ts';
 import { clusterStateFromObjects, namespacedName, type KubeObject, type Service } from '../../src/core/kube.ts';
 import type { CaseResult, SuiteAdapter } from './types.ts';
@@ -15,7 +15,7 @@ const show = (v: unknown): string => JSON.stringify(v);
 function runCase(c: any): CaseResult {
   const name = String(c.name);
   const state = clusterStateFromObjects((c.resources ?? []) as KubeObject[]);
-  const config = parseConfig(state);
+  const { config } = diagnosticConfig(state);
   const speakers: string[] | null = c.speakers === null || c.speakers === undefined ? null : c.speakers.map(String);
   const ignoreExcludeLB = c.ignoreExcludeLB === true;
   const index = buildElectionIndex(state, speakers);

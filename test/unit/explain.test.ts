@@ -156,3 +156,15 @@ test('whois finds every holder of a shared IP and the pool of a free one', () =>
   assert.equal(free.pool, 'p');
   assert.throws(() => whoisIP({ ...ctx, ip: 'not-an-ip' }), /not an IP address/);
 });
+
+test('a configuration MetalLB rejects only for a repeated selector is explained without the repeat, and says so', () => {
+  const sel = { matchLabels: { 'kubernetes.io/hostname': 'a' } };
+  const e = explain([node('a'), node('b'), pool('p', ['192.0.2.0/28']), l2('ad', { nodeSelectors: [sel, sel] }),
+    svc('web', { ip: '192.0.2.1' }), slice('web', ['a', 'b'])], 'web');
+  assert.equal(e.announcer, 'a');
+  assert.equal(e.findings[0]?.id, 'config-rejected');
+  assert.match(e.findings[0]!.message, /duplicate definition of nodeSelectors/);
+  // Any other rejection stays an error naming the object.
+  assert.throws(() => explain([node('a'), pool('p', ['192.0.2.0/28']), pool('q', ['192.0.2.8/29']), svc('web', { ip: '192.0.2.1' })], 'web'),
+    /IPAddressPool\/q/);
+});

@@ -7,7 +7,8 @@ import { parseConfig, resetTransient } from '../config/index.ts';
 import type { Config } from '../config/types.ts';
 import { allocateAll, type AllocateAllResult } from '../controller/index.ts';
 import { aliveSpeakers, buildElectionIndex, type ElectionIndex } from '../election/index.ts';
-import type { ClusterState } from '../kube.ts';
+import { ConfigError } from '../errors.ts';
+import type { ClusterState, LabelSelector } from '../kube.ts';
 import type { SpeakersSource } from './explain.ts';
 
 /** Options of diagnosticContext (the CLI's `--speakers` and `--ignore-exclude-lb`). */
@@ -21,6 +22,8 @@ export interface DiagnosticOptions {
 export interface DiagnosticContext {
   readonly state: ClusterState;
   readonly config: Config;
+  /** MetalLB's error when it rejects the configuration for repeated entries only (see diagnosticConfig). */
+  readonly configRejected: ConfigError | null;
   readonly speakers: readonly string[] | null;
   readonly speakersSource: SpeakersSource;
   readonly ignoreExcludeLB: boolean;
@@ -28,15 +31,87 @@ export interface DiagnosticContext {
   readonly index: ElectionIndex;
 }
 
+/** The configuration the diagnostics explain with, and whether MetalLB would reject the real one. */
+export interface DiagnosticConfig {
+  readonly config: Config;
+  /**
+   * Set when MetalLB rejects the configuration as written only because of repeated entries
+   * (a selector, expression, value or pool name listed twice — MetalLB's `validateDuplicate` /
+   * `validateLabelSelectorDuplicate`): `config` is then the configuration with the repeats removed,
+   * which selects exactly the same objects, and this is MetalLB's error.
+   */
+  readonly rejected: ConfigError | null;
+}
+
+function selectorKey(sel: LabelSelector): string {
+  const labels = Object.entries(sel.matchLabels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const exprs = [...new Set((sel.matchExpressions ?? []).map((e) => JSON.stringify([e.key, e.operator, [...new Set(e.values ?? [])].sort()])))];
+  return JSON.stringify([labels, exprs]);
+}
+
+/** A selector list without repeats: ORed selectors, ANDed expressions and In/NotIn values are sets, so nothing selects differently. */
+function dedupeSelectors(list: readonly LabelSelector[] | null | undefined): LabelSelector[] | null | undefined {
+  if (!list) return list;
+  const seen = new Set<string>();
+  const out: LabelSelector[] = [];
+  for (const sel of list) {
+    const key = selectorKey(sel);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const exprSeen = new Set<string>();
+    const exprs = (sel.matchExpressions ?? []).map((e) => (e.values ? { ...e, values: [...new Set(e.values)] } : e))
+      .filter((e) => { const k = JSON.stringify([e.key, e.operator, [...(e.values ?? [])].sort()]); return exprSeen.has(k) ? false : (exprSeen.add(k), true); });
+    out.push(sel.matchExpressions ? { ...sel, matchExpressions: exprs } : sel);
+  }
+  return out;
+}
+
+function dedupeStrings(list: readonly string[] | null | undefined): string[] | null | undefined {
+  return list ? [...new Set(list)] : list;
+}
+
+/** The state with repeated selector and list entries of pools and advertisements removed. */
+function withoutRepeats(state: ClusterState): ClusterState {
+  const ads = <T extends { spec?: Record<string, any> }>(objs: readonly T[]): T[] => objs.map((o) => (o.spec ? {
+    ...o, spec: { ...o.spec,
+      ...('ipAddressPools' in o.spec ? { ipAddressPools: dedupeStrings(o.spec.ipAddressPools) } : {}),
+      ...('ipAddressPoolSelectors' in o.spec ? { ipAddressPoolSelectors: dedupeSelectors(o.spec.ipAddressPoolSelectors) } : {}),
+      ...('nodeSelectors' in o.spec ? { nodeSelectors: dedupeSelectors(o.spec.nodeSelectors) } : {}),
+      ...('serviceSelectors' in o.spec ? { serviceSelectors: dedupeSelectors(o.spec.serviceSelectors) } : {}),
+      ...('peers' in o.spec ? { peers: dedupeStrings(o.spec.peers) } : {}),
+    } } : o));
+  const pools = state.ipAddressPools.map((p) => {
+    const sa = p.spec?.serviceAllocation;
+    if (!sa) return p;
+    return { ...p, spec: { ...p.spec, serviceAllocation: { ...sa, namespaces: dedupeStrings(sa.namespaces),
+      namespaceSelectors: dedupeSelectors(sa.namespaceSelectors), serviceSelectors: dedupeSelectors(sa.serviceSelectors) } } };
+  });
+  return { ...state, ipAddressPools: pools, l2Advertisements: ads(state.l2Advertisements), bgpAdvertisements: ads(state.bgpAdvertisements) };
+}
+
 /**
  * The configuration as the diagnostics use it: MetalLB's parser over the snapshot's CRs, after
- * clearing the references that may legitimately point at objects a snapshot often lacks (BGPPeer
- * password Secrets and BFDProfiles, Community aliases — MetalLB's webhook "transient" fields).
- * `validate` reports those references separately.
- * @throws ConfigError (exit 2) naming the object, for a configuration MetalLB would reject.
+ * clearing the BGPPeer references a snapshot often lacks the targets of (password Secrets,
+ * BFDProfiles: MetalLB's webhook "transient" fields; `validate` reports those). When MetalLB
+ * rejects the configuration only for repeated entries, the speakers keep their previous
+ * configuration, which a snapshot cannot show: the diagnostics then explain the configuration
+ * without the repeats and report MetalLB's error (`rejected`).
+ * @throws ConfigError (exit 2) naming the object, for any other configuration MetalLB would reject.
  */
-export function diagnosticConfig(state: ClusterState): Config {
-  return parseConfig({ ...state, bgpPeers: resetTransient(state.bgpPeers) });
+export function diagnosticConfig(state: ClusterState): DiagnosticConfig {
+  const cleared = { ...state, bgpPeers: resetTransient(state.bgpPeers) };
+  try {
+    return { config: parseConfig(cleared), rejected: null };
+  } catch (err) {
+    if (!(err instanceof ConfigError) || !/duplicate definition of/.test(err.message)) throw err;
+    let config: Config;
+    try {
+      config = parseConfig(withoutRepeats(cleared));
+    } catch {
+      throw err;
+    }
+    return { config, rejected: err };
+  }
 }
 
 /**
@@ -46,7 +121,7 @@ export function diagnosticConfig(state: ClusterState): Config {
  * @throws ConfigError for a configuration MetalLB would reject.
  */
 export function diagnosticContext(state: ClusterState, opts: DiagnosticOptions = {}): DiagnosticContext {
-  const config = diagnosticConfig(state);
+  const { config, rejected } = diagnosticConfig(state);
   let speakers: readonly string[] | null;
   let speakersSource: SpeakersSource;
   if (opts.speakers) {
@@ -57,7 +132,7 @@ export function diagnosticContext(state: ClusterState, opts: DiagnosticOptions =
     speakersSource = speakers ? 'speaker-pods' : 'all-nodes';
   }
   return {
-    state, config, speakers, speakersSource, ignoreExcludeLB: opts.ignoreExcludeLB === true,
+    state, config, configRejected: rejected, speakers, speakersSource, ignoreExcludeLB: opts.ignoreExcludeLB === true,
     dryRun: allocateAll(config, state.services),
     index: buildElectionIndex(state, speakers),
   };

@@ -28,6 +28,8 @@ export interface ExplainInput {
   readonly dryRun?: AllocateAllResult;
   /** An election index of `state`, reused across calls. */
   readonly index?: ElectionIndex;
+  /** MetalLB's error when it rejects the configuration for repeated entries only (diagnosticConfig). */
+  readonly configRejected?: { readonly message: string } | null;
 }
 
 /**
@@ -148,7 +150,8 @@ export function explainService(input: ExplainInput): Explanation {
     service: key, mode, allocation, nodes, hashOrder: l2.hashOrder, announcer: l2.winner, bgpAnnouncers,
     speakers: { source: input.speakersSource, nodes: speakers }, l2, bgp,
   } as const;
-  return { ...partial, findings: findingsFor({ ...partial, state, config, ignoreExcludeLB, serviceObject: service }) };
+  const findings = findingsFor({ ...partial, state, config, ignoreExcludeLB, serviceObject: service, configRejected: input.configRejected?.message ?? null });
+  return { ...partial, findings };
 }
 
 /** Whether the explanation ends in "somebody announces the service" (exit status 0 of `explain`). */

@@ -21,7 +21,7 @@ export type Severity = 'error' | 'warning' | 'info';
  * `no-ready-endpoints`, `no-advertisement`, `advertisement-selects-no-node`,
  * `nodeselector-only-excluded`, `exclusion-label-empty-value`, `no-live-speakers`,
  * `network-unavailable`, `local-no-endpoint-on-candidate`, `l2status-disagrees`,
- * `bgp-no-peer-session`.
+ * `bgp-no-peer-session`, `config-rejected`.
  */
 export interface Finding {
   readonly id: string;
@@ -45,6 +45,8 @@ export interface FindingsInput {
   readonly state: ClusterState;
   readonly config: Config;
   readonly ignoreExcludeLB: boolean;
+  /** MetalLB's error when it rejects the configuration for repeated entries only. */
+  readonly configRejected: string | null;
 }
 
 function list(names: Iterable<string>): string {
@@ -208,6 +210,11 @@ function bgpFindings(f: FindingsInput, out: Finding[]): void {
 /** Computes the findings of an explanation, most severe first (stable within a severity). */
 export function findingsFor(f: FindingsInput): Finding[] {
   const out: Finding[] = [];
+  if (f.configRejected) {
+    out.push({ id: 'config-rejected', severity: 'error',
+      message: `MetalLB rejects the configuration (${f.configRejected}) and keeps running with its previous one; explained here as if the repeated entry were removed`,
+      fix: 'remove the repeated entry; `metallb-ts validate` lists every configuration error' });
+  }
   allocationFindings(f, out);
   if (f.allocation.status !== 'ignored' && f.allocation.ips.length > 0) {
     l2Findings(f, out);
