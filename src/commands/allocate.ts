@@ -41,11 +41,16 @@ export interface AllocateServiceReport extends ServiceAllocationOutcome {
 }
 
 /**
- * `allocate --dry-run -o json|yaml` output (documented schema): `services` in processing order
+ * `allocate --dry-run -o json|yaml` output (documented schema): `configRejected`, `services` in processing order
  * (allocateAll's fields plus namespace, name, currentIPs, change), `pools` (size, in use,
  * available per family), `passes`.
  */
 export interface AllocateReport {
+  /**
+   * Set when MetalLB rejects the configuration as written only for repeated entries (its error
+   * text); the dry run then uses the configuration with the repeats removed (diagnosticConfig).
+   */
+  configRejected: string | null;
   services: AllocateServiceReport[];
   pools: PoolOutcome[];
   passes: number;
@@ -58,12 +63,13 @@ export interface AllocateReport {
  * @throws UserError (exit 2) when the configuration is one MetalLB would reject.
  */
 export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): AllocateReport {
-  let config;
+  let diag;
   try {
-    config = diagnosticConfig(state);
+    diag = diagnosticConfig(state);
   } catch (err) {
     throw rejectedConfig(err);
   }
+  const { config, rejected } = diag;
   const result: AllocateAllResult = allocateAll(config, state.services,
     req.loadBalancerClass !== undefined ? { loadBalancerClass: req.loadBalancerClass } : {});
   const byKey = new Map(state.services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`, s]));
@@ -75,7 +81,7 @@ export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): 
       return { ...o, namespace: o.service.slice(0, slash), name: o.service.slice(slash + 1), currentIPs, change: changeOf(currentIPs, o.ips) };
     })
     .filter((s) => req.namespace === undefined || s.namespace === req.namespace);
-  return { services, pools: [...result.pools], passes: result.passes };
+  return { configRejected: rejected ? rejected.message : null, services, pools: [...result.pools], passes: result.passes };
 }
 
 function changeOf(before: readonly string[], after: readonly string[]): AllocationChange {
@@ -106,7 +112,10 @@ export function allocateTable(report: AllocateReport, wide: boolean, color = pal
     report.pools.map((p) => [p.name, String(p.size), p.inUse, String(p.availableIPv4), String(p.availableIPv6)]),
     'No IPAddressPools.',
   );
-  return `${services}\n${pools}`;
+  const warning = report.configRejected
+    ? `${color.yellow('Warning:')} MetalLB rejects this configuration as written (${report.configRejected}); this dry run uses it with the repeated entries removed.\n\n`
+    : '';
+  return `${warning}${services}\n${pools}`;
 }
 
 interface AllocateOptions extends StateOptions, OutputOptions {

@@ -194,6 +194,20 @@ spec: {type: LoadBalancer, clusterIPs: [10.96.0.10], ports: [{port: 80, protocol
   assert.match(p.stdout, /^x\/a\s+192\.0\.2\.1\s+tiny\s+allocated\s+<none>$/m);
   assert.match(p.stdout, /^x\/b\s+<pending>\s+<none>\s+pending\s+no available IPs$/m);
 
+  const dup = write('dup.yaml', `apiVersion: metallb.io/v1beta1
+kind: IPAddressPool
+metadata: {name: p, namespace: metallb-system}
+spec: {addresses: [192.0.2.0/30]}
+---
+apiVersion: metallb.io/v1beta1
+kind: L2Advertisement
+metadata: {name: l2, namespace: metallb-system}
+spec: {ipAddressPools: [p, p]}
+`);
+  const d = JSON.parse(run(['allocate', '--dry-run', '-f', dup, '-o', 'json']).stdout) as { configRejected: string | null };
+  assert.match(d.configRejected ?? '', /L2Advertisement\/l2: duplicate definition/);
+  assert.equal((JSON.parse(run(['allocate', '--dry-run', '-f', EXAMPLE, '-o', 'json']).stdout) as { configRejected: unknown }).configRejected, null);
+
   const invalid = write('invalid-pool.yaml', 'apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata: {name: p, namespace: m}\nspec: {addresses: [nope]}\n');
   assertUserError(run(['allocate', '--dry-run', '-f', invalid]), /MetalLB would reject this configuration: m\/IPAddressPool\/p: .*\(see metallb-ts validate\)/);
 });
