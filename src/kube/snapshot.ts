@@ -64,6 +64,8 @@ export async function loadSnapshot(paths: readonly string[], opts: LoadSnapshotO
  *   not an object, or one without `kind`.
  */
 export function parseSnapshotText(text: string, file: string): KubeObject[] {
+  const json = parseJSONSnapshot(text, file);
+  if (json) return json;
   const lineCounter = new LineCounter();
   const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false });
   const docs: readonly Document.Parsed[] = parsed; // an empty stream is an empty array
@@ -87,12 +89,7 @@ export function parseSnapshotText(text: string, file: string): KubeObject[] {
       const itemKind = obj.kind !== 'List' ? obj.kind!.slice(0, -'List'.length) : undefined;
       items.forEach((item: unknown, i: number) => {
         const line = lineOf(itemNodes[i] as YamlNode | undefined, docLine);
-        if (item !== null && typeof item === 'object' && !Array.isArray(item) && itemKind) {
-          // The raw API (`kubectl get --raw`, a `ServiceList`) leaves kind/apiVersion off the items.
-          const it = item as KubeObject;
-          if (it.kind === undefined) it.kind = itemKind;
-          if (it.apiVersion === undefined && typeof obj.apiVersion === 'string') it.apiVersion = obj.apiVersion;
-        }
+        fillItemKind(item, itemKind, obj);
         out.push(record(asObject(item, file, line, `${obj.kind} item ${i}`), file, line));
       });
       continue;
@@ -100,6 +97,85 @@ export function parseSnapshotText(text: string, file: string): KubeObject[] {
     out.push(record(obj, file, docLine));
   }
   return out;
+}
+
+/**
+ * Fast path for a JSON object (`kubectl get -o json`): JSON.parse is an order of magnitude faster
+ * than a YAML parser on large dumps. Returns undefined when the text is not one valid JSON object,
+ * so the YAML parser (a superset) handles it and reports errors with their line. Origins: the line
+ * of the object or of each List item, from one scan of the text.
+ */
+function parseJSONSnapshot(text: string, file: string): KubeObject[] | undefined {
+  const start = text.search(/\S/);
+  if (start < 0 || text[start] !== '{') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    return undefined;
+  }
+  const lines = jsonItemLines(text);
+  const obj = asObject(value, file, lines.top, 'document');
+  if (!isListKind(obj)) return [record(obj, file, lines.top)];
+  const items = obj['items'];
+  if (items === null || items === undefined) return [];
+  if (!Array.isArray(items)) throw new InputError(file, `${obj.kind}: "items" is not a list`, lines.top);
+  const itemKind = obj.kind !== 'List' ? obj.kind!.slice(0, -'List'.length) : undefined;
+  return items.map((item: unknown, i: number) => {
+    const line = lines.items[i] ?? lines.top;
+    fillItemKind(item, itemKind, obj);
+    return record(asObject(item, file, line, `${obj.kind} item ${i}`), file, line);
+  });
+}
+
+/**
+ * Lines (1-based) of the top-level object and of the elements of its `items` array, found by one
+ * pass over valid JSON text (only objects and arrays are counted as elements).
+ */
+function jsonItemLines(text: string): { top: number; items: number[] } {
+  const items: number[] = [];
+  let line = 1;
+  let top = 0;
+  let depth = 0;
+  let inString = false;
+  let stringStart = -1;
+  let lastKey = '';
+  // Depth at which an element of the array we record opens; -1 while unknown, -2 once done.
+  let itemsDepth = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) {
+        inString = false;
+        if (depth === 1) lastKey = text.slice(stringStart + 1, i);
+      }
+      continue;
+    }
+    if (c === 0x0a) line++;
+    else if (c === 0x22) {
+      inString = true;
+      stringStart = i;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (depth === 0) top = line;
+      else if (depth === itemsDepth) items.push(line);
+      else if (depth === 1 && c === 0x5b && itemsDepth === -1 && lastKey === 'items') itemsDepth = 2;
+      depth++;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+      if (depth === 1 && itemsDepth === 2 && c === 0x5d) itemsDepth = -2;
+    }
+  }
+  return { top: top || 1, items };
+}
+
+function fillItemKind(item: unknown, itemKind: string | undefined, list: KubeObject): void {
+  if (item !== null && typeof item === 'object' && !Array.isArray(item) && itemKind) {
+    // The raw API (`kubectl get --raw`, a `ServiceList`) leaves kind/apiVersion off the items.
+    const it = item as KubeObject;
+    if (it.kind === undefined) it.kind = itemKind;
+    if (it.apiVersion === undefined && typeof list.apiVersion === 'string') it.apiVersion = list.apiVersion;
+  }
 }
 
 /**

@@ -117,7 +117,12 @@ export function reconcileService(ctrl: ControllerState, key: string, service: Se
   }
   if (ctrl.pools === null) return { result: 'success', updated: false, events: [] };
 
-  const copy = structuredClone(service);
+  // converge only replaces `status` and edits `metadata.annotations`: copy just those.
+  const copy: Service = {
+    ...service,
+    metadata: { ...(service.metadata ?? {}), ...(service.metadata?.annotations ? { annotations: { ...service.metadata.annotations } } : {}) },
+  };
+  if (!service.metadata) delete copy.metadata;
   const events: ControllerEvent[] = [];
   const prevIPs = alloc.ipsOf(key);
   const prevKey = alloc.allocationKey(key);
@@ -144,8 +149,7 @@ export function reconcileService(ctrl: ControllerState, key: string, service: Se
     const prev = prevIPs.map((s) => parseIP(s)!);
     if (alloc.poolForIPs(prev) !== null) result = 'reprocessAll';
   }
-  const written: Service = structuredClone(service);
-  written.status = copy.status;
+  const written: Service = { ...structuredClone(service), status: copy.status };
   written.metadata = { ...(written.metadata ?? {}) };
   if (copy.metadata?.annotations !== undefined) written.metadata.annotations = copy.metadata.annotations;
   return {
