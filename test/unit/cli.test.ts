@@ -239,8 +239,11 @@ test('whois: holders of a shared IP; exit 1 when nobody announces it', () => {
 });
 
 const SEED = join(ROOT, '../shared/conformance/election/seed-small-cluster.yaml');
-test('explain on examples/cluster.yaml gives the seed base case verdicts on every node', { skip: !existsSync(SEED) && `${SEED} not found` }, async () => {
-  const seedCase = (parse(readFileSync(SEED, 'utf8')) as { cases: Array<{ expected: Array<{ service: string; winner: string | null; nodes: Record<string, string> }> }> }).cases[0]!;
+type SeedCase = { name: string; ignoreExcludeLB: boolean; expected: Array<{ service: string; winner: string | null; nodes: Record<string, string> }> };
+const seedCases = (): SeedCase[] => (parse(readFileSync(SEED, 'utf8')) as { cases: SeedCase[] }).cases;
+
+test('explain on examples/cluster.yaml gives the seed base case verdicts on every node', async () => {
+  const seedCase = seedCases()[0]!;
   const ctx = diagnostics(await loadSnapshot([EXAMPLE]));
   for (const want of seedCase.expected) {
     const [namespace, name] = want.service.split('/') as [string, string];
@@ -248,6 +251,26 @@ test('explain on examples/cluster.yaml gives the seed base case verdicts on ever
     assert.equal(e.announcer, want.winner, `${want.service} winner`);
     assert.deepEqual(Object.fromEntries(e.nodes.map((n) => [n.node, n.decision])), want.nodes, `${want.service} decisions`);
   }
+});
+
+test('explain on examples/cluster-cp-only.yaml gives the seed trap cases verdicts and names the trap', async () => {
+  const state = await loadSnapshot([join(ROOT, 'examples/cluster-cp-only.yaml')]);
+  for (const seedCase of seedCases().slice(1)) {
+    const ctx = diagnostics(state, { ignoreExcludeLb: seedCase.ignoreExcludeLB });
+    for (const want of seedCase.expected) {
+      const [namespace, name] = want.service.split('/') as [string, string];
+      const e = explainServiceRef(ctx, { namespace, name });
+      assert.equal(e.announcer, want.winner, `${seedCase.name} ${want.service} winner`);
+      assert.deepEqual(Object.fromEntries(e.nodes.map((n) => [n.node, n.decision])), want.nodes, `${seedCase.name} ${want.service}`);
+      const trap = e.findings.some((f) => f.id === 'nodeselector-only-excluded');
+      const healthy = !e.findings.some((f) => f.id === 'no-ready-endpoints');
+      assert.equal(trap, healthy && !seedCase.ignoreExcludeLB, `${seedCase.name} ${want.service} trap finding`);
+    }
+  }
+  const r = run(['explain', 'svc/frontend', '-n', 'shop', '-f', join(ROOT, 'examples/cluster-cp-only.yaml')]);
+  assert.equal(r.status, 1);
+  assert.match(r.stdout, /nodeselector-only-excluded/);
+  assert.match(r.stdout, /exclude-from-external-load-balancers/);
 });
 
 function readFileHead(p: string): string {
