@@ -17,6 +17,7 @@ import { formatCIDR, prefixMask, type IP } from '../ip.ts';
 import { EXCLUDE_LB_LABEL, namespacedName, type ClusterState, type Service } from '../kube.ts';
 import { hasHealthyEndpoint, slicesFor } from './endpoints.ts';
 import { checkService } from './service.ts';
+import { compatibleLocalPref } from '../config/parse.ts';
 import { buildElectionIndex, type ElectionIndex, type NodeInfo } from './state-index.ts';
 import type { AppliedBGPAdvertisement, BGPEvaluation, BGPNodeDecision, BGPReason } from './types.ts';
 
@@ -29,33 +30,6 @@ export interface BGPInput {
   readonly ignoreExcludeLB: boolean;
   /** The index of `state` (buildElectionIndex), reused across services. */
   readonly index?: ElectionIndex;
-}
-
-function isAggrLengthDifferent(a: BGPAdv, b: BGPAdv, pool: Pool): boolean {
-  let hasV4 = false;
-  let hasV6 = false;
-  for (const r of pool.ranges) {
-    const fam = r.cidrs[0]?.family;
-    if (fam === 'ipv4') hasV4 = true;
-    if (fam === 'ipv6') hasV6 = true;
-  }
-  if (!hasV4 && !hasV6) return true;
-  if (a.aggregationLength !== b.aggregationLength && !hasV6) return true;
-  if (a.aggregationLengthV6 !== b.aggregationLengthV6 && !hasV4) return true;
-  return a.aggregationLength !== b.aggregationLength && a.aggregationLengthV6 !== b.aggregationLengthV6;
-}
-
-/**
- * Whether two BGPAdvertisements of a pool may both apply (MetalLB
- * `BGPAdvertisementsHaveCompatibleLocalPref`): same LOCAL_PREF, or different aggregation (so
- * different prefixes), or disjoint non-empty peer lists, or disjoint node sets.
- */
-export function compatibleLocalPref(a: BGPAdv, b: BGPAdv, pool: Pool): boolean {
-  if (a.localPref === b.localPref) return true;
-  if (isAggrLengthDifferent(a, b, pool)) return true;
-  if (a.peers.length > 0 && b.peers.length > 0 && !a.peers.some((p) => b.peers.includes(p))) return true;
-  for (const n of a.nodes) if (b.nodes.has(n)) return false;
-  return true;
 }
 
 /** Sort key of a community string as MetalLB's `LessThan` orders them (legacy a:b as (a<<16|b):0:0). */

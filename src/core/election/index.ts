@@ -4,7 +4,7 @@
  */
 export * from './types.ts';
 export { electL2, decideL2ForNode, l2AdsForService, interfacesFor, type L2Input } from './l2.ts';
-export { evaluateBGP, decideBGP, decideBGPForNode, compatibleLocalPref, aggregatedPrefix, type BGPInput } from './bgp.ts';
+export { evaluateBGP, decideBGP, decideBGPForNode, aggregatedPrefix, type BGPInput } from './bgp.ts';
 export { aliveSpeakers, isSpeakerPod } from './speakers.ts';
 export { checkService, poolForIPs, type ServiceChecks } from './service.ts';
 export {
