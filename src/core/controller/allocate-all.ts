@@ -80,6 +80,24 @@ function cmp(a: string, b: string): number {
 }
 
 /**
+ * MetalLB's reprocess-all order, made stable: Services with addresses in
+ * `status.loadBalancer.ingress` first — more entries first, then by `namespace/name` — so every
+ * address already in a status is re-registered before anything new is allocated; then Services
+ * without addresses by `metadata.creationTimestamp` (oldest first, missing last), then by
+ * `namespace/name`. Returns a new array; the input is not modified. allocateAll and the live
+ * controller loop (src/controller) both order their passes with it.
+ */
+export function processingOrder<S extends Service>(services: readonly S[]): S[] {
+  const decorated = services.map((svc) => ({ svc, key: serviceKey(svc), n: statusIPs(svc).length, ts: svc.metadata?.creationTimestamp ?? '\uffff' }));
+  decorated.sort((a, b) => {
+    if (a.n !== b.n) return b.n - a.n;
+    if (a.n === 0) return cmp(a.ts, b.ts) || cmp(a.key, b.key);
+    return cmp(a.key, b.key);
+  });
+  return decorated.map((d) => d.svc);
+}
+
+/**
  * Runs MetalLB's controller convergence over every LoadBalancer Service of a snapshot, as after
  * a controller restart, on a fresh allocator configured with `config.pools` (no I/O).
  *
@@ -114,12 +132,10 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     current.set(key, svc);
     initialIPs.set(key, statusIPs(svc));
   }
-  const ts = (s: Service): string => s.metadata?.creationTimestamp ?? '\uffff';
   const keys = [...current.keys()];
-  const withIPs = keys.filter((k) => initialIPs.get(k)!.length > 0)
-    .sort((a, b) => initialIPs.get(b)!.length - initialIPs.get(a)!.length || cmp(a, b));
-  const pending = keys.filter((k) => initialIPs.get(k)!.length === 0)
-    .sort((a, b) => cmp(ts(current.get(a)!), ts(current.get(b)!)) || cmp(a, b));
+  const sorted = processingOrder([...current.values()]).map(serviceKey);
+  const withIPs = sorted.filter((k) => initialIPs.get(k)!.length > 0);
+  const pending = sorted.filter((k) => initialIPs.get(k)!.length === 0);
   const rank = new Map([...withIPs, ...pending].map((k, i) => [k, i]));
   const pendingSet = new Set(pending);
 

@@ -142,3 +142,15 @@ export function allocRequest(key: string, svc: Service): AllocRequest {
     backendKey: backendKey(svc),
   };
 }
+
+/**
+ * MetalLB's `filterByLoadBalancerClass`: true when the controller must leave `svc` alone. With
+ * `lbClass` "" (the default) only Services without `spec.loadBalancerClass` are handled; otherwise
+ * only Services whose class equals `lbClass`. The Service's type is not looked at (a Service that
+ * stopped being a LoadBalancer is still reconciled, to release its addresses).
+ */
+export function filteredByLoadBalancerClass(svc: Service, lbClass: string): boolean {
+  const cls = svc.spec?.loadBalancerClass;
+  if (cls === undefined || cls === null) return lbClass !== '';
+  return cls !== lbClass;
+}
