@@ -19,10 +19,13 @@ _metallb_ts() {
       case "$prev" in
         --lb-class) :; return 0 ;;
         -f|--filename) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --kubeconfig) :; return 0 ;;
+        --context) :; return 0 ;;
+        --metallb-namespace) :; return 0 ;;
         -n|--namespace) :; return 0 ;;
         -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--dry-run --lb-class -f --filename -n --namespace -o --output -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--dry-run --lb-class -f --filename --kubeconfig --context --metallb-namespace -n --namespace -o --output -h --help" -- "$cur")); return 0; fi
       ;;
     completion)
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-h --help" -- "$cur")); return 0; fi
@@ -34,11 +37,14 @@ _metallb_ts() {
     explain)
       case "$prev" in
         -f|--filename) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --kubeconfig) :; return 0 ;;
+        --context) :; return 0 ;;
+        --metallb-namespace) :; return 0 ;;
         -n|--namespace) :; return 0 ;;
         -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
         --speakers) :; return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename -n --namespace -o --output --speakers --ignore-exclude-lb -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -n --namespace -o --output --speakers --ignore-exclude-lb -h --help" -- "$cur")); return 0; fi
       ;;
     help)
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "" -- "$cur")); return 0; fi
@@ -50,24 +56,33 @@ _metallb_ts() {
     snapshot)
       case "$prev" in
         -f|--filename) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --kubeconfig) :; return 0 ;;
+        --context) :; return 0 ;;
+        --metallb-namespace) :; return 0 ;;
         -o|--output) COMPREPLY=($(compgen -W "yaml json" -- "$cur")); return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename -o --output -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -o --output -h --help" -- "$cur")); return 0; fi
       ;;
     validate)
       case "$prev" in
         -f|--filename) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --kubeconfig) :; return 0 ;;
+        --context) :; return 0 ;;
+        --metallb-namespace) :; return 0 ;;
         -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--strict -f --filename -o --output -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--strict -f --filename --kubeconfig --context --metallb-namespace -o --output -h --help" -- "$cur")); return 0; fi
       ;;
     whois)
       case "$prev" in
         -f|--filename) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --kubeconfig) :; return 0 ;;
+        --context) :; return 0 ;;
+        --metallb-namespace) :; return 0 ;;
         -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
         --speakers) :; return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename -o --output --speakers --ignore-exclude-lb -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -o --output --speakers --ignore-exclude-lb -h --help" -- "$cur")); return 0; fi
       ;;
   esac
   return 0

@@ -30,7 +30,10 @@ _metallb-ts() {
           _arguments \
             '--dry-run[compute only, change nothing (required: writing to the cluster is not supported)]' \
             '--lb-class=[the controller'\''s --lb-class: handle only Services with this spec.loadBalancerClass]:value: ' \
-            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
+            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read]:path:_files' \
+            '--kubeconfig=[kubeconfig file for the live cluster (default: KUBECONFIG, ~/.kube/config, in-cluster service account)]:value: ' \
+            '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
+            '--metallb-namespace=[namespace MetalLB runs in: its CRs, speaker pods, secrets (default "metallb-system")]:value: ' \
             '(-n --namespace)'{-n+,--namespace=}'[only show services of this namespace]:value: ' \
             '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
             '(-h --help)'{-h,--help}'[display help for command]'
@@ -42,7 +45,10 @@ _metallb-ts() {
           ;;
         explain)
           _arguments \
-            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
+            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read]:path:_files' \
+            '--kubeconfig=[kubeconfig file for the live cluster (default: KUBECONFIG, ~/.kube/config, in-cluster service account)]:value: ' \
+            '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
+            '--metallb-namespace=[namespace MetalLB runs in: its CRs, speaker pods, secrets (default "metallb-system")]:value: ' \
             '(-n --namespace)'{-n+,--namespace=}'[namespace of the service (default "default")]:value: ' \
             '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
             '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
@@ -56,20 +62,29 @@ _metallb-ts() {
           ;;
         snapshot)
           _arguments \
-            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
+            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read]:path:_files' \
+            '--kubeconfig=[kubeconfig file for the live cluster (default: KUBECONFIG, ~/.kube/config, in-cluster service account)]:value: ' \
+            '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
+            '--metallb-namespace=[namespace MetalLB runs in: its CRs, speaker pods, secrets (default "metallb-system")]:value: ' \
             '(-o --output)'{-o+,--output=}'[output format]:value:(yaml json)' \
             '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         validate)
           _arguments \
             '--strict[exit 1 on warnings too]' \
-            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
+            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read]:path:_files' \
+            '--kubeconfig=[kubeconfig file for the live cluster (default: KUBECONFIG, ~/.kube/config, in-cluster service account)]:value: ' \
+            '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
+            '--metallb-namespace=[namespace MetalLB runs in: its CRs, speaker pods, secrets (default "metallb-system")]:value: ' \
             '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
             '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         whois)
           _arguments \
-            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)]:path:_files' \
+            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read]:path:_files' \
+            '--kubeconfig=[kubeconfig file for the live cluster (default: KUBECONFIG, ~/.kube/config, in-cluster service account)]:value: ' \
+            '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
+            '--metallb-namespace=[namespace MetalLB runs in: its CRs, speaker pods, secrets (default "metallb-system")]:value: ' \
             '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
             '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
             '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does]' \

@@ -1,13 +1,16 @@
 /**
  * Options shared by the commands, so every command spells them the same way:
- * `-f, --filename` (repeatable), `-n, --namespace`, `-o, --output`, `--speakers`, `--ignore-exclude-lb`,
- * and the one place that turns them into a ClusterState.
+ * `-f, --filename` (repeatable), `--kubeconfig`, `--context`, `--metallb-namespace`, `-n, --namespace`,
+ * `-o, --output`, `--speakers`, `--ignore-exclude-lb`, and the one place that turns them into a
+ * ClusterState: the snapshot files of `-f`, or the live cluster without `-f`.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ClusterState } from '../core/kube.ts';
 import { ConfigError, UserError } from '../core/errors.ts';
 import { diagnosticContext, type DiagnosticContext } from '../core/explain/index.ts';
-import { loadSnapshot } from '../kube/snapshot.ts';
+import { loadSnapshot, STDIN_NAME } from '../kube/snapshot.ts';
+import { loadKubeConfig, serverOf } from '../kube/client.ts';
+import { DEFAULT_METALLB_NAMESPACE, readClusterState } from '../kube/live.ts';
 import { OUTPUT_FORMATS, type OutputFormat } from '../render/output.ts';
 
 /** Parsed values of the state options (commander's camel-cased names). */
@@ -20,20 +23,40 @@ export interface StateOptions {
   speakers?: string[];
   /** `--ignore-exclude-lb`: the speaker flag of the same name. */
   ignoreExcludeLb?: boolean;
+  /** `--kubeconfig`: the kubeconfig file for live access (else KUBECONFIG, ~/.kube/config, in-cluster). */
+  kubeconfig?: string;
+  /** `--context`: the kubeconfig context for live access. */
+  context?: string;
+  /** `--metallb-namespace`: where MetalLB runs (its CRs, speaker pods); default metallb-system. */
+  metallbNamespace?: string;
 }
+
+/** Where a ClusterState came from: the live API server, or snapshot files (`<stdin>` for `-f -`). */
+export type StateSource = { kind: 'live'; server: string } | { kind: 'files'; files: string[] };
 
 /** Parsed `-o`. */
 export interface OutputOptions {
   output: OutputFormat;
 }
 
-/** Adds `-f, --filename <path>` (repeatable). */
+/**
+ * Adds `-f, --filename <path>` (repeatable) and the live-cluster options used without it:
+ * `--kubeconfig <path>`, `--context <name>`, `--metallb-namespace <ns>`.
+ */
 export function addFilenameOption(cmd: Command): Command {
-  return cmd.option(
+  return addClusterOptions(cmd.option(
     '-f, --filename <path>',
-    'cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable)',
+    'cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read',
     (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
-  );
+  ));
+}
+
+/** Adds `--kubeconfig <path>`, `--context <name>` and `--metallb-namespace <ns>` (live cluster access). */
+export function addClusterOptions(cmd: Command): Command {
+  return cmd
+    .option('--kubeconfig <path>', 'kubeconfig file for the live cluster (default: KUBECONFIG, ~/.kube/config, in-cluster service account)')
+    .option('--context <name>', 'kubeconfig context to use (default: its current-context)')
+    .option('--metallb-namespace <ns>', `namespace MetalLB runs in: its CRs, speaker pods, secrets (default "${DEFAULT_METALLB_NAMESPACE}")`);
 }
 
 /** Adds `-n, --namespace <ns>`. */
@@ -71,15 +94,33 @@ export function parseNodeList(value: string): string[] {
 }
 
 /**
- * The ClusterState the options point at: the snapshot files of `-f`.
- * @throws UserError (exit 2) without `-f`: reading a live cluster is not available yet.
- * @throws InputError / UserError from loadSnapshot for unreadable, broken or empty input.
+ * The ClusterState the options point at: the snapshot files of `-f`, else the live cluster of the
+ * kubeconfig (read-only; see readClusterState).
+ * @throws UserError (exit 2) for `-f` together with `--kubeconfig`/`--context`, a broken kubeconfig
+ *   or unknown context; InputError / UserError from loadSnapshot for unreadable, broken or empty input.
+ * @throws ClusterUnreachableError (exit 3) when the API server cannot be reached or forbids a read.
  */
 export async function loadState(opts: StateOptions, stdin?: NodeJS.ReadableStream | string): Promise<ClusterState> {
-  if (!opts.filename || opts.filename.length === 0) {
-    throw new UserError('live cluster access is not available yet; pass a snapshot with -f FILE|DIR (or -f - for stdin)');
+  return (await loadStateWithSource(opts, stdin)).state;
+}
+
+/** loadState, and where the state came from (for `explain`'s `source`). Throws as loadState. */
+export async function loadStateWithSource(
+  opts: StateOptions, stdin?: NodeJS.ReadableStream | string,
+): Promise<{ state: ClusterState; source: StateSource }> {
+  if (opts.filename && opts.filename.length > 0) {
+    if (opts.kubeconfig !== undefined || opts.context !== undefined) {
+      throw new UserError('-f reads a snapshot; --kubeconfig and --context are for the live cluster: give one or the other');
+    }
+    const state = await loadSnapshot(opts.filename, stdin === undefined ? {} : { stdin });
+    return { state, source: { kind: 'files', files: opts.filename.map((f) => (f === '-' ? STDIN_NAME : f)) } };
   }
-  return loadSnapshot(opts.filename, stdin === undefined ? {} : { stdin });
+  const kc = loadKubeConfig({
+    ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
+    ...(opts.context !== undefined ? { context: opts.context } : {}),
+  });
+  const state = await readClusterState(kc, { metallbNamespace: opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE });
+  return { state, source: { kind: 'live', server: serverOf(kc) } };
 }
 
 /**

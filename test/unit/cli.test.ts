@@ -81,7 +81,7 @@ test('bad input and usage: exit 2, one line on stderr, no stack', { concurrency:
     { name: 'unknown option', args: ['validate', '--bogus'], re: /unknown option '--bogus'/ },
     { name: 'missing argument', args: ['whois'], re: /missing required argument 'ip'/ },
     { name: 'bad --speakers', args: ['explain', 'svc/x', '--speakers', 'a,,b', '-f', EXAMPLE], re: /--speakers.*empty node name/ },
-    { name: 'no -f: live cluster not available yet', args: ['validate'], re: /live cluster access is not available yet/ },
+    { name: 'no -f, missing --kubeconfig', args: ['validate', '--kubeconfig', join(dir, 'missing-kubeconfig')], re: /kubeconfig .*missing-kubeconfig: no such file/ },
     { name: 'explain: bad target', args: ['explain', 'a/b/c', '-f', EXAMPLE], re: /invalid service "a\/b\/c"/ },
     { name: 'explain: unknown service', args: ['explain', 'svc/nope', '-n', 'shop', '-f', EXAMPLE], re: /service shop\/nope not found/ },
     { name: 'whois: not an IP', args: ['whois', '192.0.2', '-f', EXAMPLE], re: /invalid IP address "192\.0\.2"/ },

@@ -1,0 +1,341 @@
+/**
+ * Cluster access: which kubeconfig to use, raw GET requests to the API server, and the mapping of
+ * whatever goes wrong on the way to the one-line errors the CLI prints.
+ *
+ * Requests are raw (node:http/https with the TLS material and credentials client-node derives from
+ * the kubeconfig) rather than through client-node's typed APIs: those turn objects into class
+ * instances with Date timestamps and drop fields their models do not know, while metallb-ts keeps
+ * objects exactly as the API server (and `kubectl get -o json`) shows them.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { homedir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ClusterUnreachableError, UserError } from '../core/errors.ts';
+
+/** Options that choose the kubeconfig (the CLI's `--kubeconfig` and `--context`). */
+export interface KubeConfigOptions {
+  /** `--kubeconfig`: a kubeconfig file; wins over `KUBECONFIG` and `~/.kube/config`. */
+  kubeconfig?: string;
+  /** `--context`: a context of that kubeconfig instead of its current-context. */
+  context?: string;
+}
+
+/** Where the configuration comes from (see kubeConfigSource). */
+export type KubeConfigSource =
+  | { kind: 'flag' | 'env' | 'home'; files: string[] }
+  | { kind: 'in-cluster' }
+  | { kind: 'none' };
+
+/** The environment kubeConfigSource looks at (tests pass their own). */
+export interface KubeConfigEnv {
+  KUBECONFIG?: string | undefined;
+  KUBERNETES_SERVICE_HOST?: string | undefined;
+  KUBERNETES_SERVICE_PORT?: string | undefined;
+  /** home directory; default os.homedir() */
+  home?: string;
+  /** the service-account token file; default /var/run/secrets/kubernetes.io/serviceaccount/token */
+  serviceAccountTokenFile?: string;
+  /** whether a file exists; default fs.existsSync */
+  exists?: (path: string) => boolean;
+}
+
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/**
+ * Which configuration loadKubeConfig uses, in kubectl's order: `--kubeconfig`, else the files of
+ * `KUBECONFIG` (path-list, merged, the first file's current-context wins), else `~/.kube/config`
+ * when it exists, else the pod's service account when running in a cluster
+ * (`KUBERNETES_SERVICE_HOST` set and the token file present), else none. Pure: reads nothing but
+ * `env.exists`.
+ */
+export function kubeConfigSource(opts: KubeConfigOptions, env: KubeConfigEnv = process.env): KubeConfigSource {
+  const exists = env.exists ?? existsSync;
+  if (opts.kubeconfig !== undefined) return { kind: 'flag', files: [opts.kubeconfig] };
+  const list = (env.KUBECONFIG ?? '').split(delimiter).filter((f) => f !== '');
+  if (list.length > 0) return { kind: 'env', files: list };
+  const home = join(env.home ?? homedir(), '.kube', 'config');
+  if (exists(home)) return { kind: 'home', files: [home] };
+  if (env.KUBERNETES_SERVICE_HOST && exists(env.serviceAccountTokenFile ?? SERVICE_ACCOUNT_TOKEN)) return { kind: 'in-cluster' };
+  return { kind: 'none' };
+}
+
+/**
+ * Loads the kubeconfig kubeConfigSource picks and selects `opts.context` (else the file's
+ * current-context). Every file the configuration names (kubeconfig files, CA, client certificate
+ * and key) is checked here, so a broken configuration fails before any request.
+ *
+ * @throws UserError (exit 2), one line naming the file or context: a missing or unreadable
+ *   kubeconfig, one that is not valid YAML or has invalid entries, an unknown `--context`, no
+ *   current-context, a context naming a missing cluster or user, a missing CA/cert/key file, or no
+ *   configuration at all.
+ */
+export function loadKubeConfig(opts: KubeConfigOptions = {}, env: KubeConfigEnv = process.env): KubeConfig {
+  const source = kubeConfigSource(opts, env);
+  const kc = new KubeConfig();
+  let where: string;
+  switch (source.kind) {
+    case 'none':
+      throw new UserError('no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, create ~/.kube/config, or run in a pod with a service account (or use -f for a snapshot)');
+    case 'in-cluster':
+      kc.loadFromCluster();
+      where = 'the in-cluster service account';
+      break;
+    default: {
+      const [first, ...rest] = source.files;
+      loadFile(kc, first!);
+      for (const f of rest) {
+        const more = new KubeConfig();
+        loadFile(more, f);
+        try {
+          kc.mergeConfig(more, true);
+        } catch (err) {
+          throw new UserError(`kubeconfig ${f}: ${(err as Error).message}`);
+        }
+      }
+      where = `kubeconfig ${source.files.join(delimiter)}`;
+    }
+  }
+  if (opts.context !== undefined) {
+    if (!kc.getContextObject(opts.context)) {
+      const known = kc.getContexts().map((c) => c.name);
+      throw new UserError(`context "${opts.context}" not found in ${where}${known.length ? ` (contexts: ${known.join(', ')})` : ''}`);
+    }
+    kc.setCurrentContext(opts.context);
+  }
+  const ctxName = kc.getCurrentContext();
+  const ctx = ctxName ? kc.getContextObject(ctxName) : null;
+  if (!ctxName) throw new UserError(`${where} has no current-context; pass --context NAME`);
+  if (!ctx) throw new UserError(`${where}: current-context "${ctxName}" is not defined`);
+  const cluster = kc.getCluster(ctx.cluster);
+  if (!cluster) throw new UserError(`${where}: context "${ctxName}" names cluster "${ctx.cluster}", which is not defined`);
+  if (!cluster.server) throw new UserError(`${where}: cluster "${cluster.name}" has no server`);
+  try {
+    new URL(cluster.server);
+  } catch {
+    throw new UserError(`${where}: cluster "${cluster.name}" has an invalid server URL "${cluster.server}"`);
+  }
+  const user = ctx.user ? kc.getUser(ctx.user) : null;
+  if (ctx.user && !user) throw new UserError(`${where}: context "${ctxName}" names user "${ctx.user}", which is not defined`);
+  const files: Array<[string, string | undefined]> = [
+    ['certificate-authority', cluster.caFile], ['client-certificate', user?.certFile], ['client-key', user?.keyFile],
+  ];
+  for (const [what, file] of files) {
+    if (file && !existsSync(file)) throw new UserError(`${where}: ${what} file ${file} does not exist`);
+  }
+  return kc;
+}
+
+function loadFile(kc: KubeConfig, file: string): void {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
+    throw new UserError(`kubeconfig ${file}: ${why}`);
+  }
+  try {
+    kc.loadFromString(text);
+    kc.makePathsAbsolute(dirname(file));
+  } catch (err) {
+    throw new UserError(`kubeconfig ${file}: invalid: ${oneLineMessage(err)}`);
+  }
+  if (!Array.isArray(kc.clusters) || !Array.isArray(kc.contexts)) throw new UserError(`kubeconfig ${file}: invalid: not a kubeconfig (no clusters or contexts)`);
+}
+
+/** The API server URL of the kubeconfig's current context (`https://host:port`), or `<no server>`. */
+export function serverOf(kc: KubeConfig): string {
+  return kc.getCurrentCluster()?.server?.replace(/\/+$/, '') ?? '<no server>';
+}
+
+/** What failed, for apiError's message: `cannot <verb> <resource> at <server>`. */
+export interface ApiErrorContext {
+  /** the API verb: list, watch, get, ... */
+  verb: string;
+  /** `group/version plural` (`metallb.io/v1beta1 ipaddresspools`) or `v1 services` for the core group */
+  resource: string;
+  /** the API server URL */
+  server: string;
+}
+
+/** A non-2xx answer of the API server; `status` is the Kubernetes `Status` body when there was one. */
+export class KubeApiError extends Error {
+  readonly statusCode: number;
+  readonly status: { message?: string; reason?: string; code?: number } | undefined;
+  constructor(statusCode: number, status: KubeApiError['status'], fallback: string) {
+    super(status?.message || fallback || `HTTP ${statusCode}`);
+    this.name = 'KubeApiError';
+    this.statusCode = statusCode;
+    this.status = status;
+  }
+}
+
+const NETWORK_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection reset',
+  ETIMEDOUT: 'timed out',
+  ESOCKETTIMEDOUT: 'timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out',
+  UND_ERR_HEADERS_TIMEOUT: 'timed out',
+  UND_ERR_BODY_TIMEOUT: 'timed out',
+  UND_ERR_SOCKET: 'connection reset',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found (DNS)',
+  EADDRNOTAVAIL: 'address not available',
+};
+
+const TLS_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_SIGNATURE_FAILURE', 'ERR_SSL_WRONG_VERSION_NUMBER', 'EPROTO',
+]);
+
+/** The cause chain of an error (fetch wraps socket errors in `cause`, undici in `cause.cause`). */
+function causes(err: unknown): Array<{ code?: unknown; name?: unknown; message?: unknown; statusCode?: unknown }> {
+  const out: Array<{ code?: unknown; name?: unknown; message?: unknown; statusCode?: unknown }> = [];
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e !== null && typeof e === 'object'; i++) {
+    out.push(e as { code?: unknown });
+    if (Array.isArray((e as { errors?: unknown }).errors) && (e as { errors: unknown[] }).errors.length > 0) {
+      e = (e as { errors: unknown[] }).errors[0]; // AggregateError (happy eyeballs)
+    } else {
+      e = (e as { cause?: unknown }).cause;
+    }
+  }
+  return out;
+}
+
+/** HTTP status of an error from our requests, client-node's ApiException or its Watch, if any. */
+export function httpStatusOf(err: unknown): number | undefined {
+  if (err instanceof KubeApiError) return err.statusCode;
+  const e = err as { statusCode?: unknown; code?: unknown } | null;
+  if (e && typeof e.statusCode === 'number') return e.statusCode;
+  if (e && typeof e.code === 'number' && e.code >= 100 && e.code < 600) return e.code; // ApiException
+  return undefined;
+}
+
+/** Whether the error means the server cannot be reached or refuses us (ClusterUnreachableError). */
+function networkReason(err: unknown): string | undefined {
+  for (const c of causes(err)) {
+    const code = typeof c.code === 'string' ? c.code : undefined;
+    if (code && NETWORK_CODES[code]) return NETWORK_CODES[code];
+    if (code && (TLS_CODES.has(code) || code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL'))) {
+      return `TLS: ${oneLineMessage(c)}`;
+    }
+    if (c.name === 'TimeoutError') return 'timed out';
+  }
+  const msg = causes(err).map((c) => String(c.message ?? '')).join(' ');
+  if (/certificate|self[- ]signed|tls|ssl/i.test(msg)) return `TLS: ${oneLineMessage(err)}`;
+  return undefined;
+}
+
+/**
+ * Maps an error of an API call to the one-line error the CLI prints.
+ * - the server cannot be reached (connection refused/reset, timeout, DNS, TLS failure) →
+ *   ClusterUnreachableError (exit 3): `cannot <verb> <resource> at <server>: connection refused`;
+ * - 401 / 403 → ClusterUnreachableError (exit 3): `...: unauthorized|forbidden: <the API's message>`;
+ * - any other API error (404, 422, 500, ...) → UserError (exit 2): `...: <the API's message> (HTTP n)`;
+ * - a UserError passes through unchanged.
+ * Anything else (a bug in our code) is returned unchanged, so it still crashes with its stack.
+ */
+export function apiError(err: unknown, ctx: ApiErrorContext): UserError | unknown {
+  if (err instanceof UserError) return err;
+  const what = `cannot ${ctx.verb} ${ctx.resource} at ${ctx.server}`;
+  const status = httpStatusOf(err);
+  if (status !== undefined) {
+    const message = apiMessage(err);
+    if (status === 401) return new ClusterUnreachableError(`${what}: unauthorized${message ? `: ${message}` : ''} (check the kubeconfig's credentials)`);
+    if (status === 403) return new ClusterUnreachableError(`${what}: forbidden${message ? `: ${message}` : ''}`);
+    return new UserError(`${what}: ${message || 'error'} (HTTP ${status})`);
+  }
+  const reason = networkReason(err);
+  if (reason) return new ClusterUnreachableError(`${what}: ${reason}`);
+  if (err instanceof Error && (err.name === 'FetchError' || err.message === 'fetch failed' || (err as NodeJS.ErrnoException).syscall)) {
+    return new ClusterUnreachableError(`${what}: ${oneLineMessage(err)}`);
+  }
+  return err;
+}
+
+/** The API's message of an error: a Status body's `message`, else the error's message. */
+function apiMessage(err: unknown): string {
+  if (err instanceof KubeApiError) return oneLineMessage(err);
+  const body = (err as { body?: unknown }).body;
+  let parsed: unknown = body;
+  if (typeof body === 'string') {
+    try { parsed = JSON.parse(body); } catch { parsed = body; }
+  }
+  if (parsed && typeof parsed === 'object' && typeof (parsed as { message?: unknown }).message === 'string') {
+    return oneLineMessage({ message: (parsed as { message: string }).message });
+  }
+  if (typeof parsed === 'string' && parsed.trim() !== '') return oneLineMessage({ message: parsed });
+  const m = oneLineMessage(err);
+  return /^HTTP-Code: \d+/.test(m) ? '' : m;
+}
+
+function oneLineMessage(err: unknown): string {
+  const m = err && typeof err === 'object' && 'message' in err ? String((err as { message: unknown }).message) : String(err);
+  return m.split('\n').map((s) => s.trim()).filter(Boolean).join(' ');
+}
+
+/** Options of kubeGet. */
+export interface KubeGetOptions {
+  /** query parameters (undefined values are left out) */
+  query?: Record<string, string | number | boolean | undefined>;
+  /** whole-request timeout in milliseconds (default 30000) */
+  timeoutMs?: number;
+}
+
+/**
+ * GET `path` (`/api/v1/services`) on the kubeconfig's server and parse the JSON answer, with the
+ * kubeconfig's TLS material and credentials (client certificates, tokens, token files, exec and
+ * auth-provider plugins, basic auth, proxies: whatever client-node supports).
+ *
+ * @throws KubeApiError for a non-2xx answer (with the Kubernetes Status message); the socket's
+ *   error (`code` ECONNREFUSED, TLS codes, ...) when the server cannot be reached; an error with
+ *   code ETIMEDOUT after `timeoutMs`. Map them with apiError.
+ */
+export async function kubeGet(kc: KubeConfig, path: string, opts: KubeGetOptions = {}): Promise<unknown> {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new UserError('the kubeconfig has no current cluster');
+  const url = new URL(server.replace(/\/+$/, '') + path);
+  for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+  const reqOpts: https.RequestOptions = { method: 'GET', headers: {} };
+  await kc.applyToHTTPSOptions(reqOpts);
+  reqOpts.headers = { ...(reqOpts.headers as Record<string, string>), Accept: 'application/json', 'User-Agent': 'metallb-ts' };
+  const mod = url.protocol === 'http:' ? http : https;
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  return new Promise((resolve, reject) => {
+    const req = mod.request(url, reqOpts, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const code = res.statusCode ?? 0;
+        let body: unknown;
+        try { body = JSON.parse(text); } catch { body = undefined; }
+        if (code < 200 || code >= 300) {
+          const status = body && typeof body === 'object' ? body as KubeApiError['status'] : undefined;
+          reject(new KubeApiError(code, status, text.trim().slice(0, 200) || (http.STATUS_CODES[code] ?? '')));
+          return;
+        }
+        if (body === undefined) {
+          reject(new KubeApiError(code, undefined, `the server did not answer JSON: ${text.trim().slice(0, 100)}`));
+          return;
+        }
+        resolve(body);
+      });
+    });
+    req.setTimeout(timeoutMs, () => {
+      req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
