@@ -10,7 +10,7 @@ import { explainService as coreExplainService, isAnnounced, type DiagnosticConte
 import { writeResult } from '../render/output.ts';
 import { explainText } from '../render/explain.ts';
 import {
-  addFilenameOption, addNamespaceOption, addOutputOption, addSpeakerOptions, diagnostics, loadState,
+  addFilenameOption, addNamespaceOption, addOutputOption, addSpeakerOptions, diagnostics, loadStateWithSource,
   type OutputOptions, type StateOptions,
 } from './options.ts';
 
@@ -75,10 +75,12 @@ export function registerExplain(program: Command): void {
   addSpeakerOptions(cmd);
   cmd.action(async (target: string, opts: ExplainOptions) => {
     const ref = parseServiceTarget(target, opts.namespace);
-    const state = await loadState(opts);
+    const { state, source } = await loadStateWithSource(opts);
     findService(state, ref);
     const explanation = explainServiceRef(diagnostics(state, opts), ref);
-    writeResult(opts.output, explanation, (wide) => explainText(explanation, wide));
+    // `source` (live server or snapshot files) is the command's addition to the core's Explanation.
+    const output = { ...explanation, source };
+    writeResult(opts.output, output, (wide) => explainText(output, wide));
     process.exitCode = isAnnounced(explanation) ? EXIT_OK : EXIT_NO;
   });
 }

@@ -143,7 +143,7 @@ function loadFile(kc: KubeConfig, file: string): void {
   } catch (err) {
     throw new UserError(`kubeconfig ${file}: invalid: ${oneLineMessage(err)}`);
   }
-  if (!Array.isArray(kc.clusters) || !Array.isArray(kc.contexts)) throw new UserError(`kubeconfig ${file}: invalid: not a kubeconfig (no clusters or contexts)`);
+  if ((kc.clusters ?? []).length === 0 && (kc.contexts ?? []).length === 0) throw new UserError(`kubeconfig ${file}: invalid: not a kubeconfig (no clusters or contexts)`);
 }
 
 /** The API server URL of the kubeconfig's current context (`https://host:port`), or `<no server>`. */

@@ -7,6 +7,9 @@ import type { Explanation, Finding, WhoisResult } from '../core/explain/index.ts
 import { palette } from './color.ts';
 import { NONE, PENDING, renderTable } from './table.ts';
 
+/** Where `explain` read the cluster state: the live API server or snapshot files (its `Source` line). */
+export type ExplainSource = { kind: 'live'; server: string } | { kind: 'files'; files: readonly string[] };
+
 function field(label: string, value: string): string {
   return `${(label + ':').padEnd(14)}${value}\n`;
 }
@@ -33,11 +36,13 @@ export function findingsText(findings: readonly Finding[], c: ChalkInstance = pa
 
 /**
  * `explain` for people: the allocation, the verdict, the service checks and the candidate trace,
- * one row per node, then findings. `wide` adds interfaces and full hash digests.
+ * one row per node, then findings. `wide` adds interfaces and full hash digests. With `e.source`,
+ * a `Source` line names the live server or the snapshot files.
  */
-export function explainText(e: Explanation, wide: boolean, c: ChalkInstance = palette()): string {
+export function explainText(e: Explanation & { source?: ExplainSource }, wide: boolean, c: ChalkInstance = palette()): string {
   const a = e.allocation;
   let out = field('Service', c.bold(e.service));
+  if (e.source) out += field('Source', e.source.kind === 'live' ? `live cluster ${e.source.server}` : `snapshot ${e.source.files.join(', ')}`);
   const ips = a.ips.length > 0 ? a.ips.join(', ') : PENDING;
   out += field('Addresses', `${ips} (${a.status}${a.pool ? `, pool ${a.pool}` : ''})${a.reason ? `: ${a.reason}` : ''}`);
   const ads = e.l2.advertisements.length > 0 ? ` (L2Advertisements: ${e.l2.advertisements.join(', ')})` : '';

@@ -21,7 +21,7 @@ export type Severity = 'error' | 'warning' | 'info';
  * `no-ready-endpoints`, `no-advertisement`, `advertisement-selects-no-node`,
  * `nodeselector-only-excluded`, `exclusion-label-empty-value`, `no-live-speakers`,
  * `network-unavailable`, `local-no-endpoint-on-candidate`, `l2status-disagrees`,
- * `bgp-no-peer-session`, `config-rejected`.
+ * `nodeassigned-event-disagrees`, `bgp-no-peer-session`, `config-rejected`.
  */
 export interface Finding {
   readonly id: string;
@@ -184,6 +184,32 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
       fix: 'schedule the pods on the advertised nodes (nodeSelector/affinity), widen the L2Advertisement nodeSelectors, or use externalTrafficPolicy: Cluster' });
   }
   statusFindings(f, out);
+  nodeAssignedEventFindings(f, out);
+}
+
+/** `announcing from node "X" with protocol "layer2"`: the message of the speaker's nodeAssigned event. */
+const NODE_ASSIGNED = /^announcing from node "([^"]*)" with protocol "layer2"/;
+
+/**
+ * The Service's newest `nodeAssigned` event (the speaker emits it on every L2 announce; events
+ * are history, kept an hour) against the election's winner: finding `nodeassigned-event-disagrees`.
+ */
+function nodeAssignedEventFindings(f: FindingsInput, out: Finding[]): void {
+  const [ns, name] = f.service.split('/');
+  const uid = f.serviceObject.metadata?.uid;
+  const when = (e: (typeof f.state.events)[number]): number =>
+    Date.parse(String(e.lastTimestamp ?? e['eventTime'] ?? e.metadata?.creationTimestamp ?? '')) || 0;
+  const events = f.state.events.filter((e) => e.reason === 'nodeAssigned' && e.involvedObject?.kind === 'Service'
+    && e.involvedObject.namespace === ns && e.involvedObject.name === name
+    && !(uid && e.involvedObject.uid && e.involvedObject.uid !== uid) && NODE_ASSIGNED.test(e.message ?? ''));
+  if (events.length === 0) return;
+  const latest = events.reduce((a, b) => (when(b) >= when(a) ? b : a));
+  const node = NODE_ASSIGNED.exec(latest.message ?? '')![1]!;
+  if (node === f.announcer) return;
+  const at = latest.lastTimestamp ?? latest['eventTime'] ?? latest.metadata?.creationTimestamp;
+  out.push({ id: 'nodeassigned-event-disagrees', severity: 'info',
+    message: `the newest nodeAssigned event${at ? ` (${String(at)})` : ''} says ${node} announces the Service, but the election gives ${f.announcer ?? 'nobody'}`,
+    fix: 'events are history: if the election changed since, the speakers may not have caught up yet; compare the ServiceL2Status objects and the speaker logs' });
 }
 
 function statusFindings(f: FindingsInput, out: Finding[]): void {

@@ -1,0 +1,166 @@
+// Cluster access without an API server: which kubeconfig is chosen, how a broken one is reported,
+// and how every kind of failed API call maps to the one-line error and exit code the CLI prints.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ClusterUnreachableError, UserError } from '../../src/core/errors.ts';
+import { apiError, KubeApiError, kubeConfigSource, kubeGet, loadKubeConfig } from '../../src/kube/client.ts';
+import { resourcePath, RESOURCES } from '../../src/kube/live.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'metallb-ts-kube-client-'));
+const write = (name: string, text: string): string => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+function kubeconfig(opts: { server?: string; contexts?: string[]; current?: string; caFile?: string } = {}): string {
+  const ctxs = opts.contexts ?? ['ctx-a'];
+  return [
+    'apiVersion: v1', 'kind: Config',
+    'clusters:', '- name: c1', '  cluster:', `    server: ${opts.server ?? 'https://127.0.0.1:6443'}`,
+    ...(opts.caFile ? [`    certificate-authority: ${opts.caFile}`] : []),
+    'users:', '- name: u1', '  user:', '    token: abc',
+    'contexts:', ...ctxs.flatMap((c) => [`- name: ${c}`, '  context:', '    cluster: c1', '    user: u1']),
+    ...(opts.current === '' ? [] : [`current-context: ${opts.current ?? ctxs[0]}`]), '',
+  ].join('\n');
+}
+
+const good = write('good.yaml', kubeconfig({ contexts: ['ctx-a', 'ctx-b'] }));
+const other = write('other.yaml', kubeconfig({ server: 'https://127.0.0.1:7443', contexts: ['ctx-c'] }).replace(/\bc1\b/g, 'c2').replace(/\bu1\b/g, 'u2'));
+
+test('kubeConfigSource: --kubeconfig, else KUBECONFIG, else ~/.kube/config, else in-cluster, else none', () => {
+  const noFiles = { exists: () => false, home: '/home/x' };
+  const cases: Array<[string, Parameters<typeof kubeConfigSource>[0], Parameters<typeof kubeConfigSource>[1], ReturnType<typeof kubeConfigSource>]> = [
+    ['flag wins over everything', { kubeconfig: '/a' }, { ...noFiles, KUBECONFIG: '/b', exists: () => true }, { kind: 'flag', files: ['/a'] }],
+    ['KUBECONFIG path list', {}, { ...noFiles, KUBECONFIG: `/b${delimiter}${delimiter}/c` }, { kind: 'env', files: ['/b', '/c'] }],
+    ['empty KUBECONFIG is ignored', {}, { KUBECONFIG: '', home: '/home/x', exists: (p) => p === '/home/x/.kube/config' }, { kind: 'home', files: ['/home/x/.kube/config'] }],
+    ['home config', {}, { home: '/home/x', exists: (p) => p === '/home/x/.kube/config' }, { kind: 'home', files: ['/home/x/.kube/config'] }],
+    ['in-cluster: service host and token file', {}, { ...noFiles, KUBERNETES_SERVICE_HOST: '10.96.0.1', serviceAccountTokenFile: '/t', exists: (p) => p === '/t' }, { kind: 'in-cluster' }],
+    ['service host without token file', {}, { ...noFiles, KUBERNETES_SERVICE_HOST: '10.96.0.1' }, { kind: 'none' }],
+    ['nothing', {}, noFiles, { kind: 'none' }],
+  ];
+  for (const [name, opts, env, want] of cases) assert.deepEqual(kubeConfigSource(opts, env), want, name);
+});
+
+test('loadKubeConfig: selects the file and context', () => {
+  const kc = loadKubeConfig({ kubeconfig: good });
+  assert.equal(kc.getCurrentContext(), 'ctx-a');
+  assert.equal(kc.getCurrentCluster()?.server, 'https://127.0.0.1:6443');
+  assert.equal(loadKubeConfig({ kubeconfig: good, context: 'ctx-b' }).getCurrentContext(), 'ctx-b');
+  // KUBECONFIG: files merged, the first file's current-context wins; --context may pick any of them
+  const env = { KUBECONFIG: [good, other].join(delimiter), exists: () => false };
+  assert.equal(loadKubeConfig({}, env).getCurrentContext(), 'ctx-a');
+  const c = loadKubeConfig({ context: 'ctx-c' }, env);
+  assert.equal(c.getCurrentCluster()?.server, 'https://127.0.0.1:7443');
+});
+
+test('loadKubeConfig: a broken configuration is a one-line UserError (exit 2) naming the file or context', () => {
+  const cases: Array<[string, () => unknown, RegExp]> = [
+    ['missing file', () => loadKubeConfig({ kubeconfig: join(dir, 'nope.yaml') }), /^kubeconfig .*nope\.yaml: no such file$/],
+    ['a directory', () => loadKubeConfig({ kubeconfig: dir }), /^kubeconfig .*: is a directory$/],
+    ['invalid YAML', () => loadKubeConfig({ kubeconfig: write('bad.yaml', 'clusters: [\n') }), /^kubeconfig .*bad\.yaml: invalid: /],
+    ['not a kubeconfig', () => loadKubeConfig({ kubeconfig: write('scalar.yaml', 'hello\n') }), /^kubeconfig .*scalar\.yaml: invalid/],
+    ['cluster without server', () => loadKubeConfig({ kubeconfig: write('noserver.yaml', 'clusters:\n- name: c\n  cluster: {}\n') }), /noserver\.yaml: invalid: .*server/],
+    ['unknown context', () => loadKubeConfig({ kubeconfig: good, context: 'prod' }), /^context "prod" not found in kubeconfig .*good\.yaml \(contexts: ctx-a, ctx-b\)$/],
+    ['no current-context', () => loadKubeConfig({ kubeconfig: write('nocur.yaml', kubeconfig({ current: '' })) }), /nocur\.yaml has no current-context; pass --context NAME/],
+    ['current-context undefined', () => loadKubeConfig({ kubeconfig: write('wrongcur.yaml', kubeconfig({ current: 'gone' })) }), /current-context "gone" is not defined/],
+    ['missing CA file', () => loadKubeConfig({ kubeconfig: write('ca.yaml', kubeconfig({ caFile: 'missing-ca.crt' })) }), /certificate-authority file .*missing-ca\.crt does not exist/],
+    ['no configuration at all', () => loadKubeConfig({}, { exists: () => false, home: '/nonexistent' }), /^no kubeconfig: pass --kubeconfig/],
+  ];
+  for (const [name, fn, re] of cases) {
+    assert.throws(fn, (err: unknown) => {
+      assert.ok(err instanceof UserError && !(err instanceof ClusterUnreachableError), `${name}: ${String(err)}`);
+      assert.equal(err.exitCode, 2, name);
+      assert.ok(!err.message.includes('\n'), `${name}: one line`);
+      assert.match(err.message, re, name);
+      return true;
+    }, name);
+  }
+});
+
+const CTX = { verb: 'list', resource: 'metallb.io/v1beta1 ipaddresspools', server: 'https://127.0.0.1:6443' };
+const WHAT = 'cannot list metallb.io/v1beta1 ipaddresspools at https://127.0.0.1:6443';
+const errno = (code: string, message = code): Error => Object.assign(new Error(message), { code, syscall: 'connect' });
+
+test('apiError: unreachable, unauthorized and forbidden are exit 3; other API errors exit 2; bugs pass through', () => {
+  const cases: Array<[string, unknown, number, string | RegExp]> = [
+    ['connection refused (node socket)', errno('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:6443'), 3, `${WHAT}: connection refused`],
+    ['connection refused (fetch)', new TypeError('fetch failed', { cause: errno('ECONNREFUSED') }), 3, `${WHAT}: connection refused`],
+    ['happy eyeballs AggregateError', new TypeError('fetch failed', { cause: Object.assign(new AggregateError([errno('ECONNREFUSED')]), { code: 'ECONNREFUSED' }) }), 3, `${WHAT}: connection refused`],
+    ['our timeout', errno('ETIMEDOUT', 'no answer within 30000 ms'), 3, `${WHAT}: timed out`],
+    ['undici connect timeout', new TypeError('fetch failed', { cause: errno('UND_ERR_CONNECT_TIMEOUT') }), 3, `${WHAT}: timed out`],
+    ['watch timeout (DOMException)', new DOMException('The operation was aborted due to timeout', 'TimeoutError'), 3, `${WHAT}: timed out`],
+    ['host not found', errno('ENOTFOUND', 'getaddrinfo ENOTFOUND k8s.invalid'), 3, `${WHAT}: host not found`],
+    ['TLS: unknown CA', errno('SELF_SIGNED_CERT_IN_CHAIN', 'self-signed certificate in certificate chain'), 3, `${WHAT}: TLS: self-signed certificate in certificate chain`],
+    ['TLS: wrong host', errno('ERR_TLS_CERT_ALTNAME_INVALID', "Hostname/IP does not match certificate's altnames"), 3, /: TLS: Hostname\/IP does not match/],
+    ['401 (our request)', new KubeApiError(401, { message: 'Unauthorized' }, ''), 3, `${WHAT}: unauthorized: Unauthorized (check the kubeconfig's credentials)`],
+    ['403 with the API message', new KubeApiError(403, { message: 'ipaddresspools.metallb.io is forbidden: User "nobody" cannot list resource "ipaddresspools"' }, ''), 3,
+      `${WHAT}: forbidden: ipaddresspools.metallb.io is forbidden: User "nobody" cannot list resource "ipaddresspools"`],
+    ['403 from client-node ApiException (JSON body)', Object.assign(new Error('HTTP-Code: 403\nMessage: ...'), { code: 403, body: '{"kind":"Status","message":"forbidden thing"}' }), 3, `${WHAT}: forbidden: forbidden thing`],
+    ['403 from client-node Watch (statusCode, no body)', Object.assign(new Error('Forbidden'), { statusCode: 403 }), 3, `${WHAT}: forbidden: Forbidden`],
+    ['404 is not about reachability', new KubeApiError(404, { message: 'the server could not find the requested resource' }, ''), 2, `${WHAT}: the server could not find the requested resource (HTTP 404)`],
+    ['500 with a multi-line message', new KubeApiError(500, { message: 'etcdserver:\n  request timed out' }, ''), 2, `${WHAT}: etcdserver: request timed out (HTTP 500)`],
+  ];
+  for (const [name, err, exit, want] of cases) {
+    const got = apiError(err, CTX);
+    assert.ok(got instanceof UserError, `${name}: ${String(got)}`);
+    assert.equal(got.exitCode, exit, name);
+    assert.equal(got instanceof ClusterUnreachableError, exit === 3, name);
+    assert.ok(!got.message.includes('\n'), `${name}: one line`);
+    if (typeof want === 'string') assert.equal(got.message, want, name);
+    else assert.match(got.message, want, name);
+  }
+  const userErr = new UserError('already one line');
+  assert.equal(apiError(userErr, CTX), userErr);
+  const bug = new TypeError("Cannot read properties of undefined (reading 'items')");
+  assert.equal(apiError(bug, CTX), bug, 'a programming error is not turned into a user error');
+});
+
+test('kubeGet on a closed loopback port: ECONNREFUSED, mapped to exit 3 naming the server', async () => {
+  const port = await new Promise<number>((res) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => res(p));
+    });
+  });
+  const server = `https://127.0.0.1:${port}`;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+  });
+  const err = await kubeGet(kc, '/api/v1/services').then(() => undefined, (e: unknown) => e);
+  const mapped = apiError(err, { verb: 'list', resource: 'v1 services', server });
+  assert.ok(mapped instanceof ClusterUnreachableError, String(err));
+  assert.equal(mapped.message, `cannot list v1 services at ${server}: connection refused`);
+});
+
+test('resource paths: cluster-wide core and group kinds, MetalLB kinds in the MetalLB namespace', () => {
+  const paths = RESOURCES.map((r) => `${r.list} ${resourcePath(r, 'mlb')}${r.labelSelector ? ` ?${r.labelSelector}` : ''}${r.fieldSelector ? ` ?${r.fieldSelector}` : ''}`);
+  assert.deepEqual(paths, [
+    'services /api/v1/services',
+    'endpointSlices /apis/discovery.k8s.io/v1/endpointslices',
+    'nodes /api/v1/nodes',
+    'namespaces /api/v1/namespaces',
+    'pods /api/v1/namespaces/mlb/pods ?component=speaker',
+    'pods /api/v1/namespaces/mlb/pods ?app.kubernetes.io/component=speaker',
+    'secrets /api/v1/namespaces/mlb/secrets',
+    'configMaps /api/v1/namespaces/mlb/configmaps',
+    'ipAddressPools /apis/metallb.io/v1beta1/namespaces/mlb/ipaddresspools',
+    'l2Advertisements /apis/metallb.io/v1beta1/namespaces/mlb/l2advertisements',
+    'bgpAdvertisements /apis/metallb.io/v1beta1/namespaces/mlb/bgpadvertisements',
+    'bgpPeers /apis/metallb.io/v1beta2/namespaces/mlb/bgppeers',
+    'communities /apis/metallb.io/v1beta1/namespaces/mlb/communities',
+    'bfdProfiles /apis/metallb.io/v1beta1/namespaces/mlb/bfdprofiles',
+    'serviceL2Statuses /apis/metallb.io/v1beta1/namespaces/mlb/servicel2statuses',
+    'serviceBGPStatuses /apis/metallb.io/v1beta1/namespaces/mlb/servicebgpstatuses',
+    'events /api/v1/namespaces/mlb/events',
+    'events /api/v1/events ?involvedObject.kind=Service',
+  ]);
+});
