@@ -11,7 +11,7 @@ _metallb_ts() {
   done
   if [[ -z $cmd ]]; then
     if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-V --version -h --help" -- "$cur"))
-    else COMPREPLY=($(compgen -W "allocate completion explain help snapshot validate whois" -- "$cur")); fi
+    else COMPREPLY=($(compgen -W "allocate completion controller explain help snapshot validate whois" -- "$cur")); fi
     return 0
   fi
   case "$cmd" in
@@ -34,6 +34,21 @@ _metallb_ts() {
       done
       [[ $npos -eq 0 ]] && COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur"))
       ;;
+    controller)
+      case "$prev" in
+        --kubeconfig) :; return 0 ;;
+        --context) :; return 0 ;;
+        --namespace) :; return 0 ;;
+        --lb-class) :; return 0 ;;
+        --metrics-bind-address) :; return 0 ;;
+        --metrics-port) :; return 0 ;;
+        --port) :; return 0 ;;
+        --log-level) COMPREPLY=($(compgen -W "all debug info warn error none" -- "$cur")); return 0 ;;
+        --pod-name) :; return 0 ;;
+        --write-concurrency) :; return 0 ;;
+      esac
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--kubeconfig --context --namespace --lb-class --metrics-bind-address --metrics-port --port --log-level --pod-name --write-concurrency -h --help" -- "$cur")); return 0; fi
+      ;;
     explain)
       case "$prev" in
         -f|--filename) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
@@ -51,7 +66,7 @@ _metallb_ts() {
       for ((i = i + 1; i < COMP_CWORD; i++)); do
         [[ ${COMP_WORDS[i]} != -* ]] && ((npos++))
       done
-      [[ $npos -eq 0 ]] && COMPREPLY=($(compgen -W "allocate completion explain snapshot validate whois" -- "$cur"))
+      [[ $npos -eq 0 ]] && COMPREPLY=($(compgen -W "allocate completion controller explain snapshot validate whois" -- "$cur"))
       ;;
     snapshot)
       case "$prev" in

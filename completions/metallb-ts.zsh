@@ -16,6 +16,7 @@ _metallb-ts() {
       commands=(
         'allocate:show the IP MetalLB'\''s controller would give every LoadBalancer service, or why it stays pending'
         'completion:print a shell completion script'
+        'controller:run MetalLB'\''s controller against the cluster: allocate LoadBalancer addresses, write Service status, events, pool status'
         'explain:explain how MetalLB treats a LoadBalancer service: its IP, its pool, and which node announces it and why'
         'help:display help for command'
         'snapshot:print the cluster state metallb-ts reads (Services, EndpointSlices, Nodes, speaker Pods, metallb.io CRs) as one List'
@@ -43,6 +44,20 @@ _metallb-ts() {
             '(-h --help)'{-h,--help}'[display help for command]' \
             '1:shell:(bash zsh fish)'
           ;;
+        controller)
+          _arguments \
+            '--kubeconfig=[kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster service account)]:value: ' \
+            '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
+            '--namespace=[namespace of MetalLB'\''s CRs (default: METALLB_NAMESPACE, the pod'\''s namespace, "metallb-system")]:value: ' \
+            '--lb-class=[handle only Services with this spec.loadBalancerClass (default: only Services without one)]:value: ' \
+            '--metrics-bind-address=[address of the /metrics, /healthz and /readyz server]:value: ' \
+            '--metrics-port=[port of the /metrics, /healthz and /readyz server (default 7472; 0 picks a free one)]:value: ' \
+            '--port=[MetalLB'\''s name for --metrics-port]:value: ' \
+            '--log-level=[log level]:value:(all debug info warn error none)' \
+            '--pod-name=[this pod, named as the reporting instance of events (default: METALLB_POD_NAME)]:value: ' \
+            '--write-concurrency=[Service status writes in flight at once]:value: ' \
+            '(-h --help)'{-h,--help}'[display help for command]'
+          ;;
         explain)
           _arguments \
             '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read]:path:_files' \
@@ -58,7 +73,7 @@ _metallb-ts() {
           ;;
         help)
           _arguments \
-            '1:command:(allocate completion explain snapshot validate whois)'
+            '1:command:(allocate completion controller explain snapshot validate whois)'
           ;;
         snapshot)
           _arguments \

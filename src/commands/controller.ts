@@ -1,0 +1,166 @@
+/**
+ * `metallb-ts controller`: MetalLB v0.16.1's controller. Watches Services, IPAddressPools,
+ * Communities and Namespaces; gives each LoadBalancer Service its addresses through the core
+ * (status.loadBalancer.ingress via the status subresource, the `metallb.io/ip-allocated-from-pool`
+ * annotation, MetalLB's Events), keeps the IPAddressPool status counters, and serves `/metrics`,
+ * `/healthz` and `/readyz`. Logs are JSON lines on stderr. Runs until SIGINT/SIGTERM, then
+ * finishes the writes in flight and exits 0. Exit 2 for bad flags or kubeconfig, 3 when the
+ * cluster cannot be reached or refuses the watches.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { UserError } from '../core/errors.ts';
+import { loadKubeConfig, serverOf } from '../kube/client.ts';
+import { ClusterStateWatcher, DEFAULT_METALLB_NAMESPACE } from '../kube/live.ts';
+import { ApiClient } from '../controller/api.ts';
+import { LOG_LEVELS, newLogger, type LogLevel } from '../controller/log.ts';
+import { ControllerLoop } from '../controller/loop.ts';
+import { ControllerMetrics, startHttpServer } from '../controller/metrics.ts';
+import { KubeWriter } from '../controller/writer.ts';
+import { VERSION } from './index.ts';
+
+const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** Parsed flags (commander's camel-cased names). */
+interface ControllerFlags {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  lbClass: string;
+  metricsBindAddress: string;
+  metricsPort?: number;
+  port?: number;
+  logLevel: LogLevel;
+  podName?: string;
+  writeConcurrency: number;
+}
+
+function portNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535 (0 picks a free port).');
+  return n;
+}
+
+function positive(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError('expected a positive integer.');
+  return n;
+}
+
+/** The MetalLB namespace: `--namespace`, else METALLB_NAMESPACE, else the pod's service-account namespace, else metallb-system. */
+export function controllerNamespace(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, saFile = SA_NAMESPACE_FILE): string {
+  if (flag) return flag;
+  if (env.METALLB_NAMESPACE) return env.METALLB_NAMESPACE;
+  if (existsSync(saFile)) {
+    const ns = readFileSync(saFile, 'utf8').trim();
+    if (ns) return ns;
+  }
+  return DEFAULT_METALLB_NAMESPACE;
+}
+
+/** Registers `controller`. */
+export function registerController(program: Command): void {
+  program
+    .command('controller')
+    .description("run MetalLB's controller against the cluster: allocate LoadBalancer addresses, write Service status, events, pool status")
+    .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster service account)')
+    .option('--context <name>', 'kubeconfig context to use (default: its current-context)')
+    .option('--namespace <ns>', `namespace of MetalLB's CRs (default: METALLB_NAMESPACE, the pod's namespace, "${DEFAULT_METALLB_NAMESPACE}")`)
+    .option('--lb-class <class>', 'handle only Services with this spec.loadBalancerClass (default: only Services without one)', '')
+    .option('--metrics-bind-address <addr>', 'address of the /metrics, /healthz and /readyz server', '0.0.0.0')
+    .option('--metrics-port <port>', 'port of the /metrics, /healthz and /readyz server (default 7472; 0 picks a free one)', portNumber)
+    .addOption(new Option('--port <port>', "MetalLB's name for --metrics-port").argParser(portNumber).hideHelp())
+    .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
+    .option('--pod-name <name>', 'this pod, named as the reporting instance of events (default: METALLB_POD_NAME)')
+    .addOption(new Option('--write-concurrency <n>', 'Service status writes in flight at once').argParser(positive).default(16))
+    .action(async (flags: ControllerFlags) => {
+      process.exitCode = await runController(flags);
+    });
+}
+
+/** Runs the controller until SIGINT/SIGTERM; resolves to the exit status (0), throws UserError for 2/3. */
+async function runController(flags: ControllerFlags): Promise<number> {
+  const log = newLogger({ level: flags.logLevel });
+  const main = log.with('main.go');
+  const namespace = controllerNamespace(flags.namespace);
+  const kc = loadKubeConfig({
+    ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
+    ...(flags.context !== undefined ? { context: flags.context } : {}),
+  });
+  const server = serverOf(kc);
+  main.info({ version: VERSION, msg: `MetalLB controller starting (metallb-ts ${VERSION})` });
+  main.info({ op: 'startup', namespace, server, lbClass: flags.lbClass, msg: 'watching the cluster' });
+
+  const metrics = new ControllerMetrics();
+  let loop: ControllerLoop | undefined;
+  const host = flags.metricsBindAddress;
+  const port = flags.metricsPort ?? flags.port ?? 7472;
+  let http;
+  try {
+    http = await startHttpServer(metrics, { host, port, ready: () => loop?.ready ?? false });
+  } catch (err) {
+    throw new UserError(`cannot serve metrics on ${host}:${port}: ${(err as Error).message}`);
+  }
+  main.info({ op: 'startup', address: `${host}:${http.port}`, msg: 'serving /metrics, /healthz, /readyz' });
+
+  const watcher = new ClusterStateWatcher(kc, {
+    metallbNamespace: namespace,
+    kinds: ['services', 'namespaces', 'ipAddressPools', 'communities'],
+    log: (e) => {
+      const { level, ...rest } = e;
+      (level === 'error' ? main.error : main.info)(rest);
+    },
+  });
+  const api = new ApiClient(kc, { maxSockets: flags.writeConcurrency + 4 });
+  const podName = flags.podName ?? process.env.METALLB_POD_NAME ?? '';
+
+  let stopping: Promise<void> | undefined;
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => { resolveDone = r; });
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    main.info({ op: 'shutdown', signal, msg: 'stopping: finishing the writes in flight' });
+    stopping = (async () => {
+      watcher.stop();
+      await loop?.stop();
+      await http.close();
+      api.close();
+      main.info({ op: 'shutdown', msg: 'controller stopped' });
+      resolveDone();
+    })();
+  };
+  const onSignal = (sig: NodeJS.Signals): void => shutdown(sig);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    try {
+      await watcher.start();
+    } catch (err) {
+      if (stopping) {
+        await stopping;
+        return 0;
+      }
+      await http.close();
+      api.close();
+      throw err;
+    }
+    if (stopping) {
+      await stopping;
+      return 0;
+    }
+    main.info({ op: 'startup', msg: 'caches synced, starting the reconcilers' });
+    loop = new ControllerLoop(watcher, new KubeWriter(api, { component: 'metallb-controller', instance: podName }), {
+      metallbNamespace: namespace,
+      loadBalancerClass: flags.lbClass,
+      logger: log,
+      metrics,
+      writeConcurrency: flags.writeConcurrency,
+    });
+    loop.start();
+    await done;
+    return 0;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}

@@ -1,0 +1,649 @@
+/**
+ * The controller loop: MetalLB v0.16.1's controller (controller/main.go on top of
+ * internal/k8s/controllers' ServiceReconciler, PoolReconciler and PoolStatusReconciler) as a thin
+ * shell around the pure core. Every decision comes from src/core/controller (reconcileService,
+ * setControllerPools, processingOrder) and src/core/config (parseConfig); this file only moves
+ * objects between a ClusterState source, the core and a ControllerWriter.
+ *
+ * One work queue (client-go semantics, see queue.ts) carries three kinds of keys, handed out one
+ * at a time like controller-runtime's single worker:
+ * - `namespace/name` of a Service: reconcile it (skipped until the first full pass, as MetalLB's
+ *   `initialLoadPerformed`); the write is pipelined — the key stays "in processing" until its
+ *   write finished, so two writes of one Service never overlap;
+ * - RELOAD (MetalLB's reprocessAll): every Service, in processingOrder — addresses already in a
+ *   status first, so a restart re-registers them before allocating anything new — then waits for
+ *   the writes; a pass with a retry (a write failed, or a Service asked for reprocessAll) comes
+ *   back after the queue's backoff and the first clean pass sets initialLoadPerformed;
+ * - CONFIG (PoolReconciler): parse the IPAddressPools and Communities of the MetalLB namespace and
+ *   the Namespaces with the core; an invalid configuration keeps the previous one (config_stale);
+ *   a changed one goes to setControllerPools and a RELOAD.
+ *
+ * What the loop reads of a Service is the newest it knows: the object of a write in flight, else
+ * the object the last write returned (until the watch delivers that version), else the watch's.
+ * A write refused with 409 is retried on a fresh GET, reconciled again.
+ */
+import { parseConfig, poolSummary } from '../core/config/index.ts';
+import type { Config } from '../core/config/index.ts';
+import {
+  filteredByLoadBalancerClass, newController, processingOrder, reconcileService, serviceKey, setControllerPools, statusIPs,
+  type ControllerState, type ReconcileOutcome,
+} from '../core/controller/index.ts';
+import { emptyClusterState, type ClusterState, type IPAddressPool, type KubeObject, type Service } from '../core/kube.ts';
+import type { Logger } from './log.ts';
+import { silentLogger } from './log.ts';
+import type { ControllerMetrics } from './metrics.ts';
+import { realClock, WorkQueue, ExponentialBackoff, type Clock } from './queue.ts';
+import type { ClusterStateChange } from '../kube/live.ts';
+import { ConflictError, NotFoundError, type ControllerWriter, type PoolStatusCounts } from './writer.ts';
+
+/** One change of the watched state (ClusterStateWatcher's: `add`, `update` with `old`, `delete`). */
+export type StateChange = ClusterStateChange;
+
+/** Where the loop reads the cluster: a synced watcher (src/kube/live.ts) or a fake in tests. */
+export interface StateSource {
+  /** the current state (the lists are read, never modified) */
+  state(): ClusterState;
+  /** subscribes to changes; called synchronously for every change after the initial sync */
+  onChange(cb: (change: StateChange) => void): unknown;
+}
+
+/** Queue key of a full pass over every Service (MetalLB's reload event `metallbreload/reload`). */
+export const RELOAD_KEY = 'metallbreload/reload';
+/** Queue key of a configuration (re)load. */
+export const CONFIG_KEY = 'metallbconfig/config';
+
+/** Options of ControllerLoop. */
+export interface ControllerLoopOptions {
+  /** where the IPAddressPools and Communities live (MetalLB's `--namespace`) */
+  metallbNamespace: string;
+  /** MetalLB's `--lb-class`; "" (default): only Services without `spec.loadBalancerClass` */
+  loadBalancerClass?: string;
+  logger?: Logger;
+  metrics?: ControllerMetrics;
+  clock?: Clock;
+  /** Service writes in flight at once (default 16) */
+  writeConcurrency?: number;
+  /** attempts of one Service write on 409 conflicts before giving up to the backoff (default 5) */
+  conflictRetries?: number;
+  /** delay before pool status and gauges are refreshed after a change, in ms (default 100) */
+  poolStatusDelayMs?: number;
+  /** backoff of failed keys (default controller-runtime's: 5 ms doubling to 1000 s) */
+  backoff?: ExponentialBackoff;
+}
+
+/** Figures the loop keeps for tests and the bench. */
+export interface LoopStats {
+  reconciles: number;
+  reloads: number;
+  serviceWrites: number;
+  conflicts: number;
+  writeErrors: number;
+  events: number;
+  poolStatusWrites: number;
+  configLoads: number;
+  configErrors: number;
+}
+
+interface Overlay {
+  /** the object being written (its metadata.resourceVersion is the old one) */
+  pending?: Service;
+  /** the object the last write returned, until the watch delivers that version */
+  written?: Service;
+}
+
+function rvNumber(obj: KubeObject | undefined): bigint | null {
+  const rv = obj?.metadata?.resourceVersion;
+  if (!rv || !/^\d+$/.test(rv)) return null;
+  return BigInt(rv);
+}
+
+/** Whether `seen` is the version `written` or a later one. */
+function caughtUp(seen: KubeObject, written: KubeObject): boolean {
+  const a = rvNumber(seen);
+  const b = rvNumber(written);
+  if (a === null || b === null) return true; // opaque versions: trust the watch
+  return a >= b;
+}
+
+/** The pool status the counters give, compared with a stored one (numbers lose nothing that matters for equality). */
+function sameCounts(status: Record<string, unknown> | undefined, c: PoolStatusCounts): boolean {
+  if (!status) return false;
+  return (['assignedIPv4', 'assignedIPv6', 'availableIPv4', 'availableIPv6'] as const)
+    .every((k) => typeof status[k] === 'number' && status[k] === Number(c[k]));
+}
+
+/** The controller loop (see the module comment). */
+export class ControllerLoop {
+  readonly ctrl: ControllerState;
+  readonly queue: WorkQueue;
+  readonly stats: LoopStats = {
+    reconciles: 0, reloads: 0, serviceWrites: 0, conflicts: 0, writeErrors: 0, events: 0, poolStatusWrites: 0, configLoads: 0, configErrors: 0,
+  };
+  private readonly source: StateSource;
+  private readonly writer: ControllerWriter;
+  private readonly ns: string;
+  private readonly lbClass: string;
+  private readonly log: Logger;
+  private readonly metrics: ControllerMetrics | undefined;
+  private readonly clock: Clock;
+  private readonly writeConcurrency: number;
+  private readonly conflictRetries: number;
+  private readonly poolStatusDelayMs: number;
+
+  private readonly services = new Map<string, Service>();
+  private readonly pools = new Map<string, IPAddressPool>();
+  private readonly overlay = new Map<string, Overlay>();
+  private readonly writesInFlight = new Set<Promise<unknown>>();
+  private readonly writeSlotWaiters: Array<() => void> = [];
+  private configSignature: string | null = null;
+  private configProcessed = false;
+  private initialLoadPerformed = false;
+  private readonly dirtyPools = new Set<string>();
+  /** per pool: the counts last written and the resourceVersion the write returned */
+  private readonly writtenPoolStatus = new Map<string, { sig: string; rv: bigint | null }>();
+  private poolTimer: unknown = null;
+  private poolFlush: Promise<void> | null = null;
+  private worker: Promise<void> | null = null;
+  private stopped = false;
+  private readonly idleWaiters: Array<() => void> = [];
+
+  constructor(source: StateSource, writer: ControllerWriter, opts: ControllerLoopOptions) {
+    this.source = source;
+    this.writer = writer;
+    this.ns = opts.metallbNamespace;
+    this.lbClass = opts.loadBalancerClass ?? '';
+    this.log = opts.logger ?? silentLogger;
+    this.metrics = opts.metrics;
+    this.clock = opts.clock ?? realClock;
+    this.writeConcurrency = opts.writeConcurrency ?? 16;
+    this.conflictRetries = opts.conflictRetries ?? 5;
+    this.poolStatusDelayMs = opts.poolStatusDelayMs ?? 100;
+    const m = this.metrics;
+    this.queue = new WorkQueue({
+      clock: this.clock,
+      ...(opts.backoff ? { backoff: opts.backoff } : {}),
+      hooks: m ? {
+        onAdd: () => m.queueAdds.inc({ name: 'service' }),
+        onRetry: () => m.queueRetries.inc({ name: 'service' }),
+        onDepth: (d) => m.queueDepth.set({ name: 'service' }, d),
+      } : {},
+    });
+    this.ctrl = newController((pool) => this.poolChanged(pool));
+  }
+
+  /** Ready: started on a synced source and the first configuration was processed (valid or not). */
+  get ready(): boolean {
+    return this.worker !== null && this.configProcessed;
+  }
+
+  /** Whether the first full pass over the Services completed (MetalLB's initialLoadPerformed). */
+  get initialLoadDone(): boolean {
+    return this.initialLoadPerformed;
+  }
+
+  /**
+   * Starts on a source that has synced: indexes its Services and pools, subscribes to changes,
+   * queues CONFIG then RELOAD (MetalLB's start-up reload) and runs the worker until stop().
+   */
+  start(): void {
+    if (this.worker) throw new Error('controller loop already started');
+    const st = this.source.state();
+    for (const svc of st.services) this.services.set(serviceKey(svc), svc);
+    for (const p of st.ipAddressPools) if (p.metadata?.namespace === this.ns) this.pools.set(p.metadata?.name ?? '', p);
+    this.source.onChange((c) => this.onChange(c));
+    this.queue.add(CONFIG_KEY);
+    this.queue.add(RELOAD_KEY);
+    this.worker = this.run();
+  }
+
+  /**
+   * Stops handing out work, waits for the writes in flight (at most `timeoutMs`, default 5000)
+   * and the pending pool status flush. Idempotent.
+   */
+  async stop(timeoutMs = 5000): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.queue.shutDown();
+    if (this.poolTimer !== null) this.clock.clearTimeout(this.poolTimer);
+    for (const w of this.writeSlotWaiters.splice(0)) w();
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((r) => { timer = setTimeout(r, timeoutMs); timer.unref?.(); });
+    await Promise.race([Promise.allSettled([this.worker, ...this.writesInFlight, this.poolFlush]), limit]);
+    clearTimeout(timer);
+  }
+
+  /** Resolves when the queue is empty, nothing is in flight and no retry is scheduled (tests, bench). */
+  whenIdle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  private isIdle(): boolean {
+    return this.queue.idle && this.writesInFlight.size === 0 && this.poolTimer === null && this.poolFlush === null;
+  }
+
+  private checkIdle(): void {
+    if (this.idleWaiters.length > 0 && this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  // ------------------------------------------------------------------------------------ watch
+
+  private onChange(c: StateChange): void {
+    if (this.stopped) return;
+    switch (c.list) {
+      case 'services': {
+        const svc = c.object as Service;
+        const key = serviceKey(svc);
+        const ov = this.overlay.get(key);
+        if (c.type === 'delete') {
+          this.services.delete(key);
+          if (ov) delete ov.written;
+        } else {
+          this.services.set(key, svc);
+          if (ov?.written && caughtUp(svc, ov.written)) delete ov.written;
+        }
+        if (ov && !ov.pending && !ov.written) this.overlay.delete(key);
+        this.queue.add(key);
+        break;
+      }
+      case 'ipAddressPools': {
+        if (c.object.metadata?.namespace !== this.ns) return;
+        const name = c.object.metadata?.name ?? '';
+        const pool = c.object as IPAddressPool;
+        if (c.type === 'delete') this.pools.delete(name);
+        else this.pools.set(name, pool);
+        const written = this.writtenPoolStatus.get(name);
+        const rv = rvNumber(pool);
+        if (written && (c.type === 'delete' || rv === null || written.rv === null || rv > written.rv)) this.writtenPoolStatus.delete(name);
+        // PoolReconciler ignores status-only updates (generation unchanged); the status reconciler looks at every change.
+        const old = c.old as IPAddressPool | undefined;
+        const specChanged = c.type !== 'update' || !old || old.metadata?.generation !== pool.metadata?.generation
+          || old.metadata?.generation === undefined || JSON.stringify(old.metadata?.labels ?? {}) !== JSON.stringify(pool.metadata?.labels ?? {});
+        if (specChanged) this.queue.add(CONFIG_KEY);
+        if (c.type !== 'delete') this.poolChanged(name);
+        break;
+      }
+      case 'communities':
+        if (c.object.metadata?.namespace === this.ns) this.queue.add(CONFIG_KEY);
+        break;
+      case 'namespaces':
+        if (c.type !== 'update' || JSON.stringify(c.old?.metadata?.labels ?? {}) !== JSON.stringify(c.object.metadata?.labels ?? {})) {
+          this.queue.add(CONFIG_KEY);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** The newest Service object the loop knows for `key` (see the module comment), or undefined. */
+  private view(key: string): Service | undefined {
+    const ov = this.overlay.get(key);
+    return ov?.pending ?? ov?.written ?? this.services.get(key);
+  }
+
+  // ----------------------------------------------------------------------------------- worker
+
+  private async run(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === null) return;
+      try {
+        if (key === CONFIG_KEY) {
+          this.processConfig();
+          this.queue.done(key);
+        } else if (key === RELOAD_KEY) {
+          const retry = await this.reprocessAll();
+          if (retry) {
+            this.log.info({ controller: 'ServiceReconciler - reprocessAll', event: 'force service reload' });
+            this.queue.addRateLimited(key);
+            this.metrics?.reconcileTotal.inc({ controller: 'service', result: 'requeue' });
+          } else {
+            this.queue.forget(key);
+            this.initialLoadPerformed = true;
+            this.metrics?.reconcileTotal.inc({ controller: 'service', result: 'success' });
+          }
+          this.queue.done(key);
+        } else {
+          await this.processService(key);
+        }
+      } catch (err) {
+        // A bug (the core threw): log it with its stack and go on with the next key, as controller-runtime recovers panics.
+        this.log.error({ op: 'reconcile', key, error: err, stack: (err as Error)?.stack, msg: 'internal error while reconciling' });
+        this.queue.done(key);
+      }
+      this.checkIdle();
+    }
+  }
+
+  // ----------------------------------------------------------------------------------- config
+
+  /** The objects MetalLB's PoolReconciler reads: pools and communities of the MetalLB namespace, every Namespace. */
+  private configState(): ClusterState {
+    const st = this.source.state();
+    return {
+      ...emptyClusterState(),
+      ipAddressPools: st.ipAddressPools.filter((p) => p.metadata?.namespace === this.ns),
+      communities: st.communities.filter((c) => c.metadata?.namespace === this.ns),
+      namespaces: st.namespaces,
+    };
+  }
+
+  private processConfig(): void {
+    this.metrics?.updates.inc();
+    const log = this.log.with('pool_controller.go', { controller: 'PoolReconciler' });
+    this.configProcessed = true;
+    let config: Config;
+    try {
+      config = parseConfig(this.configState());
+    } catch (err) {
+      this.stats.configErrors++;
+      this.metrics?.configStale.set(1);
+      this.metrics?.reconcileTotal.inc({ controller: 'ipaddresspool', result: 'success' });
+      log.error({ error: (err as Error).message, msg: 'failed to parse the configuration' });
+      return;
+    }
+    const signature = JSON.stringify([...config.pools.values()].map((p) => [p.name, poolSummary(p), p.labels]));
+    this.metrics?.reconcileTotal.inc({ controller: 'ipaddresspool', result: 'success' });
+    if (signature === this.configSignature) {
+      log.debug({ event: 'configuration did not change, ignoring' });
+      this.metrics?.configStale.set(0);
+      return;
+    }
+    const removed = this.metrics?.poolNames.filter((p) => !config.pools.has(p)) ?? [];
+    const result = setControllerPools(this.ctrl, config.pools.values());
+    for (const p of removed) this.metrics?.deletePool(p);
+    this.configSignature = signature;
+    this.stats.configLoads++;
+    this.metrics?.configLoaded.set(1);
+    this.metrics?.configStale.set(0);
+    log.info({ event: 'config reloaded', pools: [...config.pools.keys()] });
+    if (result === 'reprocessAll') {
+      log.info({ event: 'force service reload' });
+      this.queue.add(RELOAD_KEY);
+    }
+  }
+
+  // --------------------------------------------------------------------------------- services
+
+  /** One Service key (ServiceReconciler.reconcileService). */
+  private async processService(key: string): Promise<void> {
+    this.metrics?.updates.inc();
+    if (!this.initialLoadPerformed) {
+      // MetalLB: "filtered service, still waiting for the initial load to be performed"; the pending RELOAD covers it.
+      this.queue.done(key);
+      return;
+    }
+    const svc = this.view(key) ?? null;
+    if (svc && filteredByLoadBalancerClass(svc, this.lbClass)) {
+      this.queue.done(key);
+      return;
+    }
+    const out = this.reconcile(key, svc);
+    const finish = (ok: boolean): void => {
+      if (!ok) {
+        this.metrics?.updateErrors.inc();
+        this.metrics?.reconcileErrors.inc({ controller: 'service' });
+        this.metrics?.reconcileTotal.inc({ controller: 'service', result: 'error' });
+        this.queue.addRateLimited(key);
+      } else {
+        this.queue.forget(key);
+        this.metrics?.reconcileTotal.inc({ controller: 'service', result: 'success' });
+      }
+      this.queue.done(key);
+      this.checkIdle();
+    };
+    if (out.write) {
+      await this.writeSlot();
+      void out.write.then(finish);
+    } else {
+      finish(true);
+    }
+  }
+
+  /** A full pass (ServiceReconciler.reprocessAll); resolves to whether it must be retried. */
+  private async reprocessAll(): Promise<boolean> {
+    this.stats.reloads++;
+    const log = this.log.with('service_controller_reload.go', { controller: 'ServiceReconciler - reprocessAll' });
+    let retry = false;
+    // Allocations of Services that are gone (deleted while no pass could see it): release them first.
+    for (const key of this.ctrl.allocator.allocatedServices()) {
+      if (!this.services.has(key) && this.reconcile(key, null).result === 'reprocessAll') retry = true;
+    }
+    const all: Service[] = [];
+    for (const key of this.services.keys()) all.push(this.view(key)!);
+    const writes: Array<Promise<boolean>> = [];
+    for (const svc of processingOrder(all)) {
+      if (this.stopped) return false;
+      if (filteredByLoadBalancerClass(svc, this.lbClass)) continue;
+      const key = serviceKey(svc);
+      const out = this.reconcile(key, svc);
+      if (out.result === 'reprocessAll') retry = true;
+      if (out.write) {
+        writes.push(out.write);
+        await this.writeSlot();
+      }
+    }
+    const results = await Promise.all(writes);
+    if (results.some((ok) => !ok)) {
+      retry = true;
+      log.error({ event: 'failed to handle service, retry' });
+    }
+    return retry;
+  }
+
+  /**
+   * Runs the core on one Service and applies the outcome: events, logs, and the write (started
+   * here, resolved to false when it failed and the key must be retried).
+   */
+  private reconcile(key: string, svc: Service | null): { result: ReconcileOutcome['result']; write?: Promise<boolean> } {
+    this.stats.reconciles++;
+    const log = this.log.with('main.go', { service: key });
+    const hadAllocation = this.ctrl.allocator.poolOf(key) !== null;
+    const out = reconcileService(this.ctrl, key, svc);
+    this.report(log, key, svc, out, hadAllocation);
+    if (!svc || !out.updated || !out.service) return { result: out.result };
+    const write = this.startWrite(key, svc, out.service, log);
+    return { result: out.result, write };
+  }
+
+  /** Events and log lines of one outcome (MetalLB's Infof/Errorf and level.*.Log calls). */
+  private report(log: Logger, key: string, svc: Service | null, out: ReconcileOutcome, hadAllocation: boolean): void {
+    if (svc === null) {
+      if (hadAllocation) log.info({ event: 'serviceDeleted', msg: 'service deleted' });
+    } else {
+      for (const e of out.events) {
+        this.emit(svc, e);
+        if (e.reason === 'ClearAssignment') log.info({ event: 'clearAssignment', error: e.message, msg: 'current IP not allowed by config, clearing' });
+        else if (e.reason === 'AdditionalAssignFailed') log.error({ op: 'allocateIPs', error: e.message, msg: 'IP allocation failed' });
+        else if (e.type === 'Warning' && e.reason !== 'AllocationFailed') log.warn({ event: e.reason, msg: e.message });
+      }
+      if (out.allocation) {
+        log.info({ event: 'ipAllocated', ip: [...out.allocation.ips], pool: out.allocation.pool, msg: 'IP address assigned by controller' });
+      }
+      if (out.failure) {
+        if (out.events.some((e) => e.reason === 'AllocationFailed')) log.error({ op: 'allocateIPs', error: out.failure.message, msg: 'IP allocation failed' });
+        log.error({ controller: 'ServiceReconciler', name: key, error: out.failure.message, event: 'failed to handle service' });
+        this.metrics?.updateErrors.inc();
+      }
+    }
+    if (out.result === 'reprocessAll') {
+      log.info({ controller: 'ServiceReconciler', event: 'force service reload' });
+      this.queue.add(RELOAD_KEY);
+    }
+  }
+
+  private emit(svc: Service, e: { type: 'Normal' | 'Warning'; reason: string; message: string }): void {
+    this.stats.events++;
+    this.writer.recordEvent(svc, e).catch((err: unknown) => {
+      this.log.warn({ op: 'recordEvent', reason: e.reason, service: serviceKey(svc), error: err, msg: 'failed to record event' });
+    });
+  }
+
+  /** Waits until fewer than writeConcurrency Service writes are in flight. */
+  private writeSlot(): Promise<void> {
+    if (this.writesInFlight.size < this.writeConcurrency || this.stopped) return Promise.resolve();
+    return new Promise((r) => this.writeSlotWaiters.push(r));
+  }
+
+  /**
+   * Writes `desired` over `base` (MetalLB's UpdateStatus). On 409: GET, reconcile the fresh object
+   * again, write that (up to conflictRetries times). Resolves to false on a failure to retry later.
+   */
+  private startWrite(key: string, base: Service, desired: Service, log: Logger): Promise<boolean> {
+    const ov = this.overlay.get(key) ?? {};
+    ov.pending = desired;
+    this.overlay.set(key, ov);
+    const task = (async (): Promise<boolean> => {
+      let cur = base;
+      let want = desired;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          this.stats.serviceWrites++;
+          const stored = await this.writer.writeService(cur, want);
+          this.settle(key, want, stored);
+          log.info({ event: 'serviceUpdated', msg: 'updated service object', ip: statusIPs(stored) });
+          return true;
+        } catch (err) {
+          if (err instanceof NotFoundError) {
+            this.settle(key, want, null);
+            return true; // deleted meanwhile: the watch's DELETED event releases it
+          }
+          if (!(err instanceof ConflictError) || attempt + 1 >= this.conflictRetries) {
+            this.stats.writeErrors++;
+            this.settle(key, want, null);
+            log.error({ op: 'updateServiceStatus', error: err, msg: 'failed to update service' });
+            return false;
+          }
+          this.stats.conflicts++;
+          let fresh: Service | null;
+          try {
+            fresh = await this.writer.readService(base.metadata?.namespace ?? 'default', base.metadata?.name ?? '');
+          } catch (readErr) {
+            this.stats.writeErrors++;
+            this.settle(key, want, null);
+            log.error({ op: 'getService', error: readErr, msg: 'failed to re-read service after a conflict' });
+            return false;
+          }
+          if (this.stopped) {
+            this.settle(key, want, null);
+            return false;
+          }
+          if (fresh === null || filteredByLoadBalancerClass(fresh, this.lbClass)) {
+            this.settle(key, want, null);
+            return true;
+          }
+          const again = reconcileService(this.ctrl, key, fresh);
+          this.report(log, key, fresh, again, true);
+          if (!again.updated || !again.service) {
+            this.settle(key, want, fresh);
+            return again.result !== 'error';
+          }
+          cur = fresh;
+          want = again.service;
+          this.overlay.get(key)!.pending = want;
+        }
+      }
+    })();
+    this.writesInFlight.add(task);
+    void task.finally(() => {
+      this.writesInFlight.delete(task);
+      const w = this.writeSlotWaiters.shift();
+      if (w) w();
+      this.checkIdle();
+    });
+    return task;
+  }
+
+  /** Ends a write of `key`: the pending object goes; the stored one stays until the watch has it. */
+  private settle(key: string, want: Service, stored: Service | null): void {
+    const ov = this.overlay.get(key);
+    if (!ov) return;
+    if (ov.pending === want) delete ov.pending;
+    const seen = this.services.get(key);
+    if (stored && !(seen && caughtUp(seen, stored))) ov.written = stored;
+    if (!ov.pending && !ov.written) this.overlay.delete(key);
+  }
+
+  // ------------------------------------------------------------------------------ pool status
+
+  /** The allocator's pool-change notification (MetalLB's PoolStatusChan) and pool watch events. */
+  private poolChanged(pool: string): void {
+    this.dirtyPools.add(pool);
+    if (this.poolTimer !== null || this.stopped) return;
+    this.poolTimer = this.clock.setTimeout(() => {
+      this.poolTimer = null;
+      this.flushPools();
+    }, this.poolStatusDelayMs);
+  }
+
+  /** Refreshes the gauges and writes the status of every changed pool (PoolStatusReconciler). */
+  private flushPools(): void {
+    if (this.poolFlush) {
+      // a flush is running: come back when it ends
+      void this.poolFlush.then(() => { if (this.dirtyPools.size > 0) this.poolChanged([...this.dirtyPools][0]!); });
+      return;
+    }
+    const names = [...this.dirtyPools];
+    this.dirtyPools.clear();
+    const alloc = this.ctrl.allocator;
+    const perPool = new Map<string, number>();
+    if (this.metrics) {
+      for (const key of alloc.allocatedServices()) {
+        const p = alloc.poolOf(key);
+        if (p !== null) perPool.set(p, (perPool.get(p) ?? 0) + 1);
+      }
+    }
+    for (const name of names) {
+      const cap = alloc.capacity(name);
+      if (cap) {
+        const c = alloc.counters(name);
+        this.metrics?.setPool(name, {
+          total: cap.total, ipv4: cap.ipv4, ipv6: cap.ipv6, inUseIPv4: c.assignedIPv4, inUseIPv6: c.assignedIPv6, services: perPool.get(name) ?? 0,
+        });
+      } else {
+        this.metrics?.deletePool(name);
+      }
+    }
+    if (this.configSignature === null) {
+      this.checkIdle();
+      return; // no configuration yet: nothing meaningful to write
+    }
+    this.poolFlush = (async () => {
+      for (const name of names) {
+        if (this.stopped) break;
+        await this.writePoolStatus(name);
+      }
+    })().finally(() => {
+      this.poolFlush = null;
+      this.checkIdle();
+    });
+  }
+
+  private async writePoolStatus(name: string): Promise<void> {
+    let pool = this.pools.get(name);
+    if (!pool) return;
+    const counts = this.ctrl.allocator.counters(name);
+    const sig = `${pool.metadata?.uid}|${counts.assignedIPv4}|${counts.assignedIPv6}|${counts.availableIPv4}|${counts.availableIPv6}`;
+    if (sameCounts(pool.status as Record<string, unknown> | undefined, counts) || this.writtenPoolStatus.get(name)?.sig === sig) return;
+    for (let attempt = 0; attempt < this.conflictRetries; attempt++) {
+      try {
+        const stored = await this.writer.writePoolStatus(pool, counts);
+        this.stats.poolStatusWrites++;
+        this.writtenPoolStatus.set(name, { sig, rv: rvNumber(stored) });
+        return;
+      } catch (err) {
+        if (err instanceof NotFoundError) return;
+        if (!(err instanceof ConflictError)) {
+          this.log.error({ controller: 'PoolStatusReconciler', pool: name, error: err, msg: 'failed to update the pool status' });
+          this.poolChanged(name);
+          return;
+        }
+        const fresh = await this.writer.readPool(this.ns, name).catch(() => null);
+        if (!fresh) return;
+        pool = fresh;
+        if (sameCounts(pool.status as Record<string, unknown> | undefined, counts)) return;
+      }
+    }
+  }
+}

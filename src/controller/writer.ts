@@ -1,0 +1,217 @@
+/**
+ * What the controller loop writes to the cluster, behind an interface (the loop's unit tests use
+ * a fake): Service status and annotations, core/v1 Events on Services, IPAddressPool status.
+ * `KubeWriter` implements it against the API server.
+ */
+import type { IPAddressPool, Service } from '../core/kube.ts';
+import type { ControllerEvent } from '../core/controller/index.ts';
+import { ApiClient, MERGE_PATCH, corePath, metallbPath, statusCodeOf } from './api.ts';
+
+/** MetalLB's IPAddressPool status (counts; bigint because IPv6 pools reach 2^63-1). */
+export interface PoolStatusCounts {
+  assignedIPv4: bigint;
+  assignedIPv6: bigint;
+  availableIPv4: bigint;
+  availableIPv6: bigint;
+}
+
+/** A write the API server refused because the object changed meanwhile (HTTP 409). */
+export class ConflictError extends Error {
+  constructor(what: string) {
+    super(`conflict writing ${what}: the object was modified`);
+    this.name = 'ConflictError';
+  }
+}
+
+/** The object to write does not exist any more (HTTP 404). */
+export class NotFoundError extends Error {
+  constructor(what: string) {
+    super(`${what} not found`);
+    this.name = 'NotFoundError';
+  }
+}
+
+/** The controller's cluster writes. Errors other than ConflictError/NotFoundError mean "retry later". */
+export interface ControllerWriter {
+  /**
+   * Makes the stored Service carry `desired`'s `status` and `metadata.annotations`, writing on top
+   * of `base` (its `metadata.resourceVersion` is the precondition). Resolves to the stored object.
+   * @throws ConflictError (409), NotFoundError (404), or the transport/API error.
+   */
+  writeService(base: Service, desired: Service): Promise<Service>;
+  /** The current Service, or null when it does not exist. */
+  readService(namespace: string, name: string): Promise<Service | null>;
+  /** Records `event` on `svc` (best effort: errors are for logging only). */
+  recordEvent(svc: Service, event: ControllerEvent): Promise<void>;
+  /**
+   * Writes `counts` as the status of `pool` (precondition: its resourceVersion). Resolves to the stored object.
+   * @throws ConflictError, NotFoundError, or the transport/API error.
+   */
+  writePoolStatus(pool: IPAddressPool, counts: PoolStatusCounts): Promise<IPAddressPool>;
+  /** The current IPAddressPool, or null. */
+  readPool(namespace: string, name: string): Promise<IPAddressPool | null>;
+}
+
+function rethrow(err: unknown, what: string): never {
+  const code = statusCodeOf(err);
+  if (code === 409) throw new ConflictError(what);
+  if (code === 404) throw new NotFoundError(what);
+  throw err;
+}
+
+function sameAnnotations(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
+  const ka = Object.keys(a ?? {});
+  if (ka.length !== Object.keys(b ?? {}).length) return false;
+  return ka.every((k) => Object.hasOwn(b ?? {}, k) && (b ?? {})[k] === (a ?? {})[k]);
+}
+
+/** Key of an event series, as client-go's EventCorrelator aggregates them. */
+function eventKey(svc: Service, e: ControllerEvent): string {
+  return JSON.stringify([svc.metadata?.namespace, svc.metadata?.name, svc.metadata?.uid, e.type, e.reason, e.message]);
+}
+
+/** Options of KubeWriter. */
+export interface KubeWriterOptions {
+  /** `source.component` and `reportingComponent` of events (MetalLB: `metallb-controller`) */
+  component?: string;
+  /** `reportingInstance` / `source.host` of events (the pod or host name), default "" */
+  instance?: string;
+  /** clock for event timestamps (default Date.now) */
+  now?: () => number;
+  /** event series remembered for count aggregation (default 4096, like client-go's LRU) */
+  eventCacheSize?: number;
+}
+
+/**
+ * ControllerWriter over the API server:
+ * - Service: `PUT .../services/<name>/status` with the base object carrying the desired status and
+ *   annotations (MetalLB's `UpdateStatus`; the Service status strategy keeps metadata changes); if
+ *   the stored annotations still differ (an API server that ignores metadata on /status), a merge
+ *   patch of `metadata.annotations` with the resourceVersion as precondition follows.
+ * - Events: core/v1 Events named `<service>.<hex nanoseconds>` with `source.component`, counted
+ *   like client-go's recorder: a repeat of the same type/reason/message on the same Service
+ *   patches `count` and `lastTimestamp` of the earlier Event instead of creating one.
+ * - IPAddressPool: `PUT .../ipaddresspools/<name>/status` (int64 counts written exactly).
+ */
+export class KubeWriter implements ControllerWriter {
+  private readonly api: ApiClient;
+  private readonly component: string;
+  private readonly instance: string;
+  private readonly now: () => number;
+  private readonly series = new Map<string, { namespace: string; name: string; count: number; first: string }>();
+  private readonly cacheSize: number;
+
+  constructor(api: ApiClient, opts: KubeWriterOptions = {}) {
+    this.api = api;
+    this.component = opts.component ?? 'metallb-controller';
+    this.instance = opts.instance ?? '';
+    this.now = opts.now ?? Date.now;
+    this.cacheSize = opts.eventCacheSize ?? 4096;
+  }
+
+  async writeService(base: Service, desired: Service): Promise<Service> {
+    const ns = base.metadata?.namespace ?? 'default';
+    const name = base.metadata?.name ?? '';
+    const what = `Service ${ns}/${name}`;
+    const body: Service = {
+      ...base,
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { ...(base.metadata ?? {}), annotations: desired.metadata?.annotations ?? {} },
+      status: desired.status ?? {},
+    };
+    if (!desired.metadata?.annotations) delete body.metadata!.annotations;
+    let stored: Service;
+    try {
+      stored = await this.api.request<Service>({ method: 'PUT', path: `${corePath(ns, 'services', name)}/status`, body });
+    } catch (err) {
+      rethrow(err, what);
+    }
+    if (!sameAnnotations(stored.metadata?.annotations, desired.metadata?.annotations)) {
+      const patch: Record<string, string | null> = {};
+      for (const k of Object.keys(stored.metadata?.annotations ?? {})) if (!Object.hasOwn(desired.metadata?.annotations ?? {}, k)) patch[k] = null;
+      Object.assign(patch, desired.metadata?.annotations ?? {});
+      try {
+        stored = await this.api.request<Service>({
+          method: 'PATCH', path: corePath(ns, 'services', name), contentType: MERGE_PATCH,
+          body: { metadata: { resourceVersion: stored.metadata?.resourceVersion, annotations: patch } },
+        });
+      } catch (err) {
+        rethrow(err, what);
+      }
+    }
+    return stored;
+  }
+
+  async readService(namespace: string, name: string): Promise<Service | null> {
+    try {
+      return await this.api.request<Service>({ method: 'GET', path: corePath(namespace, 'services', name) });
+    } catch (err) {
+      if (statusCodeOf(err) === 404) return null;
+      throw err;
+    }
+  }
+
+  async recordEvent(svc: Service, e: ControllerEvent): Promise<void> {
+    const namespace = svc.metadata?.namespace ?? 'default';
+    const key = eventKey(svc, e);
+    const nowIso = new Date(this.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const prev = this.series.get(key);
+    if (prev) {
+      this.series.delete(key);
+      this.series.set(key, prev); // LRU order
+      try {
+        await this.api.request({
+          method: 'PATCH', path: corePath(prev.namespace, 'events', prev.name), contentType: MERGE_PATCH,
+          body: { count: prev.count + 1, lastTimestamp: nowIso },
+        });
+        prev.count++;
+        return;
+      } catch (err) {
+        if (statusCodeOf(err) !== 404) throw err;
+        this.series.delete(key); // expired (events have a TTL): start a new series
+      }
+    }
+    const name = `${svc.metadata?.name ?? 'service'}.${(BigInt(this.now()) * 1_000_000n + BigInt(process.hrtime.bigint() % 1_000_000n)).toString(16)}`;
+    await this.api.request({
+      method: 'POST', path: corePath(namespace, 'events'),
+      body: {
+        apiVersion: 'v1', kind: 'Event',
+        metadata: { name, namespace },
+        involvedObject: {
+          apiVersion: 'v1', kind: 'Service', namespace, name: svc.metadata?.name,
+          uid: svc.metadata?.uid, resourceVersion: svc.metadata?.resourceVersion,
+        },
+        reason: e.reason, message: e.message, type: e.type,
+        source: { component: this.component, ...(this.instance ? { host: this.instance } : {}) },
+        firstTimestamp: nowIso, lastTimestamp: nowIso, count: 1,
+        reportingComponent: this.component, reportingInstance: this.instance,
+      },
+    });
+    this.series.set(key, { namespace, name, count: 1, first: nowIso });
+    if (this.series.size > this.cacheSize) this.series.delete(this.series.keys().next().value!);
+  }
+
+  async writePoolStatus(pool: IPAddressPool, counts: PoolStatusCounts): Promise<IPAddressPool> {
+    const ns = pool.metadata?.namespace ?? '';
+    const name = pool.metadata?.name ?? '';
+    // int64 counts beyond 2^53 must be written exactly: splice them into the JSON text.
+    const placeholder = '__metallb_ts_status__';
+    const text = JSON.stringify({ ...pool, status: placeholder }).replace(`"${placeholder}"`,
+      `{"assignedIPv4":${counts.assignedIPv4},"assignedIPv6":${counts.assignedIPv6},"availableIPv4":${counts.availableIPv4},"availableIPv6":${counts.availableIPv6}}`);
+    try {
+      return await this.api.request<IPAddressPool>({ method: 'PUT', path: `${metallbPath(ns, 'ipaddresspools', name)}/status`, rawBody: text });
+    } catch (err) {
+      rethrow(err, `IPAddressPool ${ns}/${name}`);
+    }
+  }
+
+  async readPool(namespace: string, name: string): Promise<IPAddressPool | null> {
+    try {
+      return await this.api.request<IPAddressPool>({ method: 'GET', path: metallbPath(namespace, 'ipaddresspools', name) });
+    } catch (err) {
+      if (statusCodeOf(err) === 404) return null;
+      throw err;
+    }
+  }
+}
