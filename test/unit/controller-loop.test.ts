@@ -67,7 +67,7 @@ class FakeCluster implements StateSource, ControllerWriter {
     const store = (isPool ? this.pools : this.services) as Map<string, KubeObject>;
     const old = store.get(keyOf(o));
     const stored = this.bump(o);
-    if (isPool && old) stored.metadata!.generation = (old.metadata?.generation ?? 1) + 1;
+    if (isPool && old) stored.metadata!.generation = Number(old.metadata?.generation ?? 1) + 1;
     store.set(keyOf(o), stored);
     this.emit({ list: isPool ? 'ipAddressPools' : 'services', type: old ? 'update' : 'add', object: stored, ...(old ? { old } : {}) });
   }
