@@ -105,6 +105,25 @@ function caughtUp(seen: KubeObject, written: KubeObject): boolean {
   return a >= b;
 }
 
+/**
+ * Whether writing `desired` over `current` would store nothing new: the same annotations, and the
+ * same status once the API server's defaulting of `ipMode: VIP` (Kubernetes >= 1.30) is applied to
+ * ingress entries the core writes without one. MetalLB writes in that case too (a no-op
+ * UpdateStatus per Service per pass); the loop skips the request. The decision is the core's.
+ */
+export function storesSame(current: Service, desired: Service): boolean {
+  const a = current.metadata?.annotations ?? {};
+  const b = desired.metadata?.annotations ?? {};
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length || ka.some((k) => !Object.hasOwn(b, k) || a[k] !== b[k])) return false;
+  const cur = current.status?.loadBalancer?.ingress ?? [];
+  const want = desired.status?.loadBalancer?.ingress ?? [];
+  if (cur.length !== want.length) return false;
+  const defaulted = want.map((w, i) => (w.ip && w.ipMode === undefined && cur[i]?.ipMode === 'VIP' ? { ...w, ipMode: 'VIP' } : w));
+  const rest = (st: Service['status']): string => JSON.stringify({ ...(st ?? {}), loadBalancer: { ...(st?.loadBalancer ?? {}), ingress: null } });
+  return JSON.stringify(cur) === JSON.stringify(defaulted) && rest(current.status) === rest(desired.status);
+}
+
 /** The pool status the counters give, compared with a stored one (numbers lose nothing that matters for equality). */
 function sameCounts(status: Record<string, unknown> | undefined, c: PoolStatusCounts): boolean {
   if (!status) return false;
@@ -443,6 +462,10 @@ export class ControllerLoop {
     const out = reconcileService(this.ctrl, key, svc);
     this.report(log, key, svc, out, hadAllocation);
     if (!svc || !out.updated || !out.service) return { result: out.result };
+    if (storesSame(svc, out.service)) {
+      log.debug({ event: 'noChange', msg: 'service converged, no change (the API server already stores this)' });
+      return { result: out.result };
+    }
     const write = this.startWrite(key, svc, out.service, log);
     return { result: out.result, write };
   }
