@@ -11,7 +11,7 @@ _metallb_ts() {
   done
   if [[ -z $cmd ]]; then
     if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-V --version -h --help" -- "$cur"))
-    else COMPREPLY=($(compgen -W "allocate completion controller explain help snapshot validate whois" -- "$cur")); fi
+    else COMPREPLY=($(compgen -W "allocate completion controller explain help snapshot speaker validate whois" -- "$cur")); fi
     return 0
   fi
   case "$cmd" in
@@ -66,7 +66,7 @@ _metallb_ts() {
       for ((i = i + 1; i < COMP_CWORD; i++)); do
         [[ ${COMP_WORDS[i]} != -* ]] && ((npos++))
       done
-      [[ $npos -eq 0 ]] && COMPREPLY=($(compgen -W "allocate completion controller explain snapshot validate whois" -- "$cur"))
+      [[ $npos -eq 0 ]] && COMPREPLY=($(compgen -W "allocate completion controller explain snapshot speaker validate whois" -- "$cur"))
       ;;
     snapshot)
       case "$prev" in
@@ -77,6 +77,26 @@ _metallb_ts() {
         -o|--output) COMPREPLY=($(compgen -W "yaml json" -- "$cur")); return 0 ;;
       esac
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -o --output -h --help" -- "$cur")); return 0; fi
+      ;;
+    speaker)
+      case "$prev" in
+        --node-name) :; return 0 ;;
+        --pod-name) :; return 0 ;;
+        --namespace) :; return 0 ;;
+        --kubeconfig) :; return 0 ;;
+        --context) :; return 0 ;;
+        --port) :; return 0 ;;
+        --health-probe-port) :; return 0 ;;
+        --metrics-bind-address) :; return 0 ;;
+        --log-level) COMPREPLY=($(compgen -W "all debug info warn error none" -- "$cur")); return 0 ;;
+        --lb-class) :; return 0 ;;
+        --ml-bindaddr) :; return 0 ;;
+        --ml-bindport) :; return 0 ;;
+        --ml-labels) :; return 0 ;;
+        --ml-namespace) :; return 0 ;;
+        --ml-secret-key-path) :; return 0 ;;
+      esac
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--node-name --pod-name --namespace --kubeconfig --context --port --health-probe-port --metrics-bind-address --log-level --lb-class --ignore-exclude-lb --ml-bindaddr --ml-bindport --ml-labels --ml-namespace --ml-secret-key-path --ml-wan-config -h --help" -- "$cur")); return 0; fi
       ;;
     validate)
       case "$prev" in

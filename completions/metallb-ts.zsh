@@ -20,6 +20,7 @@ _metallb-ts() {
         'explain:explain how MetalLB treats a LoadBalancer service: its IP, its pool, and which node announces it and why'
         'help:display help for command'
         'snapshot:print the cluster state metallb-ts reads (Services, EndpointSlices, Nodes, speaker Pods, metallb.io CRs) as one List'
+        'speaker:run MetalLB'\''s speaker for one node: announce/withdraw decisions, ServiceL2Status, events, /metrics'
         'validate:check the metallb.io configuration as MetalLB would: errors, and warnings for what parses but does nothing'
         'whois:tell which pool, service(s) and announcing node an IP belongs to'
       )
@@ -73,7 +74,7 @@ _metallb-ts() {
           ;;
         help)
           _arguments \
-            '1:command:(allocate completion controller explain snapshot validate whois)'
+            '1:command:(allocate completion controller explain snapshot speaker validate whois)'
           ;;
         snapshot)
           _arguments \
@@ -82,6 +83,27 @@ _metallb-ts() {
             '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
             '--metallb-namespace=[namespace MetalLB runs in: its CRs, speaker pods, secrets (default "metallb-system")]:value: ' \
             '(-o --output)'{-o+,--output=}'[output format]:value:(yaml json)' \
+            '(-h --help)'{-h,--help}'[display help for command]'
+          ;;
+        speaker)
+          _arguments \
+            '--node-name=[name of this Kubernetes node (spec.nodeName; env METALLB_NODE_NAME)]:value: ' \
+            '--pod-name=[name of this speaker pod, owner of the ServiceL2Status objects (env METALLB_POD_NAME)]:value: ' \
+            '--namespace=[namespace MetalLB runs in (env METALLB_NAMESPACE; default: the pod'\''s, else metallb-system)]:value: ' \
+            '--kubeconfig=[kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster service account)]:value: ' \
+            '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
+            '--port=[metrics port: /metrics, /healthz (plain HTTP)]:value: ' \
+            '--health-probe-port=[port for /healthz and /readyz]:value: ' \
+            '--metrics-bind-address=[address the metrics and health ports listen on]:value: ' \
+            '--log-level=[log level]:value:(all debug info warn error none)' \
+            '--lb-class=[handle only services of this spec.loadBalancerClass (default: only those without one)]:value: ' \
+            '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label]' \
+            '--ml-bindaddr=[memberlist bind address (env METALLB_ML_BIND_ADDR; not available yet)]:value: ' \
+            '--ml-bindport=[memberlist bind port (env METALLB_ML_BIND_PORT; not available yet)]:value: ' \
+            '--ml-labels=[labels of the speaker pods to join (env METALLB_ML_LABELS; not available yet)]:value: ' \
+            '--ml-namespace=[namespace of the speaker pods to join (not available yet)]:value: ' \
+            '--ml-secret-key-path=[directory of the memberlist secret key (env METALLB_ML_SECRET_KEY_PATH; not available yet)]:value: ' \
+            '--ml-wan-config[memberlist'\''s WAN timings (not available yet)]' \
             '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         validate)

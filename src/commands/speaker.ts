@@ -1,0 +1,195 @@
+/**
+ * `metallb-ts speaker --node-name NODE`: MetalLB v0.16.1's speaker for one node. Watches the
+ * cluster, makes the core's Layer 2 and BGP decisions for this node, logs `serviceAnnounced` /
+ * `serviceWithdrawn`, records `nodeAssigned` Events, keeps this node's ServiceL2Status objects,
+ * and serves `/metrics`, `/healthz`, `/readyz`. Runs until SIGINT/SIGTERM, then withdraws
+ * everything (exit 0). Exit 2 for bad flags, 3 when the cluster cannot be read.
+ *
+ * Flags follow MetalLB's speaker (with its environment variable defaults). Who is alive: every
+ * Node (memberlist disabled); the `--ml-*` flags are accepted but memberlist is not available yet.
+ * The data planes log only: ARP/NDP (issue #4) and BGP plug in behind src/speaker/announcer.ts.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { UserError } from '../core/errors.ts';
+import type { Pod } from '../core/kube.ts';
+import { apiError, kubeGet, loadKubeConfig, serverOf } from '../kube/client.ts';
+import { ClusterStateWatcher, DEFAULT_METALLB_NAMESPACE } from '../kube/live.ts';
+import { LoggingBGPPublisher, LoggingL2Announcer } from '../speaker/announcer.ts';
+import { createEvent, RestClient, restL2StatusApi } from '../speaker/api.ts';
+import { EventRecorder } from '../speaker/events.ts';
+import { serveEndpoints, type EndpointServer } from '../speaker/http.ts';
+import { jsonLogger, LOG_LEVELS, type LogLevel } from '../speaker/log.ts';
+import { NodeListMembership } from '../speaker/membership.ts';
+import { speakerMetrics } from '../speaker/metrics.ts';
+import type { OwnerRef } from '../speaker/l2status.ts';
+import { Speaker, SPEAKER_KINDS } from '../speaker/speaker.ts';
+import { VERSION } from './index.ts';
+
+const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** Parsed flags (commander's camel-cased names). */
+interface SpeakerFlags {
+  nodeName?: string;
+  podName?: string;
+  namespace?: string;
+  kubeconfig?: string;
+  context?: string;
+  port: number;
+  healthProbePort: number;
+  metricsBindAddress: string;
+  logLevel: LogLevel;
+  lbClass?: string;
+  ignoreExcludeLb?: boolean;
+  mlBindaddr?: string;
+  mlBindport?: string;
+  mlLabels?: string;
+  mlNamespace?: string;
+  mlSecretKeyPath?: string;
+  mlWanConfig?: boolean;
+}
+
+function portNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535 (0 picks a free port).');
+  return n;
+}
+
+/** The MetalLB namespace: `--namespace`, else METALLB_NAMESPACE, else the pod's service account namespace, else metallb-system. */
+export function speakerNamespace(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, saFile = SA_NAMESPACE_FILE): string {
+  if (flag) return flag;
+  if (env.METALLB_NAMESPACE) return env.METALLB_NAMESPACE;
+  if (existsSync(saFile)) {
+    const ns = readFileSync(saFile, 'utf8').trim();
+    if (ns) return ns;
+  }
+  return DEFAULT_METALLB_NAMESPACE;
+}
+
+/** The `--ml-*` flags that were set (memberlist would be on in MetalLB), as `--flag` names. */
+export function memberlistFlagsSet(f: Pick<SpeakerFlags, 'mlBindaddr' | 'mlBindport' | 'mlLabels' | 'mlNamespace' | 'mlSecretKeyPath' | 'mlWanConfig'>): string[] {
+  const set: string[] = [];
+  if (f.mlBindaddr) set.push('--ml-bindaddr');
+  if (f.mlBindport && f.mlBindport !== '7946') set.push('--ml-bindport');
+  if (f.mlLabels) set.push('--ml-labels');
+  if (f.mlNamespace) set.push('--ml-namespace');
+  if (f.mlSecretKeyPath) set.push('--ml-secret-key-path');
+  if (f.mlWanConfig) set.push('--ml-wan-config');
+  return set;
+}
+
+/** Registers `speaker` on `program`. */
+export function registerSpeaker(program: Command): void {
+  const env = process.env;
+  const cmd = program
+    .command('speaker')
+    .description("run MetalLB's speaker for one node: announce/withdraw decisions, ServiceL2Status, events, /metrics")
+    .option('--node-name <node>', 'name of this Kubernetes node (spec.nodeName; env METALLB_NODE_NAME)', env.METALLB_NODE_NAME)
+    .option('--pod-name <pod>', 'name of this speaker pod, owner of the ServiceL2Status objects (env METALLB_POD_NAME)', env.METALLB_POD_NAME)
+    .option('--namespace <ns>', `namespace MetalLB runs in (env METALLB_NAMESPACE; default: the pod's, else ${DEFAULT_METALLB_NAMESPACE})`)
+    .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster service account)')
+    .option('--context <name>', 'kubeconfig context to use (default: its current-context)')
+    .option('--port <port>', 'metrics port: /metrics, /healthz (plain HTTP)', portNumber, 9120)
+    .option('--health-probe-port <port>', 'port for /healthz and /readyz', portNumber, 17472)
+    .option('--metrics-bind-address <host>', 'address the metrics and health ports listen on', '0.0.0.0')
+    .addOption(new Option('--log-level <level>', 'log level').choices([...LOG_LEVELS]).default('info'))
+    .option('--lb-class <class>', 'handle only services of this spec.loadBalancerClass (default: only those without one)')
+    .option('--ignore-exclude-lb', 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label')
+    .option('--ml-bindaddr <addr>', 'memberlist bind address (env METALLB_ML_BIND_ADDR; not available yet)', env.METALLB_ML_BIND_ADDR)
+    .option('--ml-bindport <port>', 'memberlist bind port (env METALLB_ML_BIND_PORT; not available yet)', env.METALLB_ML_BIND_PORT ?? '7946')
+    .option('--ml-labels <labels>', 'labels of the speaker pods to join (env METALLB_ML_LABELS; not available yet)', env.METALLB_ML_LABELS)
+    .option('--ml-namespace <ns>', 'namespace of the speaker pods to join (not available yet)')
+    .option('--ml-secret-key-path <dir>', 'directory of the memberlist secret key (env METALLB_ML_SECRET_KEY_PATH; not available yet)', env.METALLB_ML_SECRET_KEY_PATH)
+    .option('--ml-wan-config', "memberlist's WAN timings (not available yet)")
+    .addHelpText('after', '\nExample:\n  metallb-ts speaker --node-name worker-1 --kubeconfig ~/.kube/config --port 0 --health-probe-port 0');
+  cmd.action(async (opts: SpeakerFlags) => {
+    process.exitCode = await runSpeaker(opts);
+  });
+}
+
+/** Runs the speaker until SIGINT/SIGTERM; resolves with the exit status. Throws UserError for bad flags or an unreachable cluster. */
+async function runSpeaker(opts: SpeakerFlags): Promise<number> {
+  const node = opts.nodeName;
+  if (!node) throw new UserError('missing --node-name (or METALLB_NODE_NAME): the name of the node this speaker runs on');
+  const ml = memberlistFlagsSet(opts);
+  if (ml.length > 0) {
+    throw new UserError(`memberlist is not available yet (${ml.join(', ')}): run without the --ml-* flags and METALLB_ML_* variables; every Node then counts as a live speaker`);
+  }
+  const namespace = speakerNamespace(opts.namespace);
+  const kc = loadKubeConfig({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
+  const server = serverOf(kc);
+  const log = jsonLogger({ level: opts.logLevel });
+  log.info({ op: 'startup', version: VERSION, node, namespace, server, msg: `metallb-ts speaker starting ${VERSION}` });
+
+  let owner: OwnerRef | null = null;
+  if (opts.podName) {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(opts.podName)}`;
+    let pod: Pod;
+    try {
+      pod = await kubeGet(kc, path) as Pod;
+    } catch (err) {
+      throw apiError(err, { verb: 'get', resource: `v1 pods ${namespace}/${opts.podName}`, server });
+    }
+    owner = { apiVersion: 'v1', kind: 'Pod', name: opts.podName, uid: String(pod.metadata?.uid ?? '') };
+  } else {
+    log.info({ op: 'startup', msg: 'no --pod-name: ServiceL2Status objects get no owner reference' });
+  }
+
+  const metrics = speakerMetrics({ processMetrics: true });
+  const rest = new RestClient(kc);
+  const events = new EventRecorder(node, (ev) => createEvent(rest, ev), log);
+  const source = new ClusterStateWatcher(kc, {
+    metallbNamespace: namespace,
+    kinds: SPEAKER_KINDS,
+    log: ({ level, ...rest }) => (level === 'error' ? log.error(rest) : log.info(rest)),
+  });
+  const speaker = new Speaker({
+    node, namespace, source, membership: new NodeListMembership(),
+    l2: new LoggingL2Announcer(log), bgp: new LoggingBGPPublisher(log), log, metrics,
+    l2StatusApi: restL2StatusApi(rest), event: events.sink, owner,
+    ignoreExcludeLB: opts.ignoreExcludeLb === true,
+    ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
+  });
+
+  const servers: EndpointServer[] = [];
+  const closeServers = () => Promise.all(servers.map((s) => s.close()));
+  try {
+    servers.push(await serveEndpoints(opts.metricsBindAddress, opts.port, { registry: metrics.registry }));
+    servers.push(await serveEndpoints(opts.metricsBindAddress, opts.healthProbePort, { ready: () => speaker.isReady }));
+  } catch (err) {
+    await closeServers();
+    throw new UserError((err as Error).message);
+  }
+  log.info({ op: 'startup', metrics: servers[0]!.address, health: servers[1]!.address, msg: 'serving /metrics on the metrics address, /healthz and /readyz on the health address' });
+
+  let signalled: (sig: string) => void = () => {};
+  const stopRequested = new Promise<string>((r) => { signalled = r; });
+  const onSignal = (sig: NodeJS.Signals) => signalled(sig);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const shutdown = async (): Promise<void> => {
+    log.info({ op: 'shutdown', msg: 'starting shutdown' });
+    await speaker.stop();
+    await events.close();
+    await closeServers();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    log.info({ op: 'shutdown', msg: 'done' });
+  };
+
+  try {
+    await Promise.race([speaker.start(), stopRequested, speaker.crashed]);
+  } catch (err) {
+    await closeServers();
+    source.stop();
+    throw err;
+  }
+  if (!speaker.isReady) { // a signal before the first sync
+    await shutdown();
+    return 0;
+  }
+  log.info({ op: 'startup', node, msg: 'speaker ready' });
+  await Promise.race([stopRequested, speaker.crashed]);
+  await shutdown();
+  return 0;
+}

@@ -1,0 +1,62 @@
+/**
+ * The speaker's data planes, behind interfaces: Layer 2 (ARP/NDP responders, issue #4) and BGP
+ * (FRR / frr-k8s configuration, later). The speaker loop decides; these only carry a decision out.
+ * The defaults here only log what a real data plane would do.
+ */
+import type { AppliedBGPAdvertisement, InterfaceSet } from '../core/election/types.ts';
+import type { Logger } from './log.ts';
+
+/**
+ * Answers for a service's IPs on the wire (MetalLB `internal/layer2` Announce). Calls are
+ * idempotent: `announce` again with other IPs or interfaces replaces the previous announcement.
+ */
+export interface L2Announcer {
+  /**
+   * Starts (or updates) answering ARP/NDP for `ips` of `service` (`namespace/name`) on
+   * `interfaces` (`all`: every usable interface; a list: those names only). Must not throw.
+   */
+  announce(service: string, ips: readonly string[], interfaces: InterfaceSet): void;
+  /** Stops answering for every IP of `service` at once. No-op when it was not announced. */
+  withdraw(service: string): void;
+}
+
+/** Advertises a service's prefixes to BGP peers (MetalLB `speaker/bgp_controller.go` SetBalancer). */
+export interface BGPPublisher {
+  /** Advertises (or updates) `service`'s prefixes as `advertisements` describe. Must not throw. */
+  advertise(service: string, ips: readonly string[], advertisements: readonly AppliedBGPAdvertisement[]): void;
+  /** Withdraws every prefix of `service`. No-op when it was not advertised. */
+  withdraw(service: string): void;
+}
+
+/** The default L2 data plane until issue #4: logs at debug level what it would answer for. */
+export class LoggingL2Announcer implements L2Announcer {
+  private readonly log: Logger;
+  constructor(log: Logger) {
+    this.log = log.with({ protocol: 'layer2' });
+  }
+  announce(service: string, ips: readonly string[], interfaces: InterfaceSet): void {
+    this.log.debug({ op: 'announce', service, ips, interfaces, msg: 'no ARP/NDP data plane yet: nothing answers on the wire' });
+  }
+  withdraw(service: string): void {
+    this.log.debug({ op: 'withdraw', service, msg: 'no ARP/NDP data plane yet: nothing to stop' });
+  }
+}
+
+/** The default BGP data plane until FRR / frr-k8s lands: logs at debug level what it would advertise. */
+export class LoggingBGPPublisher implements BGPPublisher {
+  private readonly log: Logger;
+  constructor(log: Logger) {
+    this.log = log.with({ protocol: 'bgp' });
+  }
+  advertise(service: string, ips: readonly string[], advertisements: readonly AppliedBGPAdvertisement[]): void {
+    this.log.debug({
+      op: 'advertise', service, ips,
+      prefixes: [...new Set(advertisements.flatMap((a) => a.prefixes))],
+      peers: [...new Set(advertisements.flatMap((a) => a.peers))],
+      msg: 'no BGP data plane yet: nothing is sent to peers',
+    });
+  }
+  withdraw(service: string): void {
+    this.log.debug({ op: 'withdraw', service, msg: 'no BGP data plane yet: nothing to withdraw' });
+  }
+}

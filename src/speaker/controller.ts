@@ -1,0 +1,224 @@
+/**
+ * The speaker's per-service state machine: MetalLB v0.16.1 `speaker/main.go` (controller
+ * SetBalancer / handleService / deleteBalancer / SetConfig) acting on the core's decisions.
+ *
+ * The decisions come from src/core/election (`electL2` + `decideL2ForNode`, `evaluateBGP` +
+ * `decideBGPForNode`), so what this node does is what `explain` says it does. This class only
+ * remembers what it announces, calls the data planes, sets the metrics, writes MetalLB's log lines
+ * and asks for events and ServiceL2Status updates through the ports it is given. No I/O of its
+ * own; every call is synchronous.
+ */
+import type { Config } from '../core/config/types.ts';
+import {
+  decideBGPForNode, decideL2ForNode, electL2, evaluateBGP, poolForIPs,
+  type AppliedBGPAdvertisement, type ElectionIndex, type InterfaceSet,
+} from '../core/election/index.ts';
+import { parseIP, type IP } from '../core/ip.ts';
+import type { ClusterState, Service } from '../core/kube.ts';
+import type { BGPPublisher, L2Announcer } from './announcer.ts';
+import type { LogFields, Logger } from './log.ts';
+import type { SpeakerMetrics } from './metrics.ts';
+
+/** MetalLB's protocol names (`config.Proto`), in the order MetalLB handles them. */
+export type Protocol = 'bgp' | 'layer2';
+export const PROTOCOLS: readonly Protocol[] = ['bgp', 'layer2'];
+
+/** Asks for a Kubernetes Event on a Service (MetalLB `client.Infof` / `Errorf`). */
+export type EventSink = (service: Service, type: 'Normal' | 'Warning', reason: string, message: string) => void;
+
+/** What the controller needs from outside. */
+export interface ControllerPorts {
+  /** This speaker's node name (`--node-name`). */
+  readonly node: string;
+  readonly log: Logger;
+  readonly metrics: SpeakerMetrics;
+  readonly l2: L2Announcer;
+  readonly bgp: BGPPublisher;
+  readonly event: EventSink;
+  /** The ServiceL2Status of `namespace/name` may need writing (MetalLB's Layer2StatusChange). */
+  readonly l2StatusChanged: (service: string) => void;
+  /** `--ignore-exclude-lb`. */
+  readonly ignoreExcludeLB: boolean;
+}
+
+/** What one sync pass decides with; built once per batch of changes. */
+export interface SyncContext {
+  readonly state: ClusterState;
+  readonly config: Config;
+  /** Membership.alive(): null when every Node counts. */
+  readonly speakers: readonly string[] | null;
+  /** buildElectionIndex(state, speakers), shared by every service of the pass. */
+  readonly index: ElectionIndex;
+}
+
+/** What this node announces for one service. */
+export interface Announcement {
+  readonly service: string;
+  readonly ips: readonly string[];
+  readonly pool: string | null;
+  /** Interfaces of the L2 announcement (null unless `layer2` is announced). */
+  readonly interfaces: InterfaceSet;
+  readonly protocols: readonly Protocol[];
+}
+
+const SERVICE_REASONS = new Set(['notLoadBalancer', 'noIPAllocated', 'invalidIP', 'ipNotAllowed']);
+
+/** Same IPs in any order (MetalLB `compareIPs`). Inputs are canonical strings. */
+function sameIPs(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((ip) => b.includes(ip));
+}
+
+/** See module doc. */
+export class SpeakerController {
+  private readonly p: ControllerPorts;
+  private config: Config | null = null;
+  private readonly announced: Record<Protocol, Map<string, true>> = { bgp: new Map(), layer2: new Map() };
+  /** service → the IPs it was announced with (MetalLB `svcIPs`). */
+  private readonly svcIPs = new Map<string, readonly string[]>();
+  private readonly svcPool = new Map<string, string | null>();
+  private readonly l2Interfaces = new Map<string, InterfaceSet>();
+
+  constructor(ports: ControllerPorts) {
+    this.p = ports;
+  }
+
+  /** The configuration in use (null before the first one was accepted). */
+  currentConfig(): Config | null {
+    return this.config;
+  }
+
+  /**
+   * Takes a new configuration (MetalLB `SetConfig`). Refuses it — returns false, logs
+   * "new configuration rejected" and keeps the old one — when an IP this node announces would
+   * have no pool under it. True: the caller resyncs every service (MetalLB's reprocess-all).
+   */
+  setConfig(config: Config): boolean {
+    for (const [svc, ips] of this.svcIPs) {
+      const parsed = ips.map((s) => parseIP(s)).filter((x): x is IP => x !== undefined);
+      if (!poolForIPs(config, parsed)) {
+        this.p.log.error({ op: 'setConfig', service: svc, ip: ips, error: 'service has no configuration under new config', msg: 'new configuration rejected' });
+        return false;
+      }
+    }
+    this.config = config;
+    return true;
+  }
+
+  /** Services this node announces, with their IPs, pool, protocols and L2 interfaces, by name. */
+  announcements(): Announcement[] {
+    return [...this.svcIPs.keys()].sort().map((s) => this.announcement(s)!);
+  }
+
+  /** What this node announces for `service` (`namespace/name`), or null. */
+  announcement(service: string): Announcement | null {
+    const ips = this.svcIPs.get(service);
+    if (!ips) return null;
+    const protocols = PROTOCOLS.filter((p) => this.announced[p].has(service));
+    return {
+      service, ips, pool: this.svcPool.get(service) ?? null, protocols,
+      interfaces: this.announced.layer2.has(service) ? this.l2Interfaces.get(service) ?? 'all' : null,
+    };
+  }
+
+  /** Every service the controller has state for (so a resync also visits deleted ones). */
+  knownServices(): string[] {
+    return [...this.svcIPs.keys()];
+  }
+
+  /**
+   * Reconciles one service (MetalLB `SetBalancer`): `service` null means it was deleted (or is no
+   * longer ours, e.g. another loadBalancerClass). Without a configuration nothing happens yet.
+   */
+  setBalancer(key: string, service: Service | null, ctx: SyncContext | null): void {
+    const log = this.p.log;
+    if (service === null) {
+      this.deleteBalancer(log, key, 'serviceDeleted');
+      return;
+    }
+    if (service.spec?.type !== 'LoadBalancer') {
+      this.deleteBalancer(log, key, 'notLoadBalancer');
+      return;
+    }
+    if (ctx === null || this.config === null) {
+      log.debug({ event: 'noConfig', service: key, msg: 'not processing, still waiting for config' });
+      return;
+    }
+    const { state, speakers, index } = ctx;
+    const config = this.config;
+    const ignoreExcludeLB = this.p.ignoreExcludeLB;
+    const l2 = electL2({ config, state, service, speakers, ignoreExcludeLB, index });
+    if (l2.serviceReason !== null && SERVICE_REASONS.has(l2.serviceReason)) {
+      if (l2.serviceReason === 'invalidIP' || l2.serviceReason === 'ipNotAllowed') {
+        const detail = l2.checks[l2.checks.length - 1]?.detail;
+        log.error({ op: 'setBalancer', service: key, error: detail, msg: l2.serviceReason === 'invalidIP' ? 'invalid IP allocated by controller' : 'IP allocated by controller not allowed by config' });
+      }
+      this.deleteBalancer(log, key, l2.serviceReason);
+      return;
+    }
+    const ips = l2.ips;
+    const pool = l2.pool;
+    const slog = log.with({ ips, pool, service: key });
+    const previous = this.svcIPs.get(key);
+    if (previous && !sameIPs(previous, ips)) this.deleteBalancer(slog, key, 'loadBalancerIPChanged');
+
+    // BGP first, then Layer 2, as MetalLB's protocol list.
+    const bgp = decideBGPForNode(evaluateBGP({ config, state, service, ignoreExcludeLB, index }), this.p.node);
+    if (bgp.decision !== 'announce') {
+      this.deleteProtocol(slog.with({ protocol: 'bgp' }), 'bgp', key, bgp.decision);
+    } else {
+      this.p.bgp.advertise(key, ips, bgp.advertisements as readonly AppliedBGPAdvertisement[]);
+      this.announced_(slog, 'bgp', key, ips, pool, service);
+    }
+    const mine = decideL2ForNode(l2, this.p.node);
+    if (mine.decision !== 'announce') {
+      this.deleteProtocol(slog.with({ protocol: 'layer2' }), 'layer2', key, mine.decision);
+    } else {
+      this.p.l2.announce(key, ips, mine.interfaces);
+      this.l2Interfaces.set(key, mine.interfaces);
+      this.announced_(slog, 'layer2', key, ips, pool, service);
+      this.p.l2StatusChanged(key);
+    }
+  }
+
+  /** Withdraws every announcement (graceful shutdown), logging `reason`. */
+  withdrawAll(reason: string): void {
+    for (const key of this.knownServices()) this.deleteBalancer(this.p.log, key, reason);
+  }
+
+  private announced_(log: Logger, protocol: Protocol, key: string, ips: readonly string[], pool: string | null, service: Service): void {
+    const fresh = !this.announced[protocol].has(key);
+    if (fresh) {
+      this.announced[protocol].set(key, true);
+      this.svcIPs.set(key, ips);
+      this.svcPool.set(key, pool);
+    }
+    for (const ip of ips) this.p.metrics.announced.set({ ip, node: this.p.node, protocol, service: key }, 1); // Go prints labels sorted
+    log.info({ event: 'serviceAnnounced', protocol, msg: 'service has IP, announcing' });
+    // MetalLB emits this on every sync and client-go folds repeats into one Event's count; we
+    // emit it when this node starts announcing the service (or its IPs) with the protocol.
+    if (fresh) this.p.event(service, 'Normal', 'nodeAssigned', `announcing from node "${this.p.node}" with protocol "${protocol}"`);
+  }
+
+  private deleteBalancer(log: Logger, key: string, reason: string): void {
+    for (const protocol of PROTOCOLS) this.deleteProtocol(log, protocol, key, reason);
+  }
+
+  private deleteProtocol(log: Logger, protocol: Protocol, key: string, reason: string): void {
+    if (!this.announced[protocol].has(key)) return;
+    if (protocol === 'layer2') {
+      this.p.l2.withdraw(key);
+      this.l2Interfaces.delete(key);
+    } else {
+      this.p.bgp.withdraw(key);
+    }
+    const ips = this.svcIPs.get(key) ?? [];
+    for (const ip of ips) this.p.metrics.announced.remove({ ip, node: this.p.node, protocol, service: key });
+    this.announced[protocol].delete(key);
+    if (protocol === 'layer2') this.p.l2StatusChanged(key);
+    if (PROTOCOLS.some((p) => this.announced[p].has(key))) return;
+    const fields: LogFields = { event: 'serviceWithdrawn', service: key, ip: ips, reason, msg: 'withdrawing service announcement' };
+    log.info(fields);
+    this.svcIPs.delete(key);
+    this.svcPool.delete(key);
+  }
+}

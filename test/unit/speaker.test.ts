@@ -1,0 +1,408 @@
+/**
+ * The speaker loop without an API server: a fake cluster watch, fake data planes and an
+ * in-memory ServiceL2Status store. What MetalLB v0.16.1's speaker would do on each change: the
+ * announce/withdraw decisions (from the core), the log events with their reasons, the
+ * nodeAssigned Event, the metrics and the ServiceL2Status objects.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { clusterStateFromObjects, namespacedName, type ClusterState, type KubeObject, type ServiceL2Status } from '../../src/core/kube.ts';
+import { diagnosticConfig } from '../../src/core/explain/index.ts';
+import { buildElectionIndex, electL2 } from '../../src/core/election/index.ts';
+import type { InterfaceSet } from '../../src/core/election/types.ts';
+import type { Membership, MembershipListener } from '../../src/core/membership/types.ts';
+import { Speaker, filteredByClass, type StateChange, type StateSource } from '../../src/speaker/speaker.ts';
+import { jsonLogger, rfc3339 } from '../../src/speaker/log.ts';
+import { speakerMetrics } from '../../src/speaker/metrics.ts';
+import { planL2Status, desiredL2Status, type L2StatusApi, type L2StatusBody } from '../../src/speaker/l2status.ts';
+import { serviceEvent } from '../../src/speaker/events.ts';
+import { memberlistFlagsSet, speakerNamespace } from '../../src/commands/speaker.ts';
+
+// ---- builders ----
+
+const NS = 'metallb-system';
+
+function node(name: string, labels: Record<string, string> = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } }, status: { conditions: [{ type: 'Ready', status: 'True' }] } };
+}
+
+function service(name: string, ips: string[], extra: Record<string, unknown> = {}): KubeObject {
+  return {
+    apiVersion: 'v1', kind: 'Service',
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster', ...extra },
+    status: { loadBalancer: { ingress: ips.map((ip) => ({ ip })) } },
+  };
+}
+
+function slice(svc: string, nodes: string[]): KubeObject {
+  return {
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    metadata: { name: `${svc}-abc`, namespace: 'default', labels: { 'kubernetes.io/service-name': svc } },
+    addressType: 'IPv4',
+    endpoints: nodes.map((n, i) => ({ addresses: [`10.244.0.${i + 1}`], nodeName: n, conditions: { ready: true } })),
+  };
+}
+
+const POOL: KubeObject = { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'lab', namespace: NS }, spec: { addresses: ['192.0.2.0/24'] } };
+function l2ad(spec: Record<string, unknown> = {}): KubeObject {
+  return { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'l2', namespace: NS }, spec: { ipAddressPools: ['lab'], ...spec } };
+}
+
+const NODES = ['n1', 'n2', 'n3'];
+
+/** The node the core elects for `svc` in `state` (the expected announcer). */
+function winnerOf(state: ClusterState, svc: string): string | null {
+  const { config } = diagnosticConfig(state);
+  const s = state.services.find((x) => namespacedName(x) === svc)!;
+  return electL2({ config, state, service: s, speakers: null, ignoreExcludeLB: false, index: buildElectionIndex(state, null) }).winner;
+}
+
+// ---- fakes ----
+
+const LISTS: Record<string, keyof ClusterState> = {
+  Service: 'services', EndpointSlice: 'endpointSlices', Node: 'nodes', IPAddressPool: 'ipAddressPools',
+  L2Advertisement: 'l2Advertisements', ServiceL2Status: 'serviceL2Statuses', BGPAdvertisement: 'bgpAdvertisements',
+};
+
+class FakeSource implements StateSource {
+  st: ClusterState;
+  private cbs: Array<(c: StateChange) => void> = [];
+  constructor(objects: KubeObject[]) {
+    this.st = clusterStateFromObjects(objects);
+  }
+  async start(): Promise<void> {}
+  stop(): void {}
+  state(): ClusterState {
+    return this.st;
+  }
+  onChange(cb: (c: StateChange) => void): void {
+    this.cbs.push(cb);
+  }
+  /** Adds or replaces `obj` (same kind/namespace/name), or deletes it, and reports the change. */
+  put(obj: KubeObject, del = false): void {
+    const list = LISTS[obj.kind!]!;
+    const arr = this.st[list] as KubeObject[];
+    const i = arr.findIndex((o) => o.metadata?.name === obj.metadata?.name && o.metadata?.namespace === obj.metadata?.namespace);
+    const old = i >= 0 ? arr[i] : undefined;
+    const next = arr.filter((_, j) => j !== i);
+    if (!del) next.push(obj);
+    this.st = { ...this.st, [list]: next };
+    const change: StateChange = { list, type: del ? 'delete' : old ? 'update' : 'add', object: obj };
+    if (old) change.old = old;
+    for (const cb of this.cbs) cb(change);
+  }
+}
+
+class FakeMembership implements Membership {
+  value: string[] | null = null;
+  private cbs: MembershipListener[] = [];
+  async start(): Promise<void> {}
+  async stop(): Promise<void> {}
+  alive(): string[] | null {
+    return this.value;
+  }
+  onChange(cb: MembershipListener): void {
+    this.cbs.push(cb);
+  }
+  set(v: string[] | null): void {
+    this.value = v;
+    for (const cb of this.cbs) cb({ alive: v });
+  }
+}
+
+/** ServiceL2Status objects in memory, shown to the source as the watch would. */
+function fakeStatusApi(source: FakeSource): L2StatusApi & { objects: Map<string, ServiceL2Status> } {
+  const objects = new Map<string, ServiceL2Status>(source.st.serviceL2Statuses.map((s) => [s.metadata!.name!, s]));
+  let n = 0;
+  return {
+    objects,
+    async create(namespace, obj) {
+      const made: ServiceL2Status = { ...obj, metadata: { ...obj.metadata, name: `l2-${++n}`, namespace } };
+      delete made.metadata!.generateName;
+      objects.set(made.metadata!.name!, made);
+      source.put(made);
+      return made;
+    },
+    async patchStatus(_ns, name, status: L2StatusBody) {
+      const o = objects.get(name);
+      if (!o) throw new Error(`servicel2statuses ${name} not found`);
+      const next = { ...o, status: { ...status } };
+      objects.set(name, next);
+      source.put(next);
+    },
+    async delete(_ns, name) {
+      const o = objects.get(name);
+      if (!o) return;
+      objects.delete(name);
+      source.put(o, true);
+    },
+  };
+}
+
+interface Rig {
+  source: FakeSource;
+  membership: FakeMembership;
+  speakers: Map<string, Speaker>;
+  statuses: ReturnType<typeof fakeStatusApi>;
+  logs: Array<Record<string, unknown>>;
+  events: Array<{ node: string; service: string; reason: string; message: string }>;
+  l2: Array<[string, string, string, readonly string[] | null, InterfaceSet | null]>;
+  settle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** One fake cluster and a speaker per node in `speakerNodes`, all started. */
+async function rig(objects: KubeObject[], speakerNodes: string[] = NODES): Promise<Rig> {
+  const source = new FakeSource(objects);
+  const membership = new FakeMembership();
+  const statuses = fakeStatusApi(source);
+  const logs: Rig['logs'] = [];
+  const events: Rig['events'] = [];
+  const l2: Rig['l2'] = [];
+  const speakers = new Map<string, Speaker>();
+  for (const n of speakerNodes) {
+    const log = jsonLogger({ level: 'debug', write: (line) => { if (process.env.SPK_DEBUG) process.stderr.write(line); logs.push({ node: n, ...JSON.parse(line) }); } });
+    speakers.set(n, new Speaker({
+      node: n, namespace: NS, source, membership, log, metrics: speakerMetrics(), l2StatusApi: statuses,
+      l2: { announce: (s, ips, ifs) => l2.push([n, 'announce', s, ips, ifs]), withdraw: (s) => l2.push([n, 'withdraw', s, null, null]) },
+      bgp: { advertise: () => {}, withdraw: () => {} },
+      event: (svc, _type, reason, message) => events.push({ node: n, service: namespacedName(svc), reason, message }),
+      owner: { apiVersion: 'v1', kind: 'Pod', name: `speaker-${n}`, uid: `pod-${n}` },
+      debounceMs: 1,
+    }));
+  }
+  for (const s of speakers.values()) await s.start();
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      for (const s of speakers.values()) await s.l2Status.idle();
+    }
+  };
+  await settle();
+  return { source, membership, speakers, statuses, logs, events, l2, settle, stop: async () => { for (const s of speakers.values()) await s.stop(); } };
+}
+
+function statusNodes(r: Rig, svc = 'default/web'): string[] {
+  return [...r.statuses.objects.values()]
+    .filter((s) => `${s.status?.serviceNamespace}/${s.status?.serviceName}` === svc)
+    .map((s) => s.status?.node ?? '?');
+}
+
+function baseObjects(): KubeObject[] {
+  return [...NODES.map((n) => node(n)), POOL, l2ad(), service('web', ['192.0.2.10']), slice('web', NODES)];
+}
+
+// ---- tests ----
+
+test('exactly one speaker announces, with the log line, event, metric and ServiceL2Status MetalLB writes', async () => {
+  const r = await rig(baseObjects());
+  try {
+    const winner = winnerOf(r.source.state(), 'default/web');
+    assert.ok(winner);
+    assert.deepEqual(r.l2.filter((x) => x[1] === 'announce').map((x) => x[0]), [winner]);
+    assert.deepEqual(statusNodes(r), [winner]);
+    const st = [...r.statuses.objects.values()][0]!;
+    assert.equal(st.metadata?.namespace, NS);
+    assert.deepEqual(st.metadata?.labels, { 'metallb.io/node': winner, 'metallb.io/service-name': 'web', 'metallb.io/service-namespace': 'default' });
+    assert.deepEqual(st.metadata?.ownerReferences, [{ apiVersion: 'v1', kind: 'Pod', name: `speaker-${winner}`, uid: `pod-${winner}` }]);
+    assert.deepEqual(st.status, { node: winner, serviceName: 'web', serviceNamespace: 'default' });
+    const announced = r.logs.filter((l) => l.event === 'serviceAnnounced');
+    assert.equal(announced.length, 1);
+    assert.deepEqual(
+      { ...announced[0], ts: undefined },
+      { node: winner, event: 'serviceAnnounced', ips: ['192.0.2.10'], level: 'info', msg: 'service has IP, announcing', pool: 'lab', protocol: 'layer2', service: 'default/web', ts: undefined },
+    );
+    assert.deepEqual(r.events, [{ node: winner, service: 'default/web', reason: 'nodeAssigned', message: `announcing from node "${winner}" with protocol "layer2"` }]);
+    const metrics = await r.speakers.get(winner)!['o'].metrics.registry.getSingleMetricAsString('metallb_speaker_announced');
+    assert.match(metrics, new RegExp(`metallb_speaker_announced\\{ip="192.0.2.10",node="${winner}",protocol="layer2",service="default/web"\\} 1`));
+  } finally {
+    await r.stop();
+  }
+});
+
+test('the winner losing its endpoint (Local policy) moves the announcement and the ServiceL2Status', async () => {
+  const objs = baseObjects().map((o) => (o.kind === 'Service' ? service('web', ['192.0.2.10'], { externalTrafficPolicy: 'Local' }) : o));
+  const r = await rig(objs);
+  try {
+    const first = winnerOf(r.source.state(), 'default/web')!;
+    assert.deepEqual(statusNodes(r), [first]);
+    r.source.put(slice('web', NODES.filter((n) => n !== first)));
+    await r.settle();
+    const second = winnerOf(r.source.state(), 'default/web')!;
+    assert.notEqual(second, first);
+    assert.deepEqual(statusNodes(r), [second]);
+    const withdrawn = r.logs.filter((l) => l.event === 'serviceWithdrawn');
+    assert.deepEqual(withdrawn.map((l) => [l.node, l.reason, l.protocol, l.ip]), [[first, 'notOwner', 'layer2', ['192.0.2.10']]]);
+  } finally {
+    await r.stop();
+  }
+});
+
+test('an advertisement limited to interfaces and nodes: status lists the interfaces; the others withdraw', async () => {
+  const r = await rig(baseObjects());
+  try {
+    const first = winnerOf(r.source.state(), 'default/web')!;
+    const other = NODES.find((n) => n !== first)!;
+    r.source.put(l2ad({ nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': other } }], interfaces: ['eth1', 'eth0'] }));
+    await r.settle();
+    assert.equal(winnerOf(r.source.state(), 'default/web'), other);
+    assert.deepEqual(statusNodes(r), [other]);
+    const st = [...r.statuses.objects.values()][0]!;
+    assert.deepEqual(st.status?.interfaces, [{ name: 'eth0' }, { name: 'eth1' }]);
+    assert.deepEqual(r.logs.filter((l) => l.event === 'serviceWithdrawn').map((l) => [l.node, l.reason]), [[first, 'noMatchingAdvertisement']]);
+    assert.deepEqual(r.l2.filter((x) => x[1] === 'announce').at(-1), [other, 'announce', 'default/web', ['192.0.2.10'], ['eth0', 'eth1']]);
+  } finally {
+    await r.stop();
+  }
+});
+
+test('an IP change is a withdraw (loadBalancerIPChanged) then a fresh announcement; deleting the service removes its status', async () => {
+  const r = await rig(baseObjects());
+  try {
+    r.source.put(service('web', ['192.0.2.77']));
+    await r.settle();
+    const w = winnerOf(r.source.state(), 'default/web')!;
+    const reasons = r.logs.filter((l) => l.event === 'serviceWithdrawn').map((l) => l.reason);
+    assert.ok(reasons.includes('loadBalancerIPChanged'), JSON.stringify(reasons));
+    const lastAnnounce = r.logs.filter((l) => l.event === 'serviceAnnounced').at(-1)!;
+    assert.deepEqual([lastAnnounce.node, lastAnnounce.ips], [w, ['192.0.2.77']]);
+    assert.deepEqual(statusNodes(r), [w]);
+    r.source.put(service('web', ['192.0.2.77']), true);
+    await r.settle();
+    assert.deepEqual(statusNodes(r), []);
+    assert.equal(r.logs.filter((l) => l.event === 'serviceWithdrawn').at(-1)!.reason, 'serviceDeleted');
+  } finally {
+    await r.stop();
+  }
+});
+
+test('service-level reasons: not LoadBalancer, no IP, IP outside every pool', async () => {
+  const cases: Array<[string, KubeObject, string]> = [
+    ['type ClusterIP', { ...service('web', ['192.0.2.10']), spec: { type: 'ClusterIP' } }, 'notLoadBalancer'],
+    ['ingress emptied', service('web', []), 'noIPAllocated'],
+    ['IP outside the pools', service('web', ['198.51.100.1']), 'ipNotAllowed'],
+  ];
+  for (const [name, svc, reason] of cases) {
+    const r = await rig(baseObjects());
+    try {
+      r.source.put(svc);
+      await r.settle();
+      assert.deepEqual(r.logs.filter((l) => l.event === 'serviceWithdrawn').map((l) => l.reason), [reason], name);
+      assert.deepEqual(statusNodes(r), [], name);
+    } finally {
+      await r.stop();
+    }
+  }
+});
+
+test('membership change resyncs every service; a speaker not alive never announces', async () => {
+  const r = await rig(baseObjects());
+  try {
+    const first = winnerOf(r.source.state(), 'default/web')!;
+    r.membership.set(NODES.filter((n) => n !== first));
+    await r.settle();
+    const now = statusNodes(r);
+    assert.equal(now.length, 1);
+    assert.notEqual(now[0], first);
+  } finally {
+    await r.stop();
+  }
+});
+
+test('a Node status heartbeat does not resync; a label change does', async () => {
+  const r = await rig(baseObjects());
+  try {
+    const before = r.logs.length;
+    const n1 = r.source.state().nodes.find((n) => n.metadata?.name === 'n1')!;
+    r.source.put({ ...n1, status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: 'x' }] } });
+    await r.settle();
+    assert.equal(r.logs.length, before);
+    r.source.put({ ...n1, metadata: { ...n1.metadata, labels: { ...n1.metadata?.labels, zone: 'a' } } });
+    await r.settle();
+    assert.ok(r.logs.length > before, 'the winner logs serviceAnnounced again after the forced sync');
+  } finally {
+    await r.stop();
+  }
+});
+
+test('stale ServiceL2Status objects of this node are removed at start; a deleted own status is recreated', async () => {
+  const stale: ServiceL2Status = {
+    apiVersion: 'metallb.io/v1beta1', kind: 'ServiceL2Status',
+    metadata: { name: 'l2-old', namespace: NS, labels: { 'metallb.io/node': 'n1', 'metallb.io/service-name': 'gone', 'metallb.io/service-namespace': 'default' } },
+    status: { node: 'n1', serviceName: 'gone', serviceNamespace: 'default' },
+  };
+  const r = await rig([...baseObjects(), stale]);
+  try {
+    assert.equal(r.statuses.objects.has('l2-old'), false);
+    const w = winnerOf(r.source.state(), 'default/web')!;
+    const mine = [...r.statuses.objects.values()].find((s) => s.status?.node === w)!;
+    await r.statuses.delete(NS, mine.metadata!.name!);
+    await r.settle();
+    assert.deepEqual(statusNodes(r), [w]);
+  } finally {
+    await r.stop();
+  }
+});
+
+test('graceful shutdown withdraws everything and removes the ServiceL2Status', async () => {
+  const r = await rig(baseObjects());
+  const w = winnerOf(r.source.state(), 'default/web')!;
+  await r.stop();
+  assert.deepEqual(statusNodes(r), []);
+  assert.deepEqual(r.logs.filter((l) => l.event === 'serviceWithdrawn').map((l) => [l.node, l.reason]), [[w, 'shutdown']]);
+  assert.deepEqual(r.l2.at(-1), [w, 'withdraw', 'default/web', null, null]);
+});
+
+test('planL2Status: MetalLB reconciler cases', () => {
+  const mk = (name: string, node: string, status?: L2StatusBody): ServiceL2Status => ({
+    apiVersion: 'metallb.io/v1beta1', kind: 'ServiceL2Status',
+    metadata: { name, namespace: NS, labels: { 'metallb.io/node': node, 'metallb.io/service-name': 'web', 'metallb.io/service-namespace': 'default' } },
+    ...(status ? { status: { ...status } } : {}),
+  });
+  const base = { node: 'n1', namespace: NS, serviceNamespace: 'default', serviceName: 'web', owner: null };
+  const cases: Array<{ name: string; desired: InterfaceSet | undefined; existing: ServiceL2Status[]; deletes: string[]; create: boolean; patch: string | null | 'new' }> = [
+    { name: 'not announcing, nothing there', desired: null, existing: [], deletes: [], create: false, patch: null },
+    { name: 'not announcing: delete only ours', desired: null, existing: [mk('a', 'n1'), mk('b', 'n2')], deletes: ['a'], create: false, patch: null },
+    { name: 'announcing, none: create then write status', desired: 'all', existing: [], deletes: [], create: true, patch: 'new' },
+    { name: 'announcing: delete the others', desired: 'all', existing: [mk('b', 'n2'), mk('a', 'n1', desiredL2Status('n1', 'default', 'web', 'all'))], deletes: ['b'], create: false, patch: null },
+    { name: 'announcing: duplicate of ours deleted', desired: 'all', existing: [mk('a', 'n1', desiredL2Status('n1', 'default', 'web', 'all')), mk('c', 'n1')], deletes: ['c'], create: false, patch: null },
+    { name: 'interfaces changed: status rewritten', desired: ['eth0'], existing: [mk('a', 'n1', desiredL2Status('n1', 'default', 'web', 'all'))], deletes: [], create: false, patch: 'a' },
+    { name: 'created but no status yet', desired: 'all', existing: [mk('a', 'n1')], deletes: [], create: false, patch: 'a' },
+  ];
+  for (const c of cases) {
+    const plan = planL2Status({ ...base, desired: c.desired, existing: c.existing });
+    assert.deepEqual(plan.deletes, c.deletes, c.name);
+    assert.equal(plan.create !== null, c.create, c.name);
+    assert.equal(plan.patch === null ? null : plan.patch.name ?? 'new', c.patch, c.name);
+  }
+  assert.deepEqual(desiredL2Status('n1', 'default', 'web', ['eth0']), { node: 'n1', serviceName: 'web', serviceNamespace: 'default', interfaces: [{ name: 'eth0' }] });
+});
+
+test('events are named and sourced as client-go records them for metallb-speaker', () => {
+  const ev = serviceEvent(service('web', ['192.0.2.10']) as never, 'n1', 'Normal', 'nodeAssigned', 'announcing from node "n1" with protocol "layer2"', 1_700_000_000_123, 5);
+  assert.equal(ev.metadata.name, `web.${(1_700_000_000_123n * 1_000_000n + 5n).toString(16)}`);
+  assert.deepEqual(ev.source, { component: 'metallb-speaker', host: 'n1' });
+  assert.deepEqual(ev.involvedObject, { apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 'web', uid: 'uid-web' });
+  assert.equal(ev.firstTimestamp, '2023-11-14T22:13:20Z');
+});
+
+test('flags: memberlist flags are refused by name, namespace defaults, load-balancer class filter, log format', () => {
+  assert.deepEqual(memberlistFlagsSet({ mlBindport: '7946' }), []);
+  assert.deepEqual(memberlistFlagsSet({ mlBindaddr: '10.0.0.1', mlBindport: '8000', mlLabels: 'app=metallb' }), ['--ml-bindaddr', '--ml-bindport', '--ml-labels']);
+  assert.equal(speakerNamespace('x', {}), 'x');
+  assert.equal(speakerNamespace(undefined, { METALLB_NAMESPACE: 'mlb' }), 'mlb');
+  assert.equal(speakerNamespace(undefined, {}, '/nonexistent'), 'metallb-system');
+  const svc = (cls?: string) => service('s', [], cls ? { loadBalancerClass: cls } : {}) as never;
+  assert.equal(filteredByClass(svc(), undefined), false);
+  assert.equal(filteredByClass(svc('other'), undefined), true);
+  assert.equal(filteredByClass(svc(), 'mine'), true);
+  assert.equal(filteredByClass(svc('mine'), 'mine'), false);
+  assert.equal(rfc3339(Date.UTC(2025, 0, 2, 3, 4, 5, 678)), '2025-01-02T03:04:05Z');
+  const lines: string[] = [];
+  jsonLogger({ level: 'warn', write: (l) => lines.push(l), now: () => 0 }).with({ b: 1 }).info({ a: 2 });
+  assert.equal(lines.length, 0);
+  const debugLines: string[] = [];
+  jsonLogger({ level: 'debug', write: (l) => debugLines.push(l), now: () => 0 }).with({ b: 1 }).debug({ a: 2, u: undefined });
+  assert.deepEqual(debugLines, ['{"a":2,"b":1,"level":"debug","ts":"1970-01-01T00:00:00Z"}\n']);
+});
