@@ -238,7 +238,14 @@ export class L2StatusWriter {
       this.o.log.debug({ controller: 'Layer2StatusReconciler', service: key, created: target, msg: 'created ServiceL2Status' });
     }
     if (plan.patch && target) {
-      await api.patchStatus(namespace, target, plan.patch.status);
+      try {
+        await api.patchStatus(namespace, target, plan.patch.status);
+      } catch (err) {
+        // Gone meanwhile (deleted by someone else before the watch showed it): forget it, so the
+        // retry creates a new one.
+        if ((err as { statusCode?: unknown } | null)?.statusCode === 404) this.created.delete(target);
+        throw err;
+      }
       const mine = this.created.get(target);
       if (mine) this.created.set(target, { ...mine, status: { ...plan.patch.status } });
     }

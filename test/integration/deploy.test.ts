@@ -134,7 +134,7 @@ describe('deploy/ on a real API server', () => {
   async function saKubeconfig(sa: string): Promise<string> {
     const tr = await core.createNamespacedServiceAccountToken({ namespace: NS, name: sa, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
     const file = join(dir, `${sa}.kubeconfig`);
-    writeFileSync(file, cluster.kubeConfigForToken(tr.status!.token, `system:serviceaccount:${NS}:${sa}`).exportConfig());
+    writeFileSync(file, cluster.kubeConfigForToken(tr.status!.token!, `system:serviceaccount:${NS}:${sa}`).exportConfig());
     return file;
   }
 
