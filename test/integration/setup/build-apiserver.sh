@@ -53,6 +53,14 @@ export CGO_ENABLED=0
 ldflags="-s -w"
 nice_cmd=(nice -n 10)
 
+version_ldflags() { # what kubernetes' hack/lib/version.sh stamps, so /version and --version tell the truth
+  local minor="${K8S_VERSION#v1.}" p
+  minor="${minor%%.*}"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    printf -- '-X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%s -X %s.gitTreeState=clean ' "$p" "$K8S_VERSION" "$p" "$p" "$minor" "$p"
+  done
+}
+
 build_kube() { # targets...
   local work="$machine_cache/k8s-build/kubernetes-$K8S_VERSION"
   mkdir -p "$work"
@@ -84,7 +92,7 @@ build_kube() { # targets...
   for t in "$@"; do
     log "building $t $K8S_VERSION (go build -p $BUILD_JOBS, niced; the first build takes several minutes)"
     local t0=$(date +%s)
-    (cd "$work" && "${nice_cmd[@]}" go build -p "$BUILD_JOBS" -trimpath -ldflags="$ldflags" -o "$bin_cache/$t.tmp" "k8s.io/kubernetes/cmd/$t")
+    (cd "$work" && "${nice_cmd[@]}" go build -p "$BUILD_JOBS" -trimpath -ldflags="$ldflags $(version_ldflags)" -o "$bin_cache/$t.tmp" "k8s.io/kubernetes/cmd/$t")
     mv -f "$bin_cache/$t.tmp" "$bin_cache/$t"
     log "built $t in $(( $(date +%s) - t0 ))s ($(du -h "$bin_cache/$t" | cut -f1))"
   done
@@ -120,7 +128,7 @@ for b in kube-apiserver etcd kubectl; do
     cp -f "$bin_cache/$b" "$out_dir/$b.tmp" && mv -f "$out_dir/$b.tmp" "$out_dir/$b"
   fi
 done
-"$out_dir/etcd" --version | head -1 >&2
+"$out_dir/etcd" --version | sed -n 1p >&2
 "$out_dir/kube-apiserver" --version >&2
 echo "$stamp" >"$out_dir/versions.txt"
 log "done in $(( $(date +%s) - start ))s: $out_dir ($(du -sh "$out_dir" | cut -f1))"

@@ -186,6 +186,8 @@ function startProcess(bin: string, args: string[], logFile: string): Started {
   const fd = openSync(logFile, 'a');
   const proc = spawn(bin, args, { stdio: ['ignore', fd, fd], env: { ...process.env, KUBECONFIG: '' } });
   closeSync(fd);
+  // a test that forgets stop() must not hang its process: the 'exit' hook kills the child then
+  proc.unref();
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   proc.once('error', () => { /* reported through exit / spawn failure below */ });
   return { proc, exited };
@@ -331,6 +333,8 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
       `--etcd-servers=${etcdUrl}`,
       '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1',
+      // the `kubernetes` Endpoints may not hold a loopback address: do not maintain them
+      '--endpoint-reconciler-type=none',
       `--secure-port=${securePort}`,
       `--cert-dir=${join(dir, 'apiserver-certs')}`,
       `--tls-cert-file=${join(pki, 'apiserver.crt')}`,
