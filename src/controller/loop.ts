@@ -423,6 +423,7 @@ export class ControllerLoop {
   /** A full pass (ServiceReconciler.reprocessAll); resolves to whether it must be retried. */
   private async reprocessAll(): Promise<boolean> {
     this.stats.reloads++;
+    const startedMs = Date.now();
     const log = this.log.with('service_controller_reload.go', { controller: 'ServiceReconciler - reprocessAll' });
     let retry = false;
     // Allocations of Services that are gone (deleted while no pass could see it): release them first.
@@ -443,11 +444,13 @@ export class ControllerLoop {
         await this.writeSlot();
       }
     }
+    const decidedMs = Date.now() - startedMs;
     const results = await Promise.all(writes);
     if (results.some((ok) => !ok)) {
       retry = true;
       log.error({ event: 'failed to handle service, retry' });
     }
+    log.info({ event: 'reprocessAll done', services: all.length, writes: writes.length, decidedMs, durationMs: Date.now() - startedMs, retry });
     return retry;
   }
 
