@@ -22,6 +22,8 @@ export interface AllocateRequest {
   namespace?: string;
   /** MetalLB's `--lb-class`; default: Services without `spec.loadBalancerClass`. */
   loadBalancerClass?: string;
+  /** The namespace MetalLB reads its CRs from (default metallb-system). */
+  metallbNamespace?: string;
 }
 
 /**
@@ -65,7 +67,7 @@ export interface AllocateReport {
 export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): AllocateReport {
   let diag;
   try {
-    diag = diagnosticConfig(state);
+    diag = diagnosticConfig(state, req.metallbNamespace);
   } catch (err) {
     throw rejectedConfig(err);
   }
@@ -120,7 +122,6 @@ export function allocateTable(report: AllocateReport, wide: boolean, color = pal
 
 interface AllocateOptions extends StateOptions, OutputOptions {
   dryRun?: boolean;
-  lbClass?: string;
 }
 
 /** Registers `allocate` on `program`. */
@@ -140,6 +141,7 @@ export function registerAllocate(program: Command): void {
     const report = allocateDryRun(state, {
       ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
       ...(opts.lbClass !== undefined ? { loadBalancerClass: opts.lbClass } : {}),
+      ...(opts.metallbNamespace !== undefined ? { metallbNamespace: opts.metallbNamespace } : {}),
     });
     writeResult(opts.output, report, (wide) => allocateTable(report, wide));
     process.exitCode = allocateExitCode(report);

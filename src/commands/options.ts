@@ -29,6 +29,8 @@ export interface StateOptions {
   context?: string;
   /** `--metallb-namespace`: where MetalLB runs (its CRs, speaker pods); default metallb-system. */
   metallbNamespace?: string;
+  /** `--lb-class`: MetalLB's loadBalancerClass; absent: only Services without a class. */
+  lbClass?: string;
 }
 
 /** Where a ClusterState came from: the live API server, or snapshot files (`<stdin>` for `-f -`). */
@@ -72,7 +74,8 @@ export function addSpeakerOptions(cmd: Command): Command {
       'comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)',
       parseNodeList,
     )
-    .option('--ignore-exclude-lb', 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does');
+    .option('--ignore-exclude-lb', 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does')
+    .option('--lb-class <class>', "MetalLB's --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)");
 }
 
 /** Adds `-o, --output <format>` restricted to `choices` (commander rejects others: exit 2). */
@@ -133,6 +136,8 @@ export function diagnostics(state: ClusterState, opts: StateOptions = {}): Diagn
     return diagnosticContext(state, {
       ...(opts.speakers ? { speakers: opts.speakers } : {}),
       ignoreExcludeLB: opts.ignoreExcludeLb === true,
+      ...(opts.lbClass !== undefined ? { loadBalancerClass: opts.lbClass } : {}),
+      ...(opts.metallbNamespace !== undefined ? { metallbNamespace: opts.metallbNamespace } : {}),
     });
   } catch (err) {
     throw rejectedConfig(err);

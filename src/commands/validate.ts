@@ -5,7 +5,8 @@
  */
 import type { Command } from 'commander';
 import { collectConfigErrors, configWarnings } from '../core/config/index.ts';
-import { KIND_TO_LIST, objectRef, originOf, type ClusterState, type KubeObject } from '../core/kube.ts';
+import { DEFAULT_METALLB_NAMESPACE, KIND_TO_LIST, objectRef, originOf, type ClusterState, type KubeObject } from '../core/kube.ts';
+import { metallbView } from '../core/explain/context.ts';
 import { EXIT_NO, EXIT_OK } from '../core/errors.ts';
 import { palette } from '../render/color.ts';
 import { writeResult } from '../render/output.ts';
@@ -38,10 +39,12 @@ export interface ValidationReport {
 /**
  * Every configuration error (collectConfigErrors: exactly what parseConfig would reject) and
  * warning (configWarnings) for `state`, each with the file:line of its object when it was read
- * from a snapshot. Pure; never throws for a bad configuration.
+ * from a snapshot. Only metallb.io objects in `metallbNamespace` count (metallbView); the others
+ * are warnings (`outside-metallb-namespace`). Pure; never throws for a bad configuration.
  */
-export function validateConfig(state: ClusterState): ValidationReport {
-  const sources = sourcesByRef(state);
+export function validateConfig(all: ClusterState, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): ValidationReport {
+  const sources = sourcesByRef(all);
+  const { state, ignored } = metallbView(all, metallbNamespace);
   const errors = collectConfigErrors(state).map((e): ValidationFinding => {
     const object = e.object;
     const message = object && e.message.startsWith(`${object}: `) ? e.message.slice(object.length + 2) : e.message;
@@ -52,6 +55,13 @@ export function validateConfig(state: ClusterState): ValidationReport {
     const source = sources.get(w.object);
     return { severity: 'warning', object: w.object, message: w.message, id: w.id, fix: w.fix, ...(source ? { source } : {}) };
   });
+  for (const obj of ignored) {
+    const object = objectRef(obj);
+    const source = sources.get(object);
+    warnings.push({ severity: 'warning', object, id: 'outside-metallb-namespace',
+      message: `MetalLB reads its configuration only from namespace ${metallbNamespace}: this object is ignored`,
+      fix: `move it to ${metallbNamespace}, or pass --metallb-namespace if MetalLB runs in ${obj.metadata?.namespace}`, ...(source ? { source } : {}) });
+  }
   return { errors, warnings };
 }
 
@@ -100,7 +110,7 @@ export function registerValidate(program: Command): void {
   addOutputOption(cmd);
   cmd.action(async (opts: ValidateOptions) => {
     const state = await loadState(opts);
-    const report = validateConfig(state);
+    const report = validateConfig(state, opts.metallbNamespace);
     writeResult(opts.output, { errors: report.errors, warnings: report.warnings }, (wide) => validationTable(report, wide));
     process.exitCode = validationExitCode(report, opts.strict === true);
   });

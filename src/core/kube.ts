@@ -323,6 +323,9 @@ export function namespacedName(obj: KubeObject): string {
   return `${obj.metadata?.namespace ?? 'default'}/${obj.metadata?.name ?? ''}`;
 }
 
+/** The namespace MetalLB is installed in unless told otherwise (`--metallb-namespace`). */
+export const DEFAULT_METALLB_NAMESPACE = 'metallb-system';
+
 /** Label a Node carries to be left out of load-balancer traffic; MetalLB checks the key only. */
 export const EXCLUDE_LB_LABEL = 'node.kubernetes.io/exclude-from-external-load-balancers';
 /** Label linking an EndpointSlice to its Service. */

@@ -21,7 +21,8 @@ import { ClusterUnreachableError, UserError } from '../core/errors.ts';
 import { apiError, httpStatusOf, kubeGet, serverOf } from './client.ts';
 
 /** The MetalLB namespace when none is given. */
-export const DEFAULT_METALLB_NAMESPACE = 'metallb-system';
+export { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
+import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 
 /** One API list behind a ClusterState list. */
 export interface ResourceSpec {

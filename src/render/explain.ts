@@ -51,13 +51,16 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
   out += field('Speakers', sp === null ? `every node (${e.speakers.source})` : `${sp.length} alive (${e.speakers.source}): ${list(sp, 8)}`);
   const announced = e.announcer ?? (e.bgpAnnouncers.length > 0 ? e.bgpAnnouncers.join(', ') : null);
   out += field('Announced by', announced ? c.green(announced) : c.red('nobody'));
-  out += field('Why', e.l2.detail);
+  out += field('Why', whyLine(e));
+  if (e.l2Status.length > 0) {
+    out += field('L2 status', e.l2Status.map((s) => `${s.node}${s.interfaces.length ? ` on ${s.interfaces.join(', ')}` : ''}`).join('; ') + ' (ServiceL2Status)');
+  }
 
   if (e.l2.checks.length > 0) {
     out += '\nChecks:\n';
     for (const ch of e.l2.checks) out += `  ${ch.ok ? c.green('ok  ') : c.red('FAIL')} ${ch.check.padEnd(10)} ${ch.detail}\n`;
   }
-  if (e.l2.trace.length > 0) {
+  if (e.l2.trace.length > 0 && e.mode !== 'bgp' && e.allocation.status !== 'ignored') {
     out += `\nCandidates${e.l2.hashedIP ? ` for ${e.l2.hashedIP}` : ''}:\n`;
     out += indent(renderTable(
       ['step', 'kept', 'dropped'],
@@ -85,7 +88,18 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
 function dropSummary(dropped: ReadonlyArray<{ node: string; why: string }>, wide: boolean): string {
   const byWhy = new Map<string, string[]>();
   for (const d of dropped) byWhy.set(d.why, [...(byWhy.get(d.why) ?? []), d.node]);
-  return [...byWhy].map(([why, nodes]) => `${wide ? nodes.join(', ') : list(nodes, 3)}: ${why}`).join('; ');
+  return [...byWhy].map(([why, nodes]) => `${wide ? nodes.join(', ') : list(nodes, 8)}: ${why}`).join('; ');
+}
+
+/** The one-line summary: the L2 election's, the BGP outcome in BGP mode, or why MetalLB ignores the Service. */
+function whyLine(e: Explanation): string {
+  if (e.allocation.status === 'ignored') return e.allocation.reason ?? 'MetalLB does not handle this Service';
+  const bgp = e.bgpAnnouncers.length > 0
+    ? `${e.bgpAnnouncers.join(', ')} advertise${e.bgpAnnouncers.length === 1 ? 's' : ''} ${e.allocation.ips.join(', ')} to their BGP peers`
+    : `no node advertises ${e.allocation.ips.join(', ') || 'the Service'} to a BGP peer`;
+  if (e.mode === 'bgp') return bgp;
+  if (e.mode === 'layer2+bgp') return `${e.l2.detail}; ${bgp}`;
+  return e.l2.detail;
 }
 
 function indent(text: string): string {

@@ -168,3 +168,81 @@ test('a configuration MetalLB rejects only for a repeated selector is explained 
   assert.throws(() => explain([node('a'), pool('p', ['192.0.2.0/28']), pool('q', ['192.0.2.8/29']), svc('web', { ip: '192.0.2.1' })], 'web'),
     /IPAddressPool\/q/);
 });
+
+test('a Service of another loadBalancerClass is left alone by every speaker, unless MetalLB runs with that class', () => {
+  const cls: KubeObject = { ...svc('cls', { ip: '192.0.2.3' }) };
+  (cls as any).spec.loadBalancerClass = 'example.com/other';
+  const objects = [node('a'), pool('p', ['192.0.2.0/28']), l2('ad'), cls, slice('cls', ['a'])];
+  const e = explain(objects, 'cls');
+  assert.equal(e.announcer, null);
+  assert.equal(e.allocation.status, 'ignored');
+  assert.deepEqual(e.nodes.map((n) => n.decision), ['ignored']);
+  assert.ok(ids(e).includes('other-load-balancer-class'));
+  assert.equal(isAnnounced(e), false);
+  const state = clusterStateFromObjects(objects);
+  const ctx = diagnosticContext(state, { loadBalancerClass: 'example.com/other' });
+  const handled = explainService({ ...ctx, service: state.services[0]! });
+  assert.equal(handled.announcer, 'a');
+  assert.equal(whoisIP({ ...diagnosticContext(state), ip: '192.0.2.3' }).holders[0]!.announcer, null);
+});
+
+test('metallb.io objects outside MetalLB\'s namespace are ignored, and the finding says where the pool is', () => {
+  const rogue = { ...pool('rogue', ['172.16.0.0/24']), metadata: { name: 'rogue', namespace: 'kube-system' } };
+  const twin = { ...pool('p', ['10.9.0.0/24']), metadata: { name: 'p', namespace: 'other' } };
+  const e = explain([node('a'), pool('p', ['192.0.2.0/28']), rogue, twin, l2('ad'), svc('r', { ip: '172.16.0.1' }), slice('r', ['a'])], 'r');
+  const f = e.findings.find((x) => x.id === 'ip-not-in-pool');
+  assert.ok(f, JSON.stringify(e.findings));
+  assert.match(f.message, /kube-system\/IPAddressPool\/rogue/);
+  assert.equal(e.announcer, null);
+});
+
+test('BGP: a node without a session to any peer does not count as announcing', () => {
+  const bgpAdv: KubeObject = { apiVersion: 'metallb.io/v1beta1', kind: 'BGPAdvertisement', metadata: { name: 'b', namespace: 'metallb-system' }, spec: {} };
+  const peer: KubeObject = { apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name: 'router', namespace: 'metallb-system' },
+    spec: { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.1', nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': 'ghost' } }] } };
+  const e = explain([node('a'), node('b'), pool('p', ['192.0.2.0/28']), bgpAdv, peer, svc('web', { ip: '192.0.2.1' }), slice('web', ['a'])], 'web');
+  assert.equal(e.mode, 'bgp');
+  assert.deepEqual(e.bgpAnnouncers, []);
+  const f = e.findings.find((x) => x.id === 'bgp-no-peer-session');
+  assert.ok(f, JSON.stringify(e.findings));
+  assert.equal(f.severity, 'error');
+  assert.match(f.message, /router/);
+  const peered = explain([node('a'), node('b'), pool('p', ['192.0.2.0/28']), bgpAdv, { ...peer, spec: { ...(peer as any).spec, nodeSelectors: undefined } },
+    svc('web', { ip: '192.0.2.1' }), slice('web', ['a'])], 'web');
+  assert.deepEqual(peered.bgpAnnouncers, ['a', 'b']);
+  assert.deepEqual(ids(peered), []);
+});
+
+test('--speakers naming nodes that do not exist is reported', () => {
+  const objects = [node('a'), pool('p', ['192.0.2.0/28']), l2('ad'), svc('web', { ip: '192.0.2.1' }), slice('web', ['a'])];
+  const e = explain(objects, 'web', { speakers: ['ghost'] });
+  assert.equal(e.announcer, null);
+  assert.ok(ids(e).includes('unknown-speaker-nodes'));
+  assert.ok(ids(e).includes('no-live-speakers'));
+  const partly = explain(objects, 'web', { speakers: ['a', 'ghost'] });
+  assert.equal(partly.announcer, 'a');
+  assert.deepEqual(ids(partly), ['unknown-speaker-nodes']);
+});
+
+test('a trimmed Service without clusterIP gets its own finding', () => {
+  const trimmed = svc('web', { ip: '192.0.2.1' });
+  delete (trimmed as any).spec.clusterIP;
+  const e = explain([node('a'), pool('p', ['192.0.2.0/28']), l2('ad'), trimmed, slice('web', ['a'])], 'web');
+  assert.equal(e.findings[0]?.id, 'no-cluster-ip');
+});
+
+test('Local policy with the only endpoint on an excluded node says so', () => {
+  const e = explain([node('n1'), node('n2', { 'node.kubernetes.io/exclude-from-external-load-balancers': '' }), pool('p', ['192.0.2.0/28']), l2('ad'),
+    svc('local', { ip: '192.0.2.1', policy: 'Local' }), slice('local', ['n2'])], 'local');
+  const f = e.findings.find((x) => x.id === 'local-no-endpoint-on-candidate');
+  assert.ok(f, JSON.stringify(e.findings));
+  assert.match(f.message, /n2 \(labelled/);
+  assert.match(f.fix, /--ignore-exclude-lb/);
+});
+
+test('whois compares canonical forms: a status written 2001:DB8:1:0::1 holds 2001:db8:1::1', () => {
+  const dual = svc('dual', { ip: '2001:DB8:1:0::1' });
+  const state = clusterStateFromObjects([node('a'), pool('p6', ['2001:db8:1::/120']), l2('ad'), dual, slice('dual', ['a'])]);
+  const w = whoisIP({ ...diagnosticContext(state), ip: '2001:db8:1::1' });
+  assert.deepEqual(w.holders.map((h) => h.service), ['default/dual']);
+});

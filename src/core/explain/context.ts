@@ -8,14 +8,44 @@ import type { Config } from '../config/types.ts';
 import { allocateAll, type AllocateAllResult } from '../controller/index.ts';
 import { aliveSpeakers, buildElectionIndex, type ElectionIndex } from '../election/index.ts';
 import { ConfigError } from '../errors.ts';
-import type { ClusterState, LabelSelector } from '../kube.ts';
+import { DEFAULT_METALLB_NAMESPACE, type ClusterState, type KubeObject, type LabelSelector } from '../kube.ts';
 import type { SpeakersSource } from './explain.ts';
 
-/** Options of diagnosticContext (the CLI's `--speakers` and `--ignore-exclude-lb`). */
+/** Options of diagnosticContext (the CLI's `--speakers`, `--ignore-exclude-lb`, `--lb-class`, `--metallb-namespace`). */
 export interface DiagnosticOptions {
   /** Node names with a live speaker (`--speakers`); absent: derived from the state. */
   readonly speakers?: readonly string[];
   readonly ignoreExcludeLB?: boolean;
+  /** MetalLB's `--lb-class`: "" (default) handles only Services without `spec.loadBalancerClass`. */
+  readonly loadBalancerClass?: string;
+  /** The namespace MetalLB runs in (default `metallb-system`): it reads its CRs, Secrets and ConfigMaps only there. */
+  readonly metallbNamespace?: string;
+}
+
+/** ClusterState lists MetalLB reads from its own namespace only (internal/k8s/k8s.go caches them there). */
+const NAMESPACED_CONFIG_LISTS = [
+  'ipAddressPools', 'l2Advertisements', 'bgpAdvertisements', 'bgpPeers', 'communities', 'bfdProfiles', 'secrets', 'configMaps',
+] as const;
+
+/**
+ * What MetalLB sees of a state: its CRs, Secrets and ConfigMaps only from `metallbNamespace`
+ * (objects without a namespace, as in hand-written manifests, count as being there), and the
+ * objects it ignores for that reason, so `validate` can say so.
+ */
+export function metallbView(state: ClusterState, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): { state: ClusterState; ignored: KubeObject[] } {
+  const ignored: KubeObject[] = [];
+  const view: ClusterState = { ...state };
+  for (const list of NAMESPACED_CONFIG_LISTS) {
+    const objects = state[list] as readonly KubeObject[];
+    const kept = objects.filter((o) => {
+      const ns = o.metadata?.namespace;
+      const mine = !ns || ns === metallbNamespace;
+      if (!mine && list !== 'secrets' && list !== 'configMaps') ignored.push(o);
+      return mine;
+    });
+    (view as unknown as Record<string, KubeObject[]>)[list] = kept;
+  }
+  return { state: view, ignored };
 }
 
 /** Everything explainService / whoisIP need besides the Service or address. */
@@ -24,9 +54,13 @@ export interface DiagnosticContext {
   readonly config: Config;
   /** MetalLB's error when it rejects the configuration for repeated entries only (see diagnosticConfig). */
   readonly configRejected: ConfigError | null;
+  /** metallb.io objects outside MetalLB's namespace, which MetalLB never sees. */
+  readonly ignoredObjects: readonly KubeObject[];
   readonly speakers: readonly string[] | null;
   readonly speakersSource: SpeakersSource;
   readonly ignoreExcludeLB: boolean;
+  /** MetalLB's `--lb-class` ("" = only Services without a class). */
+  readonly loadBalancerClass: string;
   readonly dryRun: AllocateAllResult;
   readonly index: ElectionIndex;
 }
@@ -90,7 +124,8 @@ function withoutRepeats(state: ClusterState): ClusterState {
 }
 
 /**
- * The configuration as the diagnostics use it: MetalLB's parser over the snapshot's CRs, after
+ * The configuration as the diagnostics use it: MetalLB's parser over the snapshot's CRs in
+ * `metallbNamespace` (metallbView), after
  * clearing the BGPPeer references a snapshot often lacks the targets of (password Secrets,
  * BFDProfiles: MetalLB's webhook "transient" fields; `validate` reports those). When MetalLB
  * rejects the configuration only for repeated entries, the speakers keep their previous
@@ -98,7 +133,8 @@ function withoutRepeats(state: ClusterState): ClusterState {
  * without the repeats and report MetalLB's error (`rejected`).
  * @throws ConfigError (exit 2) naming the object, for any other configuration MetalLB would reject.
  */
-export function diagnosticConfig(state: ClusterState): DiagnosticConfig {
+export function diagnosticConfig(state: ClusterState, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): DiagnosticConfig {
+  state = metallbView(state, metallbNamespace).state;
   const cleared = { ...state, bgpPeers: resetTransient(state.bgpPeers) };
   try {
     return { config: parseConfig(cleared), rejected: null };
@@ -121,7 +157,9 @@ export function diagnosticConfig(state: ClusterState): DiagnosticConfig {
  * @throws ConfigError for a configuration MetalLB would reject.
  */
 export function diagnosticContext(state: ClusterState, opts: DiagnosticOptions = {}): DiagnosticContext {
-  const { config, rejected } = diagnosticConfig(state);
+  const metallbNamespace = opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE;
+  const { config, rejected } = diagnosticConfig(state, metallbNamespace);
+  const loadBalancerClass = opts.loadBalancerClass ?? '';
   let speakers: readonly string[] | null;
   let speakersSource: SpeakersSource;
   if (opts.speakers) {
@@ -132,8 +170,9 @@ export function diagnosticContext(state: ClusterState, opts: DiagnosticOptions =
     speakersSource = speakers ? 'speaker-pods' : 'all-nodes';
   }
   return {
-    state, config, configRejected: rejected, speakers, speakersSource, ignoreExcludeLB: opts.ignoreExcludeLB === true,
-    dryRun: allocateAll(config, state.services),
+    state, config, configRejected: rejected, ignoredObjects: metallbView(state, metallbNamespace).ignored,
+    speakers, speakersSource, ignoreExcludeLB: opts.ignoreExcludeLB === true, loadBalancerClass,
+    dryRun: allocateAll(config, state.services, { loadBalancerClass }),
     index: buildElectionIndex(state, speakers),
   };
 }

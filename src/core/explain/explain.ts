@@ -8,8 +8,8 @@ import type { Config } from '../config/types.ts';
 import { allocateAll, type AllocateAllResult, type ServiceAllocationOutcome } from '../controller/index.ts';
 import { statusIPs } from '../controller/service.ts';
 import { buildElectionIndex, electL2, evaluateBGP, type ElectionIndex } from '../election/index.ts';
-import type { BGPEvaluation, HashEntry, InterfaceSet, L2Election } from '../election/types.ts';
-import { namespacedName, type ClusterState, type Service } from '../kube.ts';
+import type { BGPEvaluation, BGPNodeDecision, HashEntry, InterfaceSet, L2Election } from '../election/types.ts';
+import { namespacedName, type ClusterState, type KubeObject, type Service } from '../kube.ts';
 import { findingsFor, type Finding } from './findings.ts';
 
 /** Where the list of live speakers came from. */
@@ -30,6 +30,10 @@ export interface ExplainInput {
   readonly index?: ElectionIndex;
   /** MetalLB's error when it rejects the configuration for repeated entries only (diagnosticConfig). */
   readonly configRejected?: { readonly message: string } | null;
+  /** MetalLB's `--lb-class` (default "": only Services without a class). */
+  readonly loadBalancerClass?: string;
+  /** metallb.io objects outside MetalLB's namespace (metallbView), for hints. */
+  readonly ignoredObjects?: readonly KubeObject[];
 }
 
 /**
@@ -53,10 +57,16 @@ export interface AllocationView {
 /** The decision of the speaker on one node, as rendered (L2 when the pool has L2Advertisements, else BGP). */
 export interface NodeView {
   readonly node: string;
-  /** `announce` or MetalLB's reason string. */
+  /**
+   * `announce` or MetalLB's reason string; `ignored` when MetalLB filters the Service out by
+   * loadBalancerClass before deciding anything (MetalLB has no reason string for that).
+   */
   readonly decision: string;
   readonly detail: string;
-  /** L2: interfaces it answers on when announcing; null otherwise. */
+  /**
+   * L2: the interfaces the node answers on when it is (or would be) the winner — defined for
+   * every node an applicable L2Advertisement selects; null otherwise and in BGP mode.
+   */
   readonly interfaces: InterfaceSet;
 }
 
@@ -75,6 +85,11 @@ export interface Explanation {
   readonly announcer: string | null;
   /** Nodes advertising the service over BGP. */
   readonly bgpAnnouncers: readonly string[];
+  /**
+   * What the ServiceL2Status objects of the Service say (the speakers' own report): node and
+   * interface names. Empty when the state has none for it.
+   */
+  readonly l2Status: ReadonlyArray<{ readonly node: string; readonly interfaces: readonly string[] }>;
   /** Where the live-speaker list came from, and the list (null = every node). */
   readonly speakers: { readonly source: SpeakersSource; readonly nodes: readonly string[] | null };
   readonly findings: readonly Finding[];
@@ -84,12 +99,19 @@ export interface Explanation {
   readonly bgp: BGPEvaluation;
 }
 
-/** Whether the controller handles the service (MetalLB's default: no loadBalancerClass). */
-function handledByMetalLB(svc: Service): string | null {
-  if (svc.spec?.type !== 'LoadBalancer') return `the Service is of type ${svc.spec?.type ?? 'ClusterIP'}, not LoadBalancer`;
-  const cls = svc.spec.loadBalancerClass;
-  if (cls) return `spec.loadBalancerClass is "${cls}": MetalLB (without --lb-class) leaves the Service to another controller`;
-  return null;
+/**
+ * Why MetalLB leaves the Service alone, or null when it handles it: not of type LoadBalancer, or
+ * filtered by loadBalancerClass (MetalLB `filterByLoadBalancerClass`: with `--lb-class` empty only
+ * Services without a class, otherwise only that class) — controller and speakers alike.
+ */
+function whyIgnored(svc: Service, lbClass: string): { reason: string; byClass: boolean } | null {
+  if (svc.spec?.type !== 'LoadBalancer') return { reason: `the Service is of type ${svc.spec?.type ?? 'ClusterIP'}, not LoadBalancer`, byClass: false };
+  const cls = svc.spec.loadBalancerClass ?? '';
+  if (cls === lbClass) return null;
+  const reason = cls
+    ? `spec.loadBalancerClass is "${cls}", but MetalLB runs ${lbClass ? `with --lb-class "${lbClass}"` : 'without --lb-class'}: its controller and speakers leave the Service to another implementation`
+    : `the Service has no spec.loadBalancerClass, but MetalLB runs with --lb-class "${lbClass}": it only handles that class`;
+  return { reason, byClass: true };
 }
 
 /** The Service with `ips` in its status, for running the speaker's decision on a predicted allocation. */
@@ -106,16 +128,17 @@ function withIngress(svc: Service, ips: readonly string[]): Service {
 export function explainService(input: ExplainInput): Explanation {
   const { state, config, service, speakers, ignoreExcludeLB } = input;
   const key = namespacedName(service);
-  const ignored = handledByMetalLB(service);
+  const lbClass = input.loadBalancerClass ?? '';
+  const ignored = whyIgnored(service, lbClass);
   const current = statusIPs(service);
 
   let dryRun: ServiceAllocationOutcome | null = null;
   let allocation: AllocationView;
   let electedService = service;
   if (ignored) {
-    allocation = { ips: current, pool: null, status: 'ignored', reason: ignored, dryRun: null };
+    allocation = { ips: current, pool: null, status: 'ignored', reason: ignored.reason, dryRun: null };
   } else {
-    const run = input.dryRun ?? allocateAll(config, state.services);
+    const run = input.dryRun ?? allocateAll(config, state.services, { loadBalancerClass: lbClass });
     dryRun = run.services.find((s) => s.service === key) ?? null;
     if (current.length > 0) {
       allocation = {
@@ -141,17 +164,41 @@ export function explainService(input: ExplainInput): Explanation {
   const hasL2 = !!pool && pool.l2Advertisements.length > 0;
   const hasBGP = !!pool && pool.bgpAdvertisements.length > 0;
   const mode = hasL2 && hasBGP ? 'layer2+bgp' : hasL2 ? 'layer2' : hasBGP ? 'bgp' : 'none';
-  const nodes: NodeView[] = mode === 'bgp'
+  let nodes: NodeView[] = mode === 'bgp'
     ? bgp.nodes.map((n) => ({ node: n.node, decision: n.decision, detail: n.detail, interfaces: null }))
-    : l2.nodes.map((n) => ({ node: n.node, decision: n.decision, detail: n.detail, interfaces: n.decision === 'announce' ? n.interfaces : null }));
-  const bgpAnnouncers = hasBGP ? bgp.nodes.filter((n) => n.decision === 'announce').map((n) => n.node) : [];
+    : l2.nodes.map((n) => ({ node: n.node, decision: n.decision, detail: n.detail, interfaces: n.interfaces }));
+  // A BGP "announce" reaches a router only through a session on that node.
+  let bgpAnnouncers = hasBGP ? bgp.nodes.filter((n) => n.decision === 'announce' && hasBGPSession(n)).map((n) => n.node) : [];
+  let announcer = l2.winner;
+  let hashOrder = l2.hashOrder;
+  if (ignored?.byClass) {
+    // The speakers filter the Service out before any decision: nobody announces it.
+    nodes = l2.nodes.map((n) => ({ node: n.node, decision: 'ignored', detail: ignored.reason, interfaces: null }));
+    bgpAnnouncers = [];
+    announcer = null;
+    hashOrder = [];
+  }
 
   const partial = {
-    service: key, mode, allocation, nodes, hashOrder: l2.hashOrder, announcer: l2.winner, bgpAnnouncers,
+    service: key, mode, allocation, nodes, hashOrder, announcer, bgpAnnouncers, l2Status: l2StatusOf(state, service),
     speakers: { source: input.speakersSource, nodes: speakers }, l2, bgp,
   } as const;
-  const findings = findingsFor({ ...partial, state, config, ignoreExcludeLB, serviceObject: service, configRejected: input.configRejected?.message ?? null });
+  const findings = findingsFor({ ...partial, state, config, ignoreExcludeLB, serviceObject: service, configRejected: input.configRejected?.message ?? null, ignoredObjects: input.ignoredObjects ?? [] });
   return { ...partial, findings };
+}
+
+/** The ServiceL2Status objects of `svc` as `{node, interfaces}`, in state order. */
+export function l2StatusOf(state: ClusterState, svc: Service): Array<{ node: string; interfaces: string[] }> {
+  const ns = svc.metadata?.namespace ?? 'default';
+  const name = svc.metadata?.name ?? '';
+  return state.serviceL2Statuses
+    .filter((s) => s.status?.serviceNamespace === ns && s.status?.serviceName === name && s.status?.node)
+    .map((s) => ({ node: s.status!.node!, interfaces: (s.status?.interfaces ?? []).map((i) => i?.name ?? '').filter(Boolean) }));
+}
+
+/** Whether a node's BGP "announce" goes to at least one peer with a session on the node. */
+export function hasBGPSession(n: BGPNodeDecision): boolean {
+  return n.advertisements.some((a) => a.peers.length > 0);
 }
 
 /** Whether the explanation ends in "somebody announces the service" (exit status 0 of `explain`). */

@@ -8,7 +8,8 @@
 import { refusalText } from '../allocator/index.ts';
 import type { Config } from '../config/types.ts';
 import type { BGPEvaluation, L2Election } from '../election/types.ts';
-import { EXCLUDE_LB_LABEL, type ClusterState, type Service } from '../kube.ts';
+import { EXCLUDE_LB_LABEL, SERVICE_NAME_LABEL, objectRef, type ClusterState, type KubeObject, type Service } from '../kube.ts';
+import { endpointCanServe } from '../election/endpoints.ts';
 import type { AllocationView, NodeView, SpeakersSource } from './explain.ts';
 
 /** `error`: the service is not announced because of it; `warning`: likely a mistake; `info`: worth knowing. */
@@ -21,7 +22,8 @@ export type Severity = 'error' | 'warning' | 'info';
  * `no-ready-endpoints`, `no-advertisement`, `advertisement-selects-no-node`,
  * `nodeselector-only-excluded`, `exclusion-label-empty-value`, `no-live-speakers`,
  * `network-unavailable`, `local-no-endpoint-on-candidate`, `l2status-disagrees`,
- * `nodeassigned-event-disagrees`, `bgp-no-peer-session`, `config-rejected`.
+ * `nodeassigned-event-disagrees`, `bgp-no-peer-session`, `config-rejected`, `no-cluster-ip`,
+ * `unknown-speaker-nodes`.
  */
 export interface Finding {
   readonly id: string;
@@ -47,6 +49,19 @@ export interface FindingsInput {
   readonly ignoreExcludeLB: boolean;
   /** MetalLB's error when it rejects the configuration for repeated entries only. */
   readonly configRejected: string | null;
+  /** metallb.io objects outside MetalLB's namespace (MetalLB never sees them). */
+  readonly ignoredObjects: readonly KubeObject[];
+}
+
+/** Nodes hosting a usable (ready, or serving) endpoint of the Service. */
+function usableEndpointNodes(f: FindingsInput): Set<string> {
+  const [ns, name] = f.service.split('/');
+  const out = new Set<string>();
+  for (const slice of f.state.endpointSlices) {
+    if (slice.metadata?.namespace !== ns || slice.metadata?.labels?.[SERVICE_NAME_LABEL] !== name) continue;
+    for (const ep of slice.endpoints ?? []) if (ep?.nodeName && endpointCanServe(ep)) out.add(ep.nodeName);
+  }
+  return out;
 }
 
 function list(names: Iterable<string>): string {
@@ -62,7 +77,7 @@ function allocationFindings(f: FindingsInput, out: Finding[]): void {
         fix: 'set spec.type: LoadBalancer if MetalLB should give it an address' });
     } else {
       out.push({ id: 'other-load-balancer-class', severity: 'error', message: a.reason ?? 'another loadBalancerClass',
-        fix: 'remove spec.loadBalancerClass (it is immutable: recreate the Service), or run MetalLB with --lb-class set to it' });
+        fix: 'if MetalLB should handle it: recreate the Service with the class MetalLB runs with (spec.loadBalancerClass is immutable), or explain with --lb-class set to the class your MetalLB uses' });
     }
     return;
   }
@@ -71,6 +86,12 @@ function allocationFindings(f: FindingsInput, out: Finding[]): void {
     out.push({ id: 'ip-predicted', severity: 'info',
       message: `the Service has no address in its status yet; explaining with ${list(a.ips)} from pool ${a.pool}, the address the allocator would give it`,
       fix: 'none needed; if the controller is running and the status stays empty, check its logs and the Service events' });
+  }
+  if (!svc.spec?.clusterIP && !(svc.spec?.clusterIPs ?? []).length) {
+    out.push({ id: 'no-cluster-ip', severity: 'error',
+      message: 'the Service has no spec.clusterIP / clusterIPs (the API server always sets them: the snapshot looks trimmed); MetalLB\'s controller clears the addresses of such a Service ("No ClusterIPs")',
+      fix: 'take the snapshot with `kubectl get services -o yaml` unedited, or add spec.clusterIP to the manifest' });
+    return;
   }
   if (a.status === 'pending' || (a.status === 'assigned' && dry?.error)) {
     const reason = dry?.reason;
@@ -115,8 +136,10 @@ function allocationFindings(f: FindingsInput, out: Finding[]): void {
 function l2Findings(f: FindingsInput, out: Finding[]): void {
   const l2 = f.l2;
   if (l2.serviceReason === 'ipNotAllowed') {
-    out.push({ id: 'ip-not-in-pool', severity: 'error', message: `no single IPAddressPool contains ${list(l2.ips)}: every speaker withdraws it (ipNotAllowed)`,
-      fix: 'add the address to an IPAddressPool, or remove it from the Service so the controller allocates a pooled one' });
+    const elsewhere = f.ignoredObjects.filter((o) => o.kind === 'IPAddressPool').map(objectRef);
+    out.push({ id: 'ip-not-in-pool', severity: 'error', message: `no single IPAddressPool contains ${list(l2.ips)}: every speaker withdraws it (ipNotAllowed)`
+      + (elsewhere.length ? `; MetalLB ignores the pools outside its namespace (${list(elsewhere)})` : ''),
+      fix: elsewhere.length ? 'move the IPAddressPool into MetalLB\'s namespace' : 'add the address to an IPAddressPool, or remove it from the Service so the controller allocates a pooled one' });
     return;
   }
   const endpointCheck = l2.checks.find((c) => c.check === 'endpoints');
@@ -165,9 +188,15 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
       fix: `if these nodes should announce: kubectl label node ${emptyValued[0]} ${EXCLUDE_LB_LABEL}-` });
   }
   const speakersStep = l2.trace.find((s) => s.step === 'speakers');
-  if (speakersStep && speakersStep.kept.length === 0) {
+  const unknown = (f.speakers.nodes ?? []).filter((n) => !byName.has(n));
+  if (unknown.length > 0) {
+    out.push({ id: 'unknown-speaker-nodes', severity: 'warning',
+      message: `${f.speakers.source === 'flag' ? '--speakers names' : 'speaker pods run on'} ${list(unknown)}, which ${unknown.length === 1 ? 'is not a Node' : 'are not Nodes'} in the snapshot`,
+      fix: f.speakers.source === 'flag' ? 'use node names as `kubectl get nodes` shows them' : 'the snapshot may lack some Node objects: include `kubectl get nodes -o yaml`' });
+  }
+  if (speakersStep && speakersStep.kept.every((n) => !byName.has(n))) {
     out.push({ id: 'no-live-speakers', severity: 'error',
-      message: f.speakers.source === 'flag' ? 'no node given with --speakers has a speaker' : 'no speaker pod is Ready on any node',
+      message: f.speakers.source === 'flag' ? 'none of the nodes given with --speakers is a Node with a speaker' : 'no speaker pod is Ready on any node',
       fix: 'check the speaker DaemonSet (kubectl -n metallb-system get pods -l component=speaker)' });
   }
   const netStep = l2.trace.find((s) => s.step === 'networkUnavailable');
@@ -179,9 +208,19 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
   }
   const localStep = l2.trace.find((s) => s.step === 'localEndpoints');
   if (localStep && localStep.kept.length === 0 && localStep.dropped.length > 0) {
+    // Where the endpoints are, and why those nodes were no candidates.
+    const endpointNodes = [...usableEndpointNodes(f)].sort();
+    const why = endpointNodes.map((n) => {
+      const step = l2.trace.find((t) => t.dropped.some((d) => d.node === n));
+      const d = step?.dropped.find((x) => x.node === n);
+      return d ? `${n} (${d.why})` : `${n} (${byName.has(n) ? 'no live speaker' : 'not a Node in the snapshot'})`;
+    });
+    const excludedHost = endpointNodes.some((n) => exclStep?.dropped.some((d) => d.node === n));
     out.push({ id: 'local-no-endpoint-on-candidate', severity: 'error',
-      message: `externalTrafficPolicy is Local, and none of the candidate nodes (${list(localStep.dropped.map((d) => d.node))}) runs a ready endpoint of the Service`,
-      fix: 'schedule the pods on the advertised nodes (nodeSelector/affinity), widen the L2Advertisement nodeSelectors, or use externalTrafficPolicy: Cluster' });
+      message: `externalTrafficPolicy is Local, and none of the candidate nodes (${list(localStep.dropped.map((d) => d.node))}) runs a ready endpoint of the Service${why.length ? `; the endpoints run on ${why.join(', ')}` : ''}`,
+      fix: excludedHost
+        ? `the endpoints run on nodes excluded by ${EXCLUDE_LB_LABEL}: remove the label, run the speakers with --ignore-exclude-lb, or schedule the pods elsewhere`
+        : 'schedule the pods on the advertised nodes (nodeSelector/affinity), widen the L2Advertisement nodeSelectors, or use externalTrafficPolicy: Cluster' });
   }
   statusFindings(f, out);
   nodeAssignedEventFindings(f, out);
@@ -227,10 +266,20 @@ function statusFindings(f: FindingsInput, out: Finding[]): void {
 function bgpFindings(f: FindingsInput, out: Finding[]): void {
   if (f.mode !== 'bgp' && f.mode !== 'layer2+bgp') return;
   if (f.bgp.serviceReason) return;
-  if (f.bgpAnnouncers.length === 0 && f.state.bgpPeers.length === 0) {
-    out.push({ id: 'bgp-no-peer-session', severity: 'warning', message: 'the pool has BGPAdvertisements but no BGPPeer is configured',
-      fix: 'create a BGPPeer for your router' });
-  }
+  const advertising = f.bgp.nodes.filter((n) => n.decision === 'announce');
+  const sessionless = advertising.filter((n) => !n.advertisements.some((a) => a.peers.length > 0)).map((n) => n.node);
+  if (sessionless.length === 0) return;
+  const selectingNothing = f.state.bgpPeers.filter((p) => {
+    const peer = f.config.peers.get(p.metadata?.name ?? '');
+    return peer && peer.nodeSelectors.length > 0 && !f.state.nodes.some((n) => peer.nodeSelectors.some((sel) => sel.matches(n.metadata?.labels)));
+  }).map((p) => p.metadata?.name ?? '');
+  const none = f.bgpAnnouncers.length === 0;
+  out.push({ id: 'bgp-no-peer-session', severity: none ? 'error' : 'warning',
+    message: f.state.bgpPeers.length === 0
+      ? 'the pool has BGPAdvertisements but no BGPPeer is configured: no router learns the route'
+      : `${list(sessionless)} would advertise the Service but ${sessionless.length === 1 ? 'has' : 'have'} no BGP session (no BGPPeer of the advertisements selects ${sessionless.length === 1 ? 'it' : 'them'})${selectingNothing.length ? `; the nodeSelectors of ${list(selectingNothing)} select no node` : ''}`,
+    fix: f.state.bgpPeers.length === 0 ? 'create a BGPPeer for your router'
+      : 'make a BGPPeer\'s nodeSelectors select these nodes (or drop them), or restrict the BGPAdvertisement\'s nodeSelectors to nodes that peer' });
 }
 
 /** Computes the findings of an explanation, most severe first (stable within a severity). */

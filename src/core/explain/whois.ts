@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config/types.ts';
 import { cidrContains, formatIP, parseIP } from '../ip.ts';
-import { namespacedName, type ClusterState } from '../kube.ts';
+import { namespacedName, type ClusterState, type KubeObject } from '../kube.ts';
 import { UserError } from '../errors.ts';
 import { statusIPs } from '../controller/service.ts';
 import type { AllocateAllResult } from '../controller/index.ts';
@@ -51,6 +51,9 @@ export interface WhoisInput {
   readonly ignoreExcludeLB: boolean;
   readonly dryRun?: AllocateAllResult;
   readonly index?: ElectionIndex;
+  readonly loadBalancerClass?: string;
+  readonly ignoredObjects?: readonly KubeObject[];
+  readonly configRejected?: { readonly message: string } | null;
 }
 
 /**
@@ -70,15 +73,12 @@ export function whoisIP(input: WhoisInput): WhoisResult {
   }
   const holders: WhoisHolder[] = [];
   for (const svc of input.state.services) {
-    if (!statusIPs(svc).includes(canonical)) continue;
+    // Compare canonical forms (Go's ParseIP + String), as the speaker does: `2001:DB8::1` is `2001:db8::1`.
+    if (!statusIPs(svc).some((s) => { const p = parseIP(s); return p !== undefined && formatIP(p) === canonical; })) continue;
     const e = explainService({ ...input, service: svc });
-    const [ns, name] = [svc.metadata?.namespace ?? 'default', svc.metadata?.name ?? ''];
-    const l2Status = input.state.serviceL2Statuses
-      .filter((s) => s.status?.serviceNamespace === ns && s.status?.serviceName === name && s.status?.node)
-      .map((s) => ({ node: s.status!.node!, interfaces: (s.status?.interfaces ?? []).map((i) => i.name ?? '').filter(Boolean) }));
     holders.push({
       service: namespacedName(svc), ips: e.allocation.ips, pool: e.allocation.pool ?? e.l2.pool, mode: e.mode,
-      announcer: e.announcer, bgpAnnouncers: e.bgpAnnouncers, l2Status,
+      announcer: e.announcer, bgpAnnouncers: e.bgpAnnouncers, l2Status: e.l2Status,
       problems: e.findings.filter((f) => f.severity === 'error').map((f) => f.message),
     });
   }
