@@ -8,12 +8,15 @@
 import { CommanderError } from 'commander';
 import { UserError, EXIT_BAD_INPUT } from './core/errors.ts';
 import { buildProgram, oneLine } from './commands/index.ts';
+import { setSnapshotWarningHandler } from './kube/snapshot.ts';
 
 /** Exit status of a crash (a programming error). */
 export const EXIT_CRASH = 70;
 
 /** Runs metallb-ts with `argv` (without node and script) and returns the exit status. */
 export async function main(argv: readonly string[]): Promise<number> {
+  // The snapshot loader's warnings (objects defined twice with different contents): one line each.
+  setSnapshotWarningHandler((message) => { process.stderr.write(`metallb-ts: warning: ${oneLine(message)}\n`); });
   const program = buildProgram();
   try {
     await program.parseAsync([...argv], { from: 'user' });

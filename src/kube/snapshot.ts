@@ -7,12 +7,19 @@
  * Noise (`managedFields`, `resourceVersion`, `status`, ...) passes through untouched. A directory
  * contributes its `*.yaml`, `*.yml` and `*.json` files, sorted by name, not recursively (kubectl's
  * default); other files are ignored. Kinds not in KIND_TO_LIST are dropped.
+ *
+ * Every kept object is checked against its kind's shape (src/core/shape.ts) as it is read, so a
+ * malformed field is reported here as `file:line: Kind ns/name: field: expected …` (exit 2) rather
+ * than crashing the core. Objects of the same kind, namespace and name (the same file given twice,
+ * overlapping dumps) are collapsed to the last one read, as `kubectl apply` would leave them.
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { LineCounter, parseAllDocuments, isMap, isSeq, stringify, type Document, type Node as YamlNode } from 'yaml';
-import { clusterStateFromObjects, setOrigin, KIND_TO_LIST, type ClusterState, type KubeObject } from '../core/kube.ts';
+import { clusterStateFromObjects, originOf, setOrigin, KIND_TO_LIST, type ClusterState, type KubeObject } from '../core/kube.ts';
 import { InputError, UserError } from '../core/errors.ts';
+import { checkShape } from '../core/shape.ts';
 
 /** The name stdin goes by in messages and origins. */
 export const STDIN_NAME = '<stdin>';
@@ -21,7 +28,27 @@ export const STDIN_NAME = '<stdin>';
 export interface LoadSnapshotOptions {
   /** What `-f -` reads: a stream (default `process.stdin`) or the text itself (tests). */
   stdin?: NodeJS.ReadableStream | string;
+  /**
+   * Receives each warning (one line, no prefix): objects defined more than once with different
+   * contents. Default: the handler set with setSnapshotWarningHandler (the CLI prints to stderr).
+   */
+  onWarning?: (message: string) => void;
 }
+
+let defaultWarningHandler: (message: string) => void = () => {};
+
+/**
+ * Sets where loadSnapshot's warnings go when its caller passes no `onWarning` (the CLI sets a
+ * handler that prints them on stderr). Returns the previous handler.
+ */
+export function setSnapshotWarningHandler(handler: (message: string) => void): (message: string) => void {
+  const previous = defaultWarningHandler;
+  defaultWarningHandler = handler;
+  return previous;
+}
+
+/** Deepest nesting accepted in a document: the API server's JSON decoder limit. */
+export const MAX_DEPTH = 10_000;
 
 /**
  * Reads every path (file, directory, or `-` for stdin) in order and builds one ClusterState.
@@ -30,9 +57,14 @@ export interface LoadSnapshotOptions {
  *
  * @throws InputError naming the file (and line, when there is one) for: a missing or unreadable
  *   file, broken YAML/JSON (the parser's line), a document or List item that is not an object or
- *   has no `kind`, a directory without any `*.yaml|*.yml|*.json` file.
+ *   has no `kind`, a directory without any `*.yaml|*.yml|*.json` file, a kept object with a field of
+ *   the wrong type or without `metadata.name` (checkShape), YAML alias bombs and documents nested
+ *   too deeply.
  * @throws UserError when no path is given, `-` is given twice, or no object at all was found
  *   across all inputs.
+ *
+ * Objects of a kept kind with the same kind, namespace and name: the last one read is kept (in its
+ * place); when the copies differ, one warning names every file:line (`opts.onWarning`).
  */
 export async function loadSnapshot(paths: readonly string[], opts: LoadSnapshotOptions = {}): Promise<ClusterState> {
   if (paths.length === 0) throw new UserError('no snapshot file given (use -f FILE|DIR, or -f - for stdin)');
@@ -52,7 +84,45 @@ export async function loadSnapshot(paths: readonly string[], opts: LoadSnapshotO
   if (objects.length === 0) {
     throw new UserError(`empty snapshot: no Kubernetes objects found in ${paths.map((p) => (p === '-' ? STDIN_NAME : p)).join(', ')}`);
   }
-  return clusterStateFromObjects(objects);
+  return clusterStateFromObjects(withoutDuplicates(objects, opts.onWarning ?? defaultWarningHandler));
+}
+
+/**
+ * Drops objects of kinds not kept, and keeps the last of the objects sharing kind, namespace and
+ * name (the API server holds one; `kubectl apply` of both leaves the last), in its position.
+ * Warns once per name when the copies are not deep-equal.
+ */
+function withoutDuplicates(all: readonly KubeObject[], warn: (message: string) => void): KubeObject[] {
+  // Only own keys: a `kind: toString` must not reach clusterStateFromObjects' KIND_TO_LIST lookup.
+  const objects = all.filter((o) => Object.hasOwn(KIND_TO_LIST, o.kind!));
+  const byKey = new Map<string, number[]>();
+  objects.forEach((o, i) => {
+    const key = JSON.stringify([o.kind, clusterScoped(o.kind!) ? '' : o.metadata?.namespace ?? 'default', o.metadata?.name]);
+    const at = byKey.get(key);
+    if (at) at.push(i);
+    else byKey.set(key, [i]);
+  });
+  const drop = new Set<number>();
+  for (const at of byKey.values()) {
+    if (at.length < 2) continue;
+    const last = objects[at.at(-1)!]!;
+    at.slice(0, -1).forEach((i) => drop.add(i));
+    if (at.slice(0, -1).every((i) => isDeepStrictEqual(objects[i], last))) continue;
+    const places = at.map((i) => { const o = originOf(objects[i]!); return o ? `${o.file}:${o.line}` : '?'; });
+    warn(`${describe(last)} is defined ${at.length === 2 ? 'twice' : `${at.length} times`} in the input, with different contents (${places.join(', ')}); using the last one, as kubectl apply would`);
+  }
+  return drop.size === 0 ? objects : objects.filter((_, i) => !drop.has(i));
+}
+
+const clusterScoped = (kind: string): boolean => kind === 'Node' || kind === 'Namespace';
+
+/** `Kind ns/name` (`Kind name` for cluster-scoped kinds or without namespace; `<unnamed>` without name). */
+function describe(o: KubeObject): string {
+  const meta: unknown = o.metadata;
+  const m = meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>) : {};
+  const name = typeof m['name'] === 'string' && m['name'] !== '' ? m['name'] : '<unnamed>';
+  const ns = typeof m['namespace'] === 'string' && m['namespace'] !== '' && !clusterScoped(o.kind!) ? `${m['namespace']}/` : '';
+  return `${o.kind} ${ns}${name}`;
 }
 
 /**
@@ -67,8 +137,12 @@ export function parseSnapshotText(text: string, file: string): KubeObject[] {
   const json = parseJSONSnapshot(text, file);
   if (json) return json;
   const lineCounter = new LineCounter();
-  const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false });
-  const docs: readonly Document.Parsed[] = parsed; // an empty stream is an empty array
+  let docs: readonly Document.Parsed[]; // an empty stream is an empty array
+  try {
+    docs = parseAllDocuments(text, { lineCounter, prettyErrors: false });
+  } catch (err) {
+    throw yamlThrown(err, file, 1);
+  }
   const lineOf = (node: YamlNode | null | undefined, fallback: number): number =>
     node?.range ? lineCounter.linePos(node.range[0]).line : fallback;
 
@@ -77,7 +151,12 @@ export function parseSnapshotText(text: string, file: string): KubeObject[] {
     if (doc.errors.length > 0) throw yamlError(doc.errors[0]!, file, lineCounter);
     if (doc.contents === null) continue; // empty document
     const docLine = lineOf(doc.contents, lineCounter.linePos(doc.range[0]).line);
-    const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 1000 });
+    } catch (err) {
+      throw yamlThrown(err, file, docLine);
+    }
     if (value === null || value === undefined) continue; // `---` followed by nothing, or `null`
     const obj = asObject(value, file, docLine, 'document');
     if (isListKind(obj)) {
@@ -115,6 +194,7 @@ function parseJSONSnapshot(text: string, file: string): KubeObject[] | undefined
     return undefined;
   }
   const lines = jsonItemLines(text);
+  if (lines.tooDeep !== undefined) throw new InputError(file, `document nested too deeply (more than ${MAX_DEPTH} levels)`, lines.tooDeep);
   const obj = asObject(value, file, lines.top, 'document');
   if (!isListKind(obj)) return [record(obj, file, lines.top)];
   const items = obj['items'];
@@ -130,9 +210,10 @@ function parseJSONSnapshot(text: string, file: string): KubeObject[] | undefined
 
 /**
  * Lines (1-based) of the top-level object and of the elements of its `items` array, found by one
- * pass over valid JSON text (only objects and arrays are counted as elements).
+ * pass over valid JSON text (only objects and arrays are counted as elements); `tooDeep` is the
+ * line where nesting first exceeds MAX_DEPTH.
  */
-function jsonItemLines(text: string): { top: number; items: number[] } {
+function jsonItemLines(text: string): { top: number; items: number[]; tooDeep?: number } {
   const items: number[] = [];
   let line = 1;
   let top = 0;
@@ -160,7 +241,7 @@ function jsonItemLines(text: string): { top: number; items: number[] } {
       if (depth === 0) top = line;
       else if (depth === itemsDepth) items.push(line);
       else if (depth === 1 && c === 0x5b && itemsDepth === -1 && lastKey === 'items') itemsDepth = 2;
-      depth++;
+      if (++depth > MAX_DEPTH) return { top: top || 1, items, tooDeep: line };
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
       if (depth === 1 && itemsDepth === 2 && c === 0x5d) itemsDepth = -2;
@@ -194,7 +275,7 @@ export function dumpSnapshot(state: ClusterState, format: 'yaml' | 'json'): stri
 }
 
 function withoutManagedFields(obj: KubeObject): KubeObject {
-  if (!obj.metadata || !('managedFields' in obj.metadata)) return obj;
+  if (obj.metadata === null || typeof obj.metadata !== 'object' || !('managedFields' in obj.metadata)) return obj;
   const { managedFields: _dropped, ...metadata } = obj.metadata;
   return { ...obj, metadata };
 }
@@ -216,6 +297,8 @@ function asObject(value: unknown, file: string, line: number, what: string): Kub
 }
 
 function record(obj: KubeObject, file: string, line: number): KubeObject {
+  const problems = checkShape(obj);
+  if (problems.length > 0) throw new InputError(file, `${describe(obj)}: ${problems[0]}`, line);
   setOrigin(obj, { file, line });
   return obj;
 }
@@ -224,7 +307,16 @@ function yamlError(err: { message: string; pos: [number, number] }, file: string
   const line = lc.linePos(err.pos[0]).line;
   // The parser's message may carry a code excerpt on further lines; keep the first one.
   const message = err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+  if (/Maximum call stack/i.test(message)) return new InputError(file, 'invalid YAML: document nested too deeply', line);
   return new InputError(file, `invalid YAML/JSON: ${message}`, line);
+}
+
+/** An error the `yaml` library threw (not reported in `doc.errors`): an alias bomb, a stack overflow. */
+function yamlThrown(err: unknown, file: string, line: number): InputError {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/Excessive alias count/.test(message)) return new InputError(file, 'invalid YAML: too many aliases (resource exhaustion)', line);
+  if (/Maximum call stack/i.test(message)) return new InputError(file, 'invalid YAML: document nested too deeply', line);
+  return new InputError(file, `invalid YAML: ${message.split('\n')[0]}`, line);
 }
 
 /** The files a `-f` path stands for: itself, or a directory's `*.yaml|*.yml|*.json` files, sorted. */

@@ -92,6 +92,92 @@ test('bad input and usage: exit 2, one line on stderr, no stack', { concurrency:
     t.test(c.name, async () => assertUserError(await runAsync(c.args, c.input), c.re))));
 });
 
+const REVIEW_BASE = write('review-base.yaml', `apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {conditions: [{type: Ready, status: "True"}]}
+---
+apiVersion: metallb.io/v1beta1
+kind: IPAddressPool
+metadata: {name: p1, namespace: metallb-system}
+spec: {addresses: [10.0.0.0/30]}
+---
+apiVersion: metallb.io/v1beta1
+kind: L2Advertisement
+metadata: {name: l2, namespace: metallb-system}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {type: LoadBalancer, clusterIP: 10.96.0.10, ports: [{port: 80, protocol: TCP}]}
+status: {loadBalancer: {ingress: [{ip: 10.0.0.1}]}}
+`);
+
+test('malformed snapshot objects (review findings): exit 2, one line naming file:line, no stack', { concurrency: 4 }, async (t) => {
+  const bombLines = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: bomb, namespace: metallb-system}', 'data:',
+    '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+  for (const c of 'bcdefghi') bombLines.push(`  ${c}: &${c} [${Array(9).fill(`*${String.fromCharCode(c.charCodeAt(0) - 1)}`).join(',')}]`);
+  // [name, command, the extra file's text, expected message after `file:line: `]
+  const cases: Array<[string, string[], string, RegExp]> = [
+    ['alias bomb', ['explain', 'svc/web'], bombLines.join('\n') + '\n', /1: invalid YAML: too many aliases \(resource exhaustion\)$/],
+    ['nested too deeply (YAML)', ['explain', 'svc/web'], `kind: ConfigMap\nmetadata: {name: deep}\ndata:\n  x: ${'['.repeat(20000)}\n`,
+      /4: invalid YAML: document nested too deeply$/],
+    ['nested too deeply (JSON)', ['snapshot'], `{"kind": "ConfigMap", "metadata": {"name": "deep"},\n"x": ${'['.repeat(200000)}${']'.repeat(200000)}}`,
+      /2: document nested too deeply \(more than 10000 levels\)$/],
+    ['ingress a map', ['allocate', '--dry-run'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 10.96.0.5, ports: [{port: 80}]}\nstatus: {loadBalancer: {ingress: {ip: 10.0.0.2}}}\n',
+      /1: Service default\/weird: status\.loadBalancer\.ingress: expected list, got object$/],
+    ['ingress items', ['explain', 'svc/weird'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nstatus: {loadBalancer: {ingress: ["10.0.0.2", 5, null, {ip: [1]}]}}\n',
+      /1: Service default\/weird: status\.loadBalancer\.ingress\[0\]: expected object, got string$/],
+    ['ports a string', ['explain', 'svc/weird'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {clusterIP: 10.96.0.5, ports: "80"}\n',
+      /1: Service default\/weird: spec\.ports: expected list, got string$/],
+    ['ports [null]', ['allocate', '--dry-run'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {ports: [null]}\n',
+      /1: Service default\/weird: spec\.ports\[0\]: expected object, got null$/],
+    ['clusterIPs a string', ['explain', 'svc/weird'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {clusterIPs: str}\n',
+      /1: Service default\/weird: spec\.clusterIPs: expected list, got string$/],
+    ['Node conditions a number', ['whois', '10.0.0.1'], 'kind: Node\nmetadata: {name: n2}\nstatus: {conditions: 7}\n', /1: Node n2: status\.conditions: expected list, got number$/],
+    ['speaker Pod conditions a string', ['explain', 'svc/web'], 'kind: Pod\nmetadata: {name: speaker-a, namespace: metallb-system}\nspec: {nodeName: n1}\nstatus: {conditions: str}\n',
+      /1: Pod metallb-system\/speaker-a: status\.conditions: expected list, got string$/],
+    ['EndpointSlice endpoints a number', ['explain', 'svc/web'], 'kind: EndpointSlice\nmetadata: {name: e, namespace: default}\nendpoints: 7\n',
+      /1: EndpointSlice default\/e: endpoints: expected list, got number$/],
+    ['EndpointSlice endpoints [null]', ['explain', 'svc/web'], 'kind: EndpointSlice\nmetadata: {name: e, namespace: default}\nendpoints: [null]\n',
+      /1: EndpointSlice default\/e: endpoints\[0\]: expected object, got null$/],
+    ['Community communities a number', ['allocate', '--dry-run'], 'kind: Community\nmetadata: {name: c, namespace: metallb-system}\nspec: {communities: 7}\n',
+      /1: Community metallb-system\/c: spec\.communities: expected list, got number$/],
+    ['BGPAdvertisement aggregationLength a string', ['explain', 'svc/web'], 'kind: BGPAdvertisement\nmetadata: {name: b, namespace: metallb-system}\nspec: {aggregationLength: str}\n',
+      /1: BGPAdvertisement metallb-system\/b: spec\.aggregationLength: expected integer, got string$/],
+    ['L2Advertisement ipAddressPools a number', ['validate'], 'kind: L2Advertisement\nmetadata: {name: l2b, namespace: metallb-system}\nspec: {ipAddressPools: 7}\n',
+      /1: L2Advertisement metallb-system\/l2b: spec\.ipAddressPools: expected list, got number$/],
+    ['L2Advertisement ipAddressPoolSelectors a number', ['validate'], 'kind: L2Advertisement\nmetadata: {name: l2b, namespace: metallb-system}\nspec: {ipAddressPoolSelectors: 7}\n',
+      /1: L2Advertisement metallb-system\/l2b: spec\.ipAddressPoolSelectors: expected list, got number$/],
+    ['ServiceL2Status interfaces a string', ['whois', '10.0.0.1'], 'kind: ServiceL2Status\nmetadata: {name: s, namespace: metallb-system}\nstatus: {interfaces: str}\n',
+      /1: ServiceL2Status metallb-system\/s: status\.interfaces: expected list, got string$/],
+    ['metadata a string', ['snapshot', '-o', 'json'], 'apiVersion: v1\nkind: Service\nmetadata: web\n', /1: Service <unnamed>: metadata: expected object, got string$/],
+    ['Service without metadata', ['allocate', '--dry-run'], 'apiVersion: v1\nkind: Service\nspec:\n  type: LoadBalancer\n',
+      /1: Service <unnamed>: metadata\.name: expected string, got nothing$/],
+    ['Node without name', ['explain', 'svc/web'], 'apiVersion: v1\nkind: Node\nmetadata:\n  labels: {a: b}\n', /1: Node <unnamed>: metadata\.name: expected string, got nothing$/],
+    ['spec a string', ['explain', 'svc/weird'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: LoadBalancer\n', /1: Service default\/weird: spec: expected object, got string$/],
+    ['labels a list', ['explain', 'svc/weird'], 'kind: Service\nmetadata: {name: weird, namespace: default, labels: [a, b]}\n',
+      /1: Service default\/weird: metadata\.labels: expected map of strings, got list$/],
+  ];
+  await Promise.all(cases.map(([name, cmd, text, re], i) => t.test(name, async () => {
+    const f = write(`review-${i}.${text.startsWith('{') ? 'json' : 'yaml'}`, text);
+    assertUserError(await runAsync([...cmd, '-f', REVIEW_BASE, '-f', f]), new RegExp(`^metallb-ts: ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${re.source}`));
+  })));
+});
+
+test('the same object twice: kept once silently when equal; the last one with one warning line when different', async () => {
+  const same = await runAsync(['allocate', '--dry-run', '-f', REVIEW_BASE, '-f', REVIEW_BASE]);
+  assert.equal(same.status, 0, same.stderr);
+  assert.equal(same.stderr, '');
+  const changed = write('review-pool.yaml', 'kind: IPAddressPool\nmetadata: {name: p1, namespace: metallb-system}\nspec: {addresses: [10.0.0.0/29]}\n');
+  const r = await runAsync(['allocate', '--dry-run', '-o', 'json', '-f', REVIEW_BASE, '-f', changed]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.stderr.split('\n').filter((l) => l !== ''), [
+    `metallb-ts: warning: IPAddressPool metallb-system/p1 is defined twice in the input, with different contents (${REVIEW_BASE}:6, ${changed}:1); using the last one, as kubectl apply would`,
+  ]);
+  assert.equal((JSON.parse(r.stdout) as { pools: Array<{ size: number }> }).pools[0]!.size, 8);
+});
+
 test('bin/metallb-ts runs the same CLI', () => {
   const r = spawnSync(BIN, ['snapshot', '-f', brokenYaml], { encoding: 'utf8' });
   assertUserError({ status: r.status, stdout: r.stdout, stderr: r.stderr }, /broken\.yaml:5: /);
