@@ -58,8 +58,9 @@ _metallb_ts() {
         -n|--namespace) :; return 0 ;;
         -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
         --speakers) :; return 0 ;;
+        --lb-class) :; return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -n --namespace -o --output --speakers --ignore-exclude-lb -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -n --namespace -o --output --speakers --ignore-exclude-lb --lb-class -h --help" -- "$cur")); return 0; fi
       ;;
     help)
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "" -- "$cur")); return 0; fi
@@ -116,8 +117,9 @@ _metallb_ts() {
         --metallb-namespace) :; return 0 ;;
         -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
         --speakers) :; return 0 ;;
+        --lb-class) :; return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -o --output --speakers --ignore-exclude-lb -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -o --output --speakers --ignore-exclude-lb --lb-class -h --help" -- "$cur")); return 0; fi
       ;;
   esac
   return 0

@@ -43,6 +43,7 @@ complete -c metallb-ts -n '__fish_seen_subcommand_from explain' -s n -l namespac
 complete -c metallb-ts -n '__fish_seen_subcommand_from explain' -s o -l output -x -a 'table wide json yaml' -d 'output format'
 complete -c metallb-ts -n '__fish_seen_subcommand_from explain' -l speakers -x -d 'comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from explain' -l ignore-exclude-lb -d 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does'
+complete -c metallb-ts -n '__fish_seen_subcommand_from explain' -l lb-class -x -d 'MetalLB\'s --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from explain' -s h -l help -d 'display help for command'
 complete -c metallb-ts -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from allocate completion controller explain snapshot speaker validate whois' -a 'allocate completion controller explain snapshot speaker validate whois'
 complete -c metallb-ts -n '__fish_seen_subcommand_from snapshot' -s f -l filename -r -F -d 'cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read'
@@ -83,4 +84,5 @@ complete -c metallb-ts -n '__fish_seen_subcommand_from whois' -l metallb-namespa
 complete -c metallb-ts -n '__fish_seen_subcommand_from whois' -s o -l output -x -a 'table wide json yaml' -d 'output format'
 complete -c metallb-ts -n '__fish_seen_subcommand_from whois' -l speakers -x -d 'comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from whois' -l ignore-exclude-lb -d 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does'
+complete -c metallb-ts -n '__fish_seen_subcommand_from whois' -l lb-class -x -d 'MetalLB\'s --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from whois' -s h -l help -d 'display help for command'

@@ -69,6 +69,7 @@ _metallb-ts() {
             '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
             '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
             '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does]' \
+            '--lb-class=[MetalLB'\''s --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)]:value: ' \
             '(-h --help)'{-h,--help}'[display help for command]' \
             '1:service: '
           ;;
@@ -125,6 +126,7 @@ _metallb-ts() {
             '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
             '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
             '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does]' \
+            '--lb-class=[MetalLB'\''s --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)]:value: ' \
             '(-h --help)'{-h,--help}'[display help for command]' \
             '1:ip: '
           ;;

@@ -283,8 +283,9 @@ export function emptyClusterState(): ClusterState {
 export function clusterStateFromObjects(objects: readonly KubeObject[]): ClusterState {
   const state = emptyClusterState();
   for (const obj of objects) {
+    if (typeof obj.kind !== 'string' || !Object.hasOwn(KIND_TO_LIST, obj.kind)) continue;
     const list = KIND_TO_LIST[obj.kind as keyof typeof KIND_TO_LIST];
-    if (list) (state[list] as KubeObject[]).push(obj);
+    (state[list] as KubeObject[]).push(obj);
   }
   return state;
 }

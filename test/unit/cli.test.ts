@@ -294,8 +294,8 @@ spec: {ipAddressPools: [p, p]}
   assert.match(d.configRejected ?? '', /L2Advertisement\/l2: duplicate definition/);
   assert.equal((JSON.parse(run(['allocate', '--dry-run', '-f', EXAMPLE, '-o', 'json']).stdout) as { configRejected: unknown }).configRejected, null);
 
-  const invalid = write('invalid-pool.yaml', 'apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata: {name: p, namespace: m}\nspec: {addresses: [nope]}\n');
-  assertUserError(run(['allocate', '--dry-run', '-f', invalid]), /MetalLB would reject this configuration: m\/IPAddressPool\/p: .*\(see metallb-ts validate\)/);
+  const invalid = write('invalid-pool.yaml', 'apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata: {name: p, namespace: metallb-system}\nspec: {addresses: [nope]}\n');
+  assertUserError(run(['allocate', '--dry-run', '-f', invalid]), /MetalLB would reject this configuration: metallb-system\/IPAddressPool\/p: .*\(see metallb-ts validate\)/);
 });
 
 test('explain: exit 0 when announced, 1 when nobody announces; json is the core Explanation', () => {
