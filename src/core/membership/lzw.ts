@@ -1,0 +1,164 @@
+/**
+ * LZW as Go's `compress/lzw` with LSB bit order and 8-bit literals (the GIF variant), which
+ * memberlist's compress message (type 9, `Algo` 0) carries. `lzwEncode` output is byte-identical
+ * to `lzw.NewWriter(w, lzw.LSB, 8)` + one `Write` + `Close`: a clear code first, codes from 258,
+ * widths 9→12 growing when the next code reaches 512/1024/2048, clear + restart when it would
+ * reach 4095, the counter advanced once after the last code, then end (257), zero-padded.
+ */
+
+/** A corrupt or truncated LZW stream, or one whose output exceeds the caller's limit. */
+export class LzwError extends Error {
+  override name = 'LzwError';
+}
+
+const CLEAR = 256;
+const EOF = 257;
+const MAX_CODE = 4095;
+
+/** Compresses `input` exactly as Go's compress/lzw (LSB, literal width 8) does. */
+export function lzwEncode(input: Uint8Array): Uint8Array {
+  const out: number[] = [];
+  let bits = 0;
+  let nBits = 0;
+  let width = 9;
+  let hi = EOF;
+  let overflow = 512;
+  const write = (c: number): void => {
+    bits |= c << nBits;
+    nBits += width;
+    while (nBits >= 8) {
+      out.push(bits & 0xff);
+      bits >>>= 8;
+      nBits -= 8;
+    }
+  };
+  let table = new Map<number, number>();
+  /** Advances the next-code counter; true when the dictionary was just reset (out of codes). */
+  const incHi = (): boolean => {
+    hi++;
+    if (hi === overflow) {
+      width++;
+      overflow <<= 1;
+    }
+    if (hi === MAX_CODE) {
+      write(CLEAR);
+      width = 9;
+      hi = EOF;
+      overflow = 512;
+      table = new Map();
+      return true;
+    }
+    return false;
+  };
+  if (input.length === 0) {
+    write(CLEAR);
+  } else {
+    write(CLEAR);
+    let code = input[0]!;
+    for (let i = 1; i < input.length; i++) {
+      const literal = input[i]!;
+      const key = (code << 8) | literal;
+      const found = table.get(key);
+      if (found !== undefined) {
+        code = found;
+        continue;
+      }
+      write(code);
+      code = literal;
+      if (incHi()) continue;
+      table.set(key, hi);
+    }
+    write(code);
+    incHi();
+  }
+  write(EOF);
+  if (nBits > 0) out.push(bits & 0xff);
+  return Uint8Array.from(out);
+}
+
+/**
+ * Decompresses Go LZW (LSB, literal width 8). Throws `LzwError` on an invalid code, a stream
+ * ending before the end code, or output beyond `maxOutputBytes` (a decompression bomb).
+ */
+export function lzwDecode(input: Uint8Array, maxOutputBytes: number): Uint8Array {
+  const prefix = new Uint16Array(4096);
+  const suffix = new Uint8Array(4096);
+  let out = new Uint8Array(Math.min(Math.max(input.length * 4, 64), maxOutputBytes));
+  let o = 0;
+  const push = (b: number): void => {
+    if (o >= out.length) {
+      if (out.length >= maxOutputBytes) throw new LzwError(`lzw: output exceeds ${maxOutputBytes} bytes`);
+      const next = new Uint8Array(Math.min(out.length * 2, maxOutputBytes));
+      next.set(out);
+      out = next;
+    }
+    out[o++] = b;
+  };
+  const stack = new Uint8Array(4096);
+  let width = 9;
+  let hi = EOF;
+  let overflow = 512;
+  let last = -1;
+  let bits = 0;
+  let nBits = 0;
+  let p = 0;
+  for (;;) {
+    while (nBits < width) {
+      if (p >= input.length) throw new LzwError('lzw: unexpected end of data');
+      bits |= input[p++]! << nBits;
+      nBits += 8;
+    }
+    const code = bits & ((1 << width) - 1);
+    bits >>>= width;
+    nBits -= width;
+    if (code < CLEAR) {
+      push(code);
+      if (last !== -1) {
+        suffix[hi] = code;
+        prefix[hi] = last;
+      }
+    } else if (code === CLEAR) {
+      width = 9;
+      hi = EOF;
+      overflow = 512;
+      last = -1;
+      continue;
+    } else if (code === EOF) {
+      return out.slice(0, o);
+    } else if (code <= hi) {
+      let sp = 0;
+      let c = code;
+      if (code === hi) {
+        if (last === -1) throw new LzwError('lzw: invalid code');
+        c = last;
+        while (c >= CLEAR) c = prefix[c]!;
+        stack[sp++] = c;
+        c = last;
+      }
+      while (c >= CLEAR) {
+        if (sp >= 4096) throw new LzwError('lzw: invalid code');
+        stack[sp++] = suffix[c]!;
+        c = prefix[c]!;
+      }
+      stack[sp++] = c;
+      for (let i = sp - 1; i >= 0; i--) push(stack[i]!);
+      if (last !== -1) {
+        suffix[hi] = c;
+        prefix[hi] = last;
+      }
+    } else {
+      throw new LzwError('lzw: invalid code');
+    }
+    last = code;
+    hi++;
+    if (hi >= overflow) {
+      if (width === 12) {
+        last = -1;
+        hi--;
+      } else {
+        width++;
+        overflow = 1 << width;
+      }
+    }
+  }
+}
