@@ -110,7 +110,8 @@ export function processingOrder<S extends Service>(services: readonly S[]): S[] 
  *    timestamps last), then by `namespace/name`.
  * Each Service is reconciled with reconcileService; a written Service replaces the snapshot's
  * object. While a pass returns `reprocessAll` for some Service, another pass runs (same order,
- * re-sorted by current ingress count), up to `maxPasses`.
+ * re-sorted by current ingress count), up to `maxPasses` — but not after a pass in which every
+ * Service converged (the next one would change nothing).
  *
  * Services of another `loadBalancerClass` (see options) and non-LoadBalancer Services are left
  * out. Where MetalLB's result could differ — several equally eligible pools at the same priority
@@ -154,6 +155,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
   for (;;) {
     passes++;
     let again = false;
+    let failed = false;
     for (const key of order) {
       const out = reconcileService(ctrl, key, current.get(key)!);
       if (out.updated && out.service) current.set(key, out.service);
@@ -164,8 +166,11 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
         note(key, `pools ${[out.allocation.pool, ...out.allocation.tiedPools].join(', ')} were equally eligible; MetalLB picks among them in random (Go map) order, metallb-ts took ${out.allocation.pool}`);
       }
       if (out.result === 'reprocessAll') again = true;
+      if (out.failure) failed = true;
     }
-    if (!again || passes >= maxPasses) break;
+    // A pass in which every Service converged is a fixed point: reconciling them again with what
+    // was just written changes nothing, so MetalLB's "reprocess all" would end there too.
+    if (!again || !failed || passes >= maxPasses) break;
     order = [...order].sort((a, b) => statusIPs(current.get(b)!).length - statusIPs(current.get(a)!).length || rank.get(a)! - rank.get(b)!);
   }
 
