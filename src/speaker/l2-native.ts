@@ -1,0 +1,64 @@
+/**
+ * Loads the raw-socket addon (native/l2.c, built to native/build/l2.node by `npm ci`) and types it.
+ * The addon only moves bytes; src/core/arp decides. Its functions throw an Error whose `code` is
+ * the errno name (`EPERM` without CAP_NET_RAW, `EADDRNOTAVAIL` for a tentative link-local, ...).
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+/** An opaque receive handle (libuv poll on the socket). */
+export type WatchHandle = { readonly __brand: 'WatchHandle' };
+
+/** The addon's functions. fd numbers are plain ints; frames are Buffers. */
+export interface L2Native {
+  /** AF_PACKET/SOCK_RAW socket for ETH_P_ARP bound to `ifindex` (no promiscuous mode). */
+  openArp(ifindex: number): number;
+  /** ICMPv6 raw socket bound to `linkLocal` (16 bytes) on `ifindex`, hop limits 255, NS-only filter. */
+  openNdp(ifindex: number, linkLocal: Uint8Array): number;
+  /** Joins (`join` true) or leaves a multicast group (16 bytes) on `ifindex`. */
+  group(fd: number, ifindex: number, group: Uint8Array, join: boolean): void;
+  /** Sends an Ethernet frame (destination MAC = its first 6 bytes). */
+  sendArp(fd: number, ifindex: number, frame: Uint8Array): void;
+  /** Sends an ICMPv6 message to `destination` (16 bytes) on `ifindex`; the kernel adds the checksum. */
+  sendNdp(fd: number, ifindex: number, destination: Uint8Array, icmp: Uint8Array): void;
+  /** Calls `onFrame` per received datagram (ARP: frame and source MAC; NDP: ICMPv6 message and source IPv6, 16 bytes). */
+  watch(fd: number, kind: 0 | 1, onFrame: (frame: Buffer, source: Buffer) => void): WatchHandle;
+  /** Stops receiving and closes the socket (call once). */
+  stop(handle: WatchHandle): void;
+  /** The handle no longer keeps the event loop alive. */
+  unref(handle: WatchHandle): void;
+  /** Closes a socket that was never watched. */
+  closeFd(fd: number): void;
+}
+
+/** Path of the built addon. */
+export const ADDON_PATH = fileURLToPath(new URL('../../native/build/l2.node', import.meta.url));
+
+let cached: L2Native | undefined;
+
+/** The addon; throws Error (`code` MODULE_NOT_FOUND or a dlopen error) when it was not built. */
+export function loadL2Native(): L2Native {
+  cached ??= createRequire(import.meta.url)(ADDON_PATH) as L2Native;
+  return cached;
+}
+
+/**
+ * Whether this process may open raw sockets: null when it may, else one line saying why not
+ * (no CAP_NET_RAW, or the addon is missing). Opens and closes one AF_PACKET socket on loopback.
+ */
+export function rawSocketProblem(): string | null {
+  let n: L2Native;
+  try {
+    n = loadL2Native();
+  } catch (e) {
+    return `the L2 raw-socket addon is not built (${ADDON_PATH}): run npm ci, or sh native/build.sh (${(e as Error).message.split('\n')[0]})`;
+  }
+  try {
+    n.closeFd(n.openArp(1));
+    return null;
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'EPERM' || code === 'EACCES') return 'the L2 data plane needs CAP_NET_RAW (run as root or add the NET_RAW capability) to open ARP/NDP raw sockets';
+    return `cannot open a raw socket: ${(e as Error).message}`;
+  }
+}
