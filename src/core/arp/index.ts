@@ -10,3 +10,5 @@ export * from './result.ts';
 export * from './responder.ts';
 export * from './schedule.ts';
 export * from './interfaces.ts';
+export type { ARPFrame, ARPOperation } from './arp.ts';
+export type { NDPMessage, NeighborAdvertisement, NeighborSolicitation } from './ndp.ts';
