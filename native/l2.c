@@ -168,7 +168,7 @@ static void on_readable(uv_poll_t *h, int status, int events) {
     if (napi_open_handle_scope(env, &scope) != napi_ok) return;
     napi_value cb, recv, argv[2], result; void *copy;
     napi_get_reference_value(env, w->cb, &cb);
-    napi_get_undefined(env, &recv);
+    napi_get_global(env, &recv); /* napi_make_callback needs an object receiver */
     napi_create_buffer_copy(env, len, buf, &copy, &argv[0]);
     if (w->kind == 1) napi_create_buffer_copy(env, 16, &from.in6.sin6_addr, &copy, &argv[1]);
     else napi_create_buffer_copy(env, 6, from.ll.sll_addr, &copy, &argv[1]);

@@ -1,0 +1,352 @@
+// The L2 data plane on real sockets: network namespaces made by this test (a switch namespace
+// holding a bridge, a client and three speakers, veth pairs created directly inside them), the
+// RawL2Announcer (native addon + src/core/arp) running in each speaker namespace as a harness
+// process (this file with argv `harness`), and Debian's arping / tcpdump / ip in the client.
+// Addresses: 192.0.2.0/24 and 2001:db8::/64 inside these namespaces only. Every namespace is
+// deleted afterwards, also when a test fails.
+//
+// Also used by bench/l2.bench.ts: exports the testbed (`L2Testbed`) and the harness.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { L2Event } from '../../src/speaker/l2.ts';
+import type { InterfaceChoice } from '../../src/core/arp/index.ts';
+
+const SELF = fileURLToPath(import.meta.url);
+
+/** One line of harness output. */
+export type HarnessLine =
+  | { kind: 'ready'; interfaces: InterfaceChoice[] }
+  | { kind: 'stats'; replies: number; gratuitous: number; drops: Record<string, number>; interfaces: InterfaceChoice[] }
+  | ({ t: number } & L2Event);
+
+/** Runs in a speaker namespace: RawL2Announcer driven by JSON lines on stdin, events as JSON lines on stdout. */
+async function harness(): Promise<void> {
+  const { rawSocketProblem } = await import('../../src/speaker/l2-native.ts');
+  const { RawL2Announcer } = await import('../../src/speaker/l2.ts');
+  const opts = JSON.parse(process.argv[3] ?? '{}') as { exclude?: string[] };
+  const problem = rawSocketProblem();
+  if (problem) { process.stderr.write(`${problem}\n`); process.exit(2); }
+  const out = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
+  const quiet = { with: () => quiet, debug() {}, info() {}, warn() {}, error(f: object) { process.stderr.write(`${JSON.stringify(f)}\n`); } };
+  const l2 = new RawL2Announcer({ log: quiet, exclude: opts.exclude ?? [], scanIntervalMs: 500, onEvent: (e) => out({ t: Date.now(), ...e }) }).start();
+  const stats = () => ({ kind: 'stats', replies: l2.sent.replies, gratuitous: l2.sent.gratuitous, drops: l2.drops, interfaces: l2.interfaces() });
+  out({ kind: 'ready', interfaces: l2.interfaces() });
+  const rl = createInterface({ input: process.stdin });
+  const keepAlive = setInterval(() => {}, 1 << 30);
+  rl.on('line', (line) => {
+    const c = JSON.parse(line) as { op: string; service: string; ips: string[]; interfaces: 'all' | string[] };
+    if (c.op === 'announce') l2.announce(c.service, c.ips, c.interfaces);
+    else if (c.op === 'withdraw') l2.withdraw(c.service);
+    else if (c.op === 'stats') out(stats());
+  });
+  rl.on('close', () => { l2.close(); clearInterval(keepAlive); });
+}
+
+/** Runs `cmd args` and returns stdout (throws with stderr on a non-zero exit). */
+export function sh(cmd: string, ...args: string[]): string {
+  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Runs `cmd` inside namespace `ns`. */
+export function inNs(ns: string, ...cmd: string[]): string {
+  return sh('ip', 'netns', 'exec', ns, ...cmd);
+}
+
+/** A harness process in one speaker namespace. */
+export class Harness {
+  readonly lines: HarnessLine[] = [];
+  private readonly proc: ChildProcess;
+  private waiters: Array<() => void> = [];
+  readonly exited: Promise<number | null>;
+  stderr = '';
+  readonly ns: string;
+
+  constructor(ns: string, exclude: string[] = []) {
+    this.ns = ns;
+    this.proc = spawn('ip', ['netns', 'exec', ns, process.execPath, SELF, 'harness', JSON.stringify({ exclude })], { stdio: ['pipe', 'pipe', 'pipe'] });
+    createInterface({ input: this.proc.stdout! }).on('line', (l) => {
+      try { this.lines.push(JSON.parse(l) as HarnessLine); } catch { this.stderr += `${l}\n`; }
+      for (const w of this.waiters.splice(0)) w();
+    });
+    this.proc.stderr!.on('data', (d: Buffer) => { this.stderr += d.toString(); });
+    this.exited = new Promise((res) => this.proc.on('exit', (code) => { res(code); for (const w of this.waiters.splice(0)) w(); }));
+  }
+
+  /** Waits until a line satisfies `pred` (searching from index `from`), or fails after `timeoutMs`. */
+  async waitFor<T extends HarnessLine>(pred: (l: HarnessLine) => l is T, timeoutMs = 10_000, from = 0): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const hit = this.lines.slice(from).find(pred);
+      if (hit) return hit;
+      if (this.proc.exitCode !== null) throw new Error(`harness in ${this.ns} exited ${this.proc.exitCode}: ${this.stderr}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`harness in ${this.ns}: timed out; stderr: ${this.stderr}`);
+      await new Promise<void>((res) => { const t = setTimeout(res, left); this.waiters.push(() => { clearTimeout(t); res(); }); });
+    }
+  }
+
+  ready() { return this.waitFor((l): l is Extract<HarnessLine, { kind: 'ready' }> => 'kind' in l && l.kind === 'ready'); }
+
+  send(cmd: object): void { this.proc.stdin!.write(`${JSON.stringify(cmd)}\n`); }
+  announce(service: string, ips: string[], interfaces: 'all' | string[] = 'all') { this.send({ op: 'announce', service, ips, interfaces }); }
+  withdraw(service: string) { this.send({ op: 'withdraw', service }); }
+
+  async stats() {
+    const from = this.lines.length;
+    this.send({ op: 'stats' });
+    return this.waitFor((l): l is Extract<HarnessLine, { kind: 'stats' }> => 'kind' in l && l.kind === 'stats', 5000, from);
+  }
+
+  async stop(): Promise<void> {
+    this.proc.stdin!.end();
+    const t = setTimeout(() => this.proc.kill('SIGKILL'), 3000);
+    await this.exited;
+    clearTimeout(t);
+  }
+}
+
+/** MAC of speaker `i` (1-based) on interface number `j`. */
+export const speakerMac = (i: number, j = 0) => `02:00:00:00:0${i}:0${j}`;
+export const CLIENT_MAC = '02:00:00:00:00:01';
+
+/**
+ * The testbed: namespaces `<prefix>-sw` (bridge br0, multicast snooping off), `<prefix>-c`
+ * (client: eth0 192.0.2.1/24, 2001:db8::1/64) and `<prefix>-s1..N` (speakers: eth0 without
+ * addresses, an on-link route to 2001:db8::/64; speaker N also gets `ex0` and a down `dn0`, both on the bridge). DAD is off so
+ * link-local addresses are usable at once.
+ */
+export class L2Testbed {
+  readonly sw: string;
+  readonly client: string;
+  readonly speakers: string[];
+  private readonly all: string[];
+
+  constructor(prefix = `mlts${process.pid}`, speakers = 3) {
+    this.sw = `${prefix}-sw`;
+    this.client = `${prefix}-c`;
+    this.speakers = Array.from({ length: speakers }, (_, i) => `${prefix}-s${i + 1}`);
+    this.all = [this.sw, this.client, ...this.speakers];
+  }
+
+  create(): void {
+    for (const ns of this.all) {
+      sh('ip', 'netns', 'add', ns);
+      inNs(ns, 'sysctl', '-qw', 'net.ipv6.conf.all.accept_dad=0', 'net.ipv6.conf.default.accept_dad=0');
+      sh('ip', '-n', ns, 'link', 'set', 'lo', 'up');
+    }
+    sh('ip', '-n', this.sw, 'link', 'add', 'br0', 'type', 'bridge', 'mcast_snooping', '0');
+    sh('ip', '-n', this.sw, 'link', 'set', 'br0', 'up');
+    let port = 0;
+    const plug = (ns: string, name: string, mac: string, up = true) => {
+      const p = `p${port++}`;
+      sh('ip', '-n', this.sw, 'link', 'add', p, 'type', 'veth', 'peer', 'name', name, 'netns', ns);
+      sh('ip', '-n', this.sw, 'link', 'set', p, 'master', 'br0');
+      sh('ip', '-n', this.sw, 'link', 'set', p, 'up');
+      sh('ip', '-n', ns, 'link', 'set', name, 'address', mac);
+      if (up) sh('ip', '-n', ns, 'link', 'set', name, 'up');
+    };
+    plug(this.client, 'eth0', CLIENT_MAC);
+    sh('ip', '-n', this.client, 'addr', 'add', '192.0.2.1/24', 'dev', 'eth0');
+    sh('ip', '-n', this.client, 'addr', 'add', '2001:db8::1/64', 'dev', 'eth0', 'nodad');
+    this.speakers.forEach((ns, i) => {
+      plug(ns, 'eth0', speakerMac(i + 1));
+      // the on-link route every node of that LAN has (solicited NAs go to the solicitor's address)
+      sh('ip', '-n', ns, '-6', 'route', 'add', '2001:db8::/64', 'dev', 'eth0');
+      if (i === this.speakers.length - 1) {
+        plug(ns, 'ex0', speakerMac(i + 1, 1));
+        plug(ns, 'dn0', speakerMac(i + 1, 2), false);
+      }
+    });
+    // link-local addresses on every up speaker interface before the harness scans
+    const deadline = Date.now() + 5000;
+    for (const ns of this.speakers) {
+      while (!/fe80::/.test(sh('ip', '-n', ns, '-6', 'addr', 'show', 'dev', 'eth0', 'scope', 'link'))) {
+        if (Date.now() > deadline) throw new Error(`no link-local address in ${ns}`);
+        execFileSync('sleep', ['0.05']);
+      }
+    }
+  }
+
+  /** Deletes every namespace of the testbed (their interfaces go with them); never throws. */
+  destroy(): void {
+    for (const ns of this.all) {
+      try { execFileSync('ip', ['netns', 'del', ns], { stdio: 'ignore' }); } catch { /* not created */ }
+    }
+  }
+
+  /** The client's neighbor entry for `ip`: lladdr or null (none, FAILED, INCOMPLETE). */
+  neighbor(ip: string): string | null {
+    const out = sh('ip', '-n', this.client, 'neigh', 'show', ip, 'dev', 'eth0');
+    return /lladdr ([0-9a-f:]{17})/.exec(out)?.[1] ?? null;
+  }
+
+  /** Sends one UDP datagram from the client to [ip]:9 (resolves the neighbor first). */
+  udp(ip: string): void {
+    const host = ip.includes(':') ? `[${ip}]` : ip;
+    void host;
+    inNs(this.client, process.execPath, '-e', `const s=require('dgram').createSocket('${ip.includes(':') ? 'udp6' : 'udp4'}');s.send('x',9,'${ip}',()=>setTimeout(()=>s.close(),50))`);
+  }
+}
+
+/** Parses `arping` output: the replies as { mac, ms }. */
+export function arpingReplies(out: string): Array<{ mac: string; ms: number }> {
+  return [...out.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]\s+([\d.]+)ms/g)].map((m) => ({ mac: m[1]!.toLowerCase(), ms: Number(m[2]) }));
+}
+
+/** Runs arping in the client; returns its stdout (arping exits 1 when nothing answers). */
+export function arping(bed: L2Testbed, ip: string, ...args: string[]): string {
+  try {
+    return inNs(bed.client, 'arping', '-I', 'eth0', ...args, ip);
+  } catch (e) {
+    return (e as { stdout?: string }).stdout ?? '';
+  }
+}
+
+if (process.argv[2] === 'harness') {
+  await harness();
+} else if (process.argv[1] === SELF || process.env.NODE_TEST_CONTEXT) {
+  await runTests();
+}
+
+async function runTests(): Promise<void> {
+  const { describe, test, before, after } = await import('node:test');
+  const assert: typeof import('node:assert/strict') = (await import('node:assert/strict')).default;
+
+  describe('L2 data plane in network namespaces', () => {
+    const bed = new L2Testbed();
+    const h: Harness[] = [];
+    const onExit = () => bed.destroy();
+
+    before(async () => {
+      process.once('exit', onExit);
+      bed.destroy();
+      bed.create();
+      bed.speakers.forEach((ns, i) => h.push(new Harness(ns, i === bed.speakers.length - 1 ? ['^ex.*'] : [])));
+      await Promise.all(h.map((x) => x.ready()));
+    });
+
+    after(async () => {
+      await Promise.all(h.map((x) => x.stop()));
+      bed.destroy();
+      process.removeListener('exit', onExit);
+      assert.equal(sh('ip', 'netns', 'list').split('\n').filter((l) => l.startsWith(`mlts${process.pid}-`)).length, 0, 'namespaces cleaned up');
+    });
+
+    test('interface selection: ex0 excluded by the regexp, dn0 down, eth0 answers ARP and NDP', async () => {
+      const s = await h[2]!.stats();
+      const by = Object.fromEntries(s.interfaces.map((c) => [c.name, c]));
+      assert.deepEqual({ arp: by.eth0!.arp, ndp: by.eth0!.ndp, skipped: by.eth0!.skipped }, { arp: true, ndp: true, skipped: null });
+      assert.equal(by.ex0!.skipped, 'excluded');
+      assert.equal(by.dn0!.skipped, 'down');
+      assert.equal(by.lo!.arp, false);
+    });
+
+    test('IPv4: the announcing speaker replies with its MAC, the others stay silent, an unowned IP gets nothing', async () => {
+      h[0]!.announce('shop/frontend', ['192.0.2.10']);
+      h[1]!.announce('shop/other', ['192.0.2.20']);
+      await h[0]!.waitFor((l): l is HarnessLine => 'kind' in l && l.kind === 'gratuitous' && l.ip === '192.0.2.10');
+      const before = await Promise.all(h.map((x) => x.stats()));
+      const out = arping(bed, '192.0.2.10', '-c', '3', '-w', '3');
+      const replies = arpingReplies(out);
+      assert.equal(replies.length, 3, out);
+      assert.deepEqual([...new Set(replies.map((r) => r.mac))], [speakerMac(1)]);
+      const afterStats = await Promise.all(h.map((x) => x.stats()));
+      assert.equal(afterStats[0]!.replies - before[0]!.replies, 3);
+      assert.equal(afterStats[1]!.replies - before[1]!.replies, 0, 'speaker 2 silent');
+      assert.equal(afterStats[2]!.replies - before[2]!.replies, 0, 'speaker 3 silent');
+      assert.ok((afterStats[1]!.drops['arp:not-announced'] ?? 0) >= 3, 'speaker 2 saw the requests and dropped them');
+      const none = arping(bed, '192.0.2.99', '-c', '2', '-w', '2');
+      assert.deepEqual(arpingReplies(none), [], none);
+    });
+
+    test('IPv6: a UDP send resolves the service address to the announcing speaker (ip -6 neigh); unowned stays unresolved', async () => {
+      h[0]!.announce('shop/frontend-v6', ['2001:db8::10']);
+      await h[0]!.waitFor((l): l is HarnessLine => 'kind' in l && l.kind === 'gratuitous' && l.ip === '2001:db8::10');
+      const before = await Promise.all(h.map((x) => x.stats()));
+      sh('ip', '-n', bed.client, '-6', 'neigh', 'flush', 'dev', 'eth0');
+      bed.udp('2001:db8::10');
+      const deadline = Date.now() + 3000;
+      let mac: string | null = null;
+      while (Date.now() < deadline && !(mac = bed.neighbor('2001:db8::10'))) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(mac, speakerMac(1));
+      const afterStats = await Promise.all(h.map((x) => x.stats()));
+      assert.ok(afterStats[0]!.replies - before[0]!.replies >= 1);
+      assert.equal(afterStats[1]!.replies - before[1]!.replies, 0);
+      assert.equal(afterStats[2]!.replies - before[2]!.replies, 0);
+      bed.udp('2001:db8::99');
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.equal(bed.neighbor('2001:db8::99'), null);
+    });
+
+    test('gratuitous ARP: request + reply every 1.1 s for 5 s after takeover (tcpdump timestamps)', async () => {
+      const cap = spawn('ip', ['netns', 'exec', bed.client, 'tcpdump', '-i', 'eth0', '-n', '-l', '-tt', 'arp and ether src', speakerMac(3)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let text = '';
+      cap.stdout.on('data', (d: Buffer) => { text += d.toString(); });
+      await new Promise<void>((res) => cap.stderr.on('data', (d: Buffer) => { if (/listening on/.test(d.toString())) res(); }));
+      h[2]!.announce('shop/takeover', ['192.0.2.21']); // speaker 3 announces nothing else yet: its ticker starts now
+      await new Promise((r) => setTimeout(r, 7000));
+      cap.kill('SIGINT');
+      await new Promise((r) => cap.on('exit', r));
+      const times = [...text.matchAll(/^(\d+\.\d+) ARP, (Request who-has 192\.0\.2\.21 \(ff:ff:ff:ff:ff:ff\) tell 192\.0\.2\.21|Reply 192\.0\.2\.21 is-at 02:00:00:00:03:00)/gm)].map((m) => Number(m[1]));
+      assert.equal(times.length, 10, `5 announcements of 2 frames each:\n${text}`);
+      const bursts = times.filter((_, i) => i % 2 === 0);
+      const gaps = bursts.slice(1).map((t, i) => t - bursts[i]!);
+      for (const g of gaps) assert.ok(g > 1.0 && g < 1.25, `interval ${g.toFixed(3)} s`);
+      assert.ok(bursts.at(-1)! - bursts[0]! < 5, 'all within 5 s of the takeover');
+      console.log(`# gratuitous ARP intervals (s): ${gaps.map((g) => g.toFixed(3)).join(', ')}`);
+    });
+
+    test('failover: the next speaker takes over and the client neighbor entry follows', async () => {
+      h[0]!.announce('shop/failover', ['192.0.2.40']);
+      bed.udp('192.0.2.40');
+      const d0 = Date.now() + 3000;
+      while (bed.neighbor('192.0.2.40') !== speakerMac(1) && Date.now() < d0) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(bed.neighbor('192.0.2.40'), speakerMac(1));
+      await new Promise((r) => setTimeout(r, 1100)); // past the neighbor locktime (1 s) of the first entry
+      const ms = await measureFailover(bed, h[0]!, h[1]!, '192.0.2.40', 'shop/failover');
+      assert.equal(bed.neighbor('192.0.2.40'), speakerMac(2));
+      const out = arping(bed, '192.0.2.40', '-c', '2', '-w', '2');
+      assert.deepEqual([...new Set(arpingReplies(out).map((r) => r.mac))], [speakerMac(2)], out);
+      console.log(`# failover: client neighbor entry moved to the new speaker ${ms.toFixed(1)} ms after the takeover`);
+      assert.ok(ms < 1000, `${ms} ms`);
+    });
+
+    test('excluded and down interfaces never answer; L2Advertisement interfaces restrict', async () => {
+      const before = await h[2]!.stats();
+      h[2]!.announce('shop/restricted', ['192.0.2.30'], ['ex0', 'dn0']);
+      const silent = arping(bed, '192.0.2.30', '-c', '2', '-w', '2');
+      assert.deepEqual(arpingReplies(silent), [], silent);
+      h[2]!.announce('shop/all', ['192.0.2.31'], 'all');
+      const out = arping(bed, '192.0.2.31', '-c', '2', '-w', '2');
+      assert.deepEqual([...new Set(arpingReplies(out).map((r) => r.mac))], [speakerMac(3, 0)], `only eth0's MAC, never ex0's:\n${out}`);
+      const s = await h[2]!.stats();
+      assert.ok((s.drops['arp:interface-not-allowed'] ?? 0) > (before.drops['arp:interface-not-allowed'] ?? 0), 'eth0 saw the request for 192.0.2.30 and dropped it');
+      assert.ok(s.interfaces.every((c) => !(c.name === 'ex0' || c.name === 'dn0') || (!c.arp && !c.ndp)));
+    });
+
+    test('withdraw stops answering at once', async () => {
+      h[0]!.withdraw('shop/frontend');
+      const out = arping(bed, '192.0.2.10', '-c', '2', '-w', '2');
+      assert.deepEqual(arpingReplies(out), [], out);
+    });
+  });
+}
+
+/**
+ * Failover as the speakers do it: the old winner withdraws, the new one announces (gratuitous
+ * ARP at once). Returns ms from the new announcement to the client's neighbor entry showing the
+ * new MAC (polled every 2 ms).
+ */
+export async function measureFailover(bed: L2Testbed, from: Harness, to: Harness, ip: string, service: string): Promise<number> {
+  const newMac = speakerMac(bed.speakers.indexOf(to.ns) + 1);
+  from.withdraw(service);
+  const t0 = performance.now();
+  to.announce(service, [ip]);
+  const deadline = t0 + 5000;
+  while (performance.now() < deadline) {
+    if (bed.neighbor(ip) === newMac) return performance.now() - t0;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  throw new Error(`neighbor entry for ${ip} did not move to ${newMac}: ${sh('ip', '-n', bed.client, 'neigh')}`);
+}
