@@ -1,7 +1,7 @@
 /**
  * The speaker's data planes, behind interfaces: Layer 2 (ARP/NDP responders, issue #4) and BGP
  * (FRR / frr-k8s configuration, later). The speaker loop decides; these only carry a decision out.
- * The defaults here only log what a real data plane would do.
+ * The Logging* defaults only log what a data plane would do; createL2Announcer picks the real L2 one.
  */
 import type { AppliedBGPAdvertisement, InterfaceSet } from '../core/election/types.ts';
 import type { Logger } from './log.ts';
@@ -59,4 +59,34 @@ export class LoggingBGPPublisher implements BGPPublisher {
   withdraw(service: string): void {
     this.log.debug({ op: 'withdraw', service, msg: 'no BGP data plane yet: nothing to withdraw' });
   }
+}
+
+/** Which L2 data plane the speaker uses: `raw` answers ARP/NDP on the wire (MetalLB), `log` only logs. */
+export type L2DataPlane = 'raw' | 'log';
+
+/** Where MetalLB mounts the metallb-excludel2 ConfigMap; a missing file means no exclusion (as MetalLB). */
+export const EXCLUDE_L2_PATH = '/etc/metallb/excludel2.yaml';
+
+/**
+ * The speaker's L2Announcer for `dataPlane`. `raw`: a started RawL2Announcer (src/speaker/l2.ts)
+ * with the exclusion list read from `excludeL2Path`. Throws UserError (exit 2, one line) without
+ * CAP_NET_RAW, when the addon is not built, or when excludel2.yaml is invalid (MetalLB exits then too).
+ */
+export async function createL2Announcer(dataPlane: L2DataPlane, log: Logger, excludeL2Path = EXCLUDE_L2_PATH): Promise<L2Announcer> {
+  if (dataPlane === 'log') return new LoggingL2Announcer(log);
+  const { UserError } = await import('../core/errors.ts');
+  const { rawSocketProblem } = await import('./l2-native.ts');
+  const problem = rawSocketProblem();
+  if (problem) throw new UserError(`speaker: ${problem}`);
+  const { readFileSync } = await import('node:fs');
+  const { parseExcludeL2, excludeRegExp } = await import('../core/arp/index.ts');
+  let exclude: string[] = [];
+  try {
+    exclude = parseExcludeL2(readFileSync(excludeL2Path, 'utf8'));
+    excludeRegExp(exclude);
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'ENOENT') throw new UserError(`speaker: ${excludeL2Path}: ${(e as Error).message}`);
+  }
+  const { RawL2Announcer } = await import('./l2.ts');
+  return new RawL2Announcer({ log, exclude }).start();
 }

@@ -279,6 +279,7 @@ export class RawL2Announcer implements L2Announcer {
       for (const ip of t.send) this.sendGratuitous(ip);
       if (this.gratuitous.size === 0) { clearInterval(this.gratuitousTimer); this.gratuitousTimer = undefined; }
     }, GRATUITOUS_INTERVAL_MS);
+    this.gratuitousTimer.unref(); // the speaker's own work keeps the process alive, not a pending announcement
   }
 
   /** MetalLB gratuitous(): on every responder of the IP's family whose interface the IP allows. */

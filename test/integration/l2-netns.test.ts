@@ -325,6 +325,22 @@ async function runTests(): Promise<void> {
       assert.ok(s.interfaces.every((c) => !(c.name === 'ex0' || c.name === 'dn0') || (!c.arp && !c.ndp)));
     });
 
+    test('without CAP_NET_RAW: one line saying so, exit 2 (harness and createL2Announcer)', async () => {
+      const { spawnSync } = await import('node:child_process');
+      const drop = ['--bounding-set=-net_raw', '--inh-caps=-net_raw'];
+      const r = spawnSync('setpriv', [...drop, process.execPath, SELF, 'harness'], { encoding: 'utf8' });
+      assert.equal(r.status, 2, r.stderr);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.match(r.stderr, /needs CAP_NET_RAW/);
+      const announcer = fileURLToPath(new URL('../../src/speaker/announcer.ts', import.meta.url));
+      const script = `import { createL2Announcer } from ${JSON.stringify(announcer)};
+        const quiet = { with: () => quiet, debug() {}, info() {}, warn() {}, error() {} };
+        try { await createL2Announcer('raw', quiet, '/nonexistent'); console.log('opened'); } catch (e) { console.error(e.name + ': ' + e.message); process.exit(e.exitCode ?? 70); }`;
+      const f = spawnSync('setpriv', [...drop, process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8' });
+      assert.equal(f.status, 2, f.stderr);
+      assert.match(f.stderr, /^UserError: speaker: the L2 data plane needs CAP_NET_RAW/);
+    });
+
     test('withdraw stops answering at once', async () => {
       h[0]!.withdraw('shop/frontend');
       const out = arping(bed, '192.0.2.10', '-c', '2', '-w', '2');
