@@ -10,13 +10,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
-import { loadKubeConfig, serverOf } from '../kube/client.ts';
-import { ClusterStateWatcher, DEFAULT_METALLB_NAMESPACE } from '../kube/live.ts';
-import { ApiClient } from '../controller/api.ts';
+import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { LOG_LEVELS, newLogger, type LogLevel } from '../controller/log.ts';
-import { ControllerLoop } from '../controller/loop.ts';
-import { ControllerMetrics, startHttpServer } from '../controller/metrics.ts';
-import { KubeWriter } from '../controller/writer.ts';
+import type { ControllerLoop } from '../controller/loop.ts';
 import { VERSION } from './index.ts';
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -80,6 +76,11 @@ export function registerController(program: Command): void {
 
 /** Runs the controller until SIGINT/SIGTERM; resolves to the exit status (0), throws UserError for 2/3. */
 async function runController(flags: ControllerFlags): Promise<number> {
+  // The Kubernetes client and the runtime load here, not at start-up: every other command
+  // (explain, validate, completion...) would otherwise pay about a second for them.
+  const [{ loadKubeConfig, serverOf }, { ClusterStateWatcher }, { ApiClient }, { ControllerLoop }, { ControllerMetrics, startHttpServer }, { KubeWriter }] =
+    await Promise.all([import('../kube/client.ts'), import('../kube/live.ts'), import('../controller/api.ts'), import('../controller/loop.ts'),
+      import('../controller/metrics.ts'), import('../controller/writer.ts')]);
   const log = newLogger({ level: flags.logLevel });
   const main = log.with('main.go');
   const namespace = controllerNamespace(flags.namespace);

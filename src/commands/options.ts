@@ -9,8 +9,7 @@ import type { ClusterState } from '../core/kube.ts';
 import { ConfigError, UserError } from '../core/errors.ts';
 import { diagnosticContext, type DiagnosticContext } from '../core/explain/index.ts';
 import { loadSnapshot, STDIN_NAME } from '../kube/snapshot.ts';
-import { loadKubeConfig, serverOf } from '../kube/client.ts';
-import { DEFAULT_METALLB_NAMESPACE, readClusterState } from '../kube/live.ts';
+import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { OUTPUT_FORMATS, type OutputFormat } from '../render/output.ts';
 
 /** Parsed values of the state options (commander's camel-cased names). */
@@ -118,6 +117,8 @@ export async function loadStateWithSource(
     const state = await loadSnapshot(opts.filename, stdin === undefined ? {} : { stdin });
     return { state, source: { kind: 'files', files: opts.filename.map((f) => (f === '-' ? STDIN_NAME : f)) } };
   }
+  // Loaded only for live access: the Kubernetes client takes about a second to import.
+  const [{ loadKubeConfig, serverOf }, { readClusterState }] = await Promise.all([import('../kube/client.ts'), import('../kube/live.ts')]);
   const kc = loadKubeConfig({
     ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
     ...(opts.context !== undefined ? { context: opts.context } : {}),

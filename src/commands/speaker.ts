@@ -13,17 +13,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import type { Pod } from '../core/kube.ts';
-import { apiError, kubeGet, loadKubeConfig, serverOf } from '../kube/client.ts';
-import { ClusterStateWatcher, DEFAULT_METALLB_NAMESPACE } from '../kube/live.ts';
-import { LoggingBGPPublisher, LoggingL2Announcer } from '../speaker/announcer.ts';
-import { createEvent, RestClient, restL2StatusApi } from '../speaker/api.ts';
-import { EventRecorder } from '../speaker/events.ts';
-import { serveEndpoints, type EndpointServer } from '../speaker/http.ts';
+import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
+import type { EndpointServer } from '../speaker/http.ts';
 import { jsonLogger, LOG_LEVELS, type LogLevel } from '../speaker/log.ts';
-import { NodeListMembership } from '../speaker/membership.ts';
-import { speakerMetrics } from '../speaker/metrics.ts';
 import type { OwnerRef } from '../speaker/l2status.ts';
-import { Speaker, SPEAKER_KINDS } from '../speaker/speaker.ts';
 import { VERSION } from './index.ts';
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -109,6 +102,15 @@ export function registerSpeaker(program: Command): void {
 
 /** Runs the speaker until SIGINT/SIGTERM; resolves with the exit status. Throws UserError for bad flags or an unreachable cluster. */
 async function runSpeaker(opts: SpeakerFlags): Promise<number> {
+  // The Kubernetes client and the runtime load here, not at start-up: every other command
+  // (explain, validate, completion...) would otherwise pay about a second for them.
+  const [{ apiError, kubeGet, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { LoggingBGPPublisher, LoggingL2Announcer },
+    { createEvent, RestClient, restL2StatusApi }, { EventRecorder }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
+    { Speaker, SPEAKER_KINDS }] = await Promise.all([
+    import('../kube/client.ts'), import('../kube/live.ts'), import('../speaker/announcer.ts'), import('../speaker/api.ts'),
+    import('../speaker/events.ts'), import('../speaker/http.ts'), import('../speaker/membership.ts'), import('../speaker/metrics.ts'),
+    import('../speaker/speaker.ts'),
+  ]);
   const node = opts.nodeName;
   if (!node) throw new UserError('missing --node-name (or METALLB_NODE_NAME): the name of the node this speaker runs on');
   const ml = memberlistFlagsSet(opts);
