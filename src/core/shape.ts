@@ -146,40 +146,54 @@ function step(path: string, key: string | number): string {
   return `${path}[${JSON.stringify(key)}]`;
 }
 
+/** The JSON path of the keys on `stack` (built only when a problem is reported). */
+function pathOf(stack: readonly (string | number)[], key?: string | number): string {
+  let path = '';
+  for (const k of stack) path = step(path, k);
+  return key === undefined ? path : step(path, key);
+}
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
-function check(v: unknown, shape: Shape, path: string, out: string[]): void {
-  const bad = (): void => { out.push(`${path}: expected ${EXPECTED[shape.t]}, got ${typeOf(v)}`); };
+/** Checks `v` against `shape`; `stack` holds the keys leading to `v` (pushed and popped in place). */
+function check(v: unknown, shape: Shape, stack: (string | number)[], out: string[]): void {
+  const bad = (): void => { out.push(`${pathOf(stack)}: expected ${EXPECTED[shape.t]}, got ${typeOf(v)}`); };
   switch (shape.t) {
     case 'str': if (typeof v !== 'string') bad(); return;
     case 'bool': if (typeof v !== 'boolean') bad(); return;
     case 'int':
       if (typeof v !== 'number') bad();
-      else if (!Number.isInteger(v)) out.push(`${path}: expected integer, got number (${v})`);
+      else if (!Number.isInteger(v)) out.push(`${pathOf(stack)}: expected integer, got number (${v})`);
       return;
     case 'strMap':
       if (!isPlainObject(v)) return bad();
-      for (const [k, x] of Object.entries(v)) {
-        if (typeof x !== 'string') out.push(`${step(path, k)}: expected string, got ${typeOf(x)}`);
+      for (const k in v) {
+        if (typeof v[k] !== 'string') out.push(`${pathOf(stack, k)}: expected string, got ${typeOf(v[k])}`);
       }
       return;
     case 'list':
       if (!Array.isArray(v)) return bad();
-      v.forEach((x, i) => check(x, shape.of, step(path, i), out));
+      for (let i = 0; i < v.length; i++) {
+        stack.push(i);
+        check(v[i], shape.of, stack, out);
+        stack.pop();
+      }
       return;
     case 'obj': {
       if (!isPlainObject(v)) return bad();
-      for (const [k, s] of Object.entries(shape.fields)) {
+      for (const k in shape.fields) {
         const x = v[k];
         if (x === undefined || x === null) continue;
-        check(x, s, step(path, k), out);
+        stack.push(k);
+        check(x, shape.fields[k]!, stack, out);
+        stack.pop();
       }
       for (const k of shape.required ?? []) {
         const x = v[k];
         if (x === undefined || x === null || x === '') {
           const want = shape.fields[k] ? EXPECTED[shape.fields[k].t] : 'a value';
-          out.push(`${step(path, k)}: expected ${x === '' ? 'non-empty ' : ''}${want}, got ${x === '' ? 'empty string' : x === null ? 'null' : 'nothing'}`);
+          out.push(`${pathOf(stack, k)}: expected ${x === '' ? 'non-empty ' : ''}${want}, got ${x === '' ? 'empty string' : x === null ? 'null' : 'nothing'}`);
         }
       }
       return;
@@ -198,6 +212,6 @@ export function checkShape(o: KubeObject): string[] {
   const shape = KIND_SHAPES[o.kind]!;
   const out: string[] = [];
   if (o.metadata === undefined || o.metadata === null) out.push('metadata.name: expected string, got nothing');
-  check(o, shape, '', out);
+  check(o, shape, [], out);
   return out;
 }

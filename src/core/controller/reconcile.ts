@@ -149,9 +149,10 @@ export function reconcileService(ctrl: ControllerState, key: string, service: Se
     const prev = prevIPs.map((s) => parseIP(s)!);
     if (alloc.poolForIPs(prev) !== null) result = 'reprocessAll';
   }
-  const written: Service = { ...structuredClone(service), status: copy.status };
-  written.metadata = { ...(written.metadata ?? {}) };
-  if (copy.metadata?.annotations !== undefined) written.metadata.annotations = copy.metadata.annotations;
+  // `copy` already has fresh status and annotations; nothing else of `service` changed or is
+  // shared mutably (reconcileService never mutates its input).
+  const written: Service = { ...service, status: copy.status, metadata: { ...(service.metadata ?? {}) } };
+  if (copy.metadata?.annotations !== undefined) written.metadata!.annotations = copy.metadata.annotations;
   return {
     result,
     updated: true,
