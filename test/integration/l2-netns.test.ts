@@ -43,6 +43,43 @@ async function harness(): Promise<void> {
   rl.on('close', () => { l2.close(); clearInterval(keepAlive); });
 }
 
+/**
+ * A client that sends ARP requests from a namespace one at a time (argv: `arp-client IFNAME MAC
+ * SENDER_IP TARGET_IP COUNT`), each after the previous reply or 200 ms, and prints the round trips
+ * in ms as one JSON array. iputils arping cannot go below a 1 s interval; the bench needs 1,000.
+ */
+async function arpClient(): Promise<void> {
+  const { loadL2Native } = await import('../../src/speaker/l2-native.ts');
+  const { arp } = await import('../../src/core/arp/index.ts');
+  const [ifname, mac, senderIP, targetIP, countStr] = process.argv.slice(3) as [string, string, string, string, string];
+  const n = loadL2Native();
+  const { readFileSync } = await import('node:fs');
+  const ifindex = Number(readFileSync(`/sys/class/net/${ifname}/ifindex`, 'utf8'));
+  const fd = n.openArp(ifindex);
+  const request = arp.encode({
+    ethernetDestination: 'ff:ff:ff:ff:ff:ff', ethernetSource: mac, operation: 'request', senderHardwareAddress: mac,
+    senderProtocolAddress: senderIP, targetHardwareAddress: '00:00:00:00:00:00', targetProtocolAddress: targetIP,
+  });
+  let pending: ((ok: boolean) => void) | null = null;
+  const handle = n.watch(fd, 0, (frame) => {
+    const d = arp.decode(frame);
+    if (d.ok && d.value.operation === 'reply' && d.value.senderProtocolAddress === targetIP && d.value.targetHardwareAddress === mac) pending?.(true);
+  });
+  const rtts: number[] = [];
+  for (let i = 0; i < Number(countStr); i++) {
+    const t0 = process.hrtime.bigint();
+    const got = await new Promise<boolean>((res) => {
+      const t = setTimeout(() => res(false), 200);
+      pending = (ok) => { clearTimeout(t); res(ok); };
+      n.sendArp(fd, ifindex, request);
+    });
+    pending = null;
+    if (got) rtts.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  n.stop(handle);
+  process.stdout.write(`${JSON.stringify(rtts)}\n`);
+}
+
 /** Runs `cmd args` and returns stdout (throws with stderr on a non-zero exit). */
 export function sh(cmd: string, ...args: string[]): string {
   return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -189,6 +226,11 @@ export class L2Testbed {
   }
 }
 
+/** Round trips (ms) of `count` ARP requests for `ip` from the client namespace (see arpClient). */
+export function arpRoundTrips(bed: L2Testbed, ip: string, count: number): number[] {
+  return JSON.parse(inNs(bed.client, process.execPath, SELF, 'arp-client', 'eth0', CLIENT_MAC, '192.0.2.1', ip, String(count))) as number[];
+}
+
 /** Parses `arping` output: the replies as { mac, ms }. */
 export function arpingReplies(out: string): Array<{ mac: string; ms: number }> {
   return [...out.matchAll(/reply from \S+ \[([0-9A-Fa-f:]{17})\]\s+([\d.]+)ms/g)].map((m) => ({ mac: m[1]!.toLowerCase(), ms: Number(m[2]) }));
@@ -205,6 +247,8 @@ export function arping(bed: L2Testbed, ip: string, ...args: string[]): string {
 
 if (process.argv[2] === 'harness') {
   await harness();
+} else if (process.argv[2] === 'arp-client') {
+  await arpClient();
 } else if (process.argv[1] === SELF || process.env.NODE_TEST_CONTEXT) {
   await runTests();
 }
