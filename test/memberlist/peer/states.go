@@ -14,8 +14,6 @@ import (
 func allStates(ml *memberlist.Memberlist) []member {
 	v := reflect.ValueOf(ml).Elem()
 	mu := v.FieldByName("nodeLock")
-	lk := (*interface{ RLock(); RUnlock() })(nil)
-	_ = lk
 	rw := reflect.NewAt(mu.Type(), unsafe.Pointer(mu.UnsafeAddr())).Interface().(interface {
 		RLock()
 		RUnlock()
@@ -26,7 +24,8 @@ func allStates(ml *memberlist.Memberlist) []member {
 	out := []member{}
 	for i := 0; i < nodes.Len(); i++ {
 		ns := nodes.Index(i).Elem()
-		n := reflect.NewAt(ns.FieldByName("Node").Type(), unsafe.Pointer(ns.FieldByName("Node").UnsafeAddr())).Interface().(memberlist.Node)
+		nf := ns.FieldByName("Node")
+		n := reflect.NewAt(nf.Type(), unsafe.Pointer(nf.UnsafeAddr())).Interface().(*memberlist.Node)
 		inc := ns.FieldByName("Incarnation").Uint()
 		st := ns.FieldByName("State").Int()
 		out = append(out, member{n.Name, n.Addr.String(), n.Port, states[st], uint32(inc)})

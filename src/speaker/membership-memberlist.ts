@@ -1,0 +1,449 @@
+/**
+ * The memberlist member's shell: one UDP socket and one TCP listener on the same address and
+ * port (memberlist's NetTransport), timers, and the stream exchanges (join/push-pull, fallback
+ * ping). All protocol decisions are in src/core/membership/swim.ts; this file moves bytes
+ * (src/core/membership/messages.ts encodes them) and counts what it drops.
+ *
+ * Malformed, truncated, oversized, undecryptable or mislabelled packets and streams are dropped
+ * and counted in `stats().dropped` by reason; nothing a peer sends throws out of a handler.
+ */
+import dgram from 'node:dgram';
+import net from 'node:net';
+import type { Membership, MembershipListener } from '../core/membership/types.ts';
+import { LAN_CONFIG, type MemberlistConfig } from '../core/membership/config.ts';
+import { ENCRYPT_OVERHEAD_BYTES, Keyring } from '../core/membership/crypto.ts';
+import {
+  IncompleteError, MAX_PACKET_BYTES, MAX_STREAM_BYTES, MessageType, WireError, decodePacket, decodeStreamMessage, encodeMessage, encodePacket, encodePushPull,
+  encodeStreamMessage, ipToString, labelHeader, type StreamMessage, type WireOptions,
+} from '../core/membership/messages.ts';
+import {
+  createSwimState, leavePending, liveMembers, localPushState, nextWakeMs, step, verifyProtocol, type Address, type Effect, type MemberEntry, type SwimEvent, type SwimState,
+} from '../core/membership/swim.ts';
+
+/** Options of a memberlist member (MetalLB: name = node name, bind = pod IP, port 7946). */
+export interface MemberlistOptions {
+  readonly name: string;
+  readonly bindAddr: string;
+  /** 0 picks a free port (tests). */
+  readonly bindPort: number;
+  readonly config?: MemberlistConfig;
+  /** The encryption key(s), primary first; null/absent = unencrypted. */
+  readonly keys?: readonly Uint8Array[] | null;
+  readonly label?: string;
+  /** Starting incarnation (tests of restarts); memberlist starts at 1. */
+  readonly incarnation?: number;
+  readonly seed?: number;
+  readonly log?: (message: string) => void;
+}
+
+/** One row of the member table (`metallb-ts members`, the debug endpoint). */
+export interface MemberView {
+  readonly name: string;
+  readonly addr: string;
+  readonly port: number;
+  readonly state: 'alive' | 'suspect' | 'dead' | 'left';
+  readonly incarnation: number;
+}
+
+/** Counters of the member (packets/streams in and out, drops by reason). */
+export interface MemberlistStats {
+  packetsIn: number;
+  packetsOut: number;
+  streamsIn: number;
+  streamsOut: number;
+  dropped: Record<string, number>;
+}
+
+/** Parses an IP literal to its raw bytes (4 for IPv4, 16 for IPv6). */
+export function ipToBytes(ip: string): Uint8Array {
+  if (net.isIPv4(ip)) return Uint8Array.from(ip.split('.').map(Number));
+  if (!net.isIPv6(ip)) throw new RangeError(`not an IP address: ${ip}`);
+  let text = ip;
+  let tail: number[] = [];
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (v4) {
+    tail = v4[1]!.split('.').map(Number);
+    text = text.slice(0, -v4[1]!.length) + '0:0';
+  }
+  const [head, rest] = text.split('::');
+  const hs = head ? head.split(':') : [];
+  const rs = rest !== undefined && rest !== '' ? rest.split(':') : [];
+  const groups = [...hs, ...Array(8 - hs.length - rs.length).fill('0'), ...rs].map((g) => parseInt(g, 16));
+  const out = new Uint8Array(16);
+  groups.forEach((g, i) => {
+    out[2 * i] = g >> 8;
+    out[2 * i + 1] = g & 0xff;
+  });
+  if (tail.length) out.set(tail, 12);
+  return out;
+}
+
+function view(m: MemberEntry): MemberView {
+  return { name: m.name, addr: ipToString(m.addr), port: m.port, state: m.state, incarnation: m.incarnation };
+}
+
+/**
+ * A memberlist v0.5.1-compatible member. `start()` binds; `join()` push/pulls with the given
+ * addresses; `leave()` gossips the graceful leave; `stop()` leaves (1 s, as MetalLB) and closes;
+ * `kill()` closes without leaving (tests: a crash). Implements the speaker's `Membership`.
+ */
+export class MemberlistMember implements Membership {
+  readonly name: string;
+  readonly config: MemberlistConfig;
+  private readonly wire: WireOptions;
+  private readonly opts: MemberlistOptions;
+  private udp: dgram.Socket | null = null;
+  private tcp: net.Server | null = null;
+  private state: SwimState | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private listeners: MembershipListener[] = [];
+  private lastAlive = '';
+  private pushPullsIn = 0;
+  private stopped = false;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+  readonly counters: MemberlistStats = { packetsIn: 0, packetsOut: 0, streamsIn: 0, streamsOut: 0, dropped: {} };
+
+  constructor(opts: MemberlistOptions) {
+    this.opts = opts;
+    this.name = opts.name;
+    this.config = opts.config ?? LAN_CONFIG;
+    const keys = opts.keys && opts.keys.length > 0 ? new Keyring(opts.keys) : null;
+    this.wire = {
+      keyring: keys, label: opts.label ?? '', enableCompression: this.config.enableCompression,
+      gossipVerifyIncoming: this.config.gossipVerifyIncoming, gossipVerifyOutgoing: this.config.gossipVerifyOutgoing,
+    };
+  }
+
+  private log(message: string): void {
+    this.opts.log?.(message);
+  }
+
+  private drop(reason: string): void {
+    this.counters.dropped[reason] = (this.counters.dropped[reason] ?? 0) + 1;
+  }
+
+  /** Binds UDP and TCP on bindAddr:bindPort (same port), then starts the timers. */
+  async start(): Promise<void> {
+    const tcp = net.createServer((c) => this.onStream(c));
+    await new Promise<void>((resolve, reject) => {
+      tcp.once('error', reject);
+      tcp.listen(this.opts.bindPort, this.opts.bindAddr, () => resolve());
+    });
+    tcp.on('error', (e) => this.log(`tcp listener: ${e.message}`));
+    this.tcp = tcp;
+    this.port = (tcp.address() as net.AddressInfo).port;
+    const udp = dgram.createSocket({ type: net.isIPv6(this.opts.bindAddr) ? 'udp6' : 'udp4' });
+    await new Promise<void>((resolve, reject) => {
+      udp.once('error', reject);
+      udp.bind(this.port, this.opts.bindAddr, () => resolve());
+    }).catch((e: Error) => {
+      tcp.close();
+      throw new Error(`memberlist: cannot bind udp ${this.opts.bindAddr}:${this.port}: ${e.message}`);
+    });
+    udp.on('error', (e) => this.log(`udp socket: ${e.message}`));
+    udp.on('message', (buf, rinfo) => this.onPacket(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), { host: rinfo.address, port: rinfo.port }));
+    this.udp = udp;
+    const overhead = this.wire.keyring && this.wire.gossipVerifyOutgoing ? ENCRYPT_OVERHEAD_BYTES : 0;
+    this.state = createSwimState(this.config, { name: this.name, addr: ipToBytes(this.opts.bindAddr), port: this.port }, Date.now(), this.opts.seed ?? (Math.random() * 2 ** 32) >>> 0, overhead, this.opts.incarnation ?? 1);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped || !this.state) return;
+    if (this.timer) clearTimeout(this.timer);
+    const delay = Math.max(1, Math.min(1000, nextWakeMs(this.state) - Date.now()));
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.apply({ type: 'tick' });
+    }, delay);
+    this.timer.unref();
+  }
+
+  private apply(event: SwimEvent): void {
+    if (!this.state || this.stopped) return;
+    const { state, effects } = step(this.state, event, Date.now());
+    this.state = state;
+    for (const e of effects) this.effect(e);
+    this.checkAlive();
+    this.schedule();
+  }
+
+  private effect(e: Effect): void {
+    switch (e.kind) {
+      case 'packet':
+        this.sendPacket(e.to, encodePacket(e.payload, this.wire, e.crc));
+        return;
+      case 'tcpPing':
+        void this.tcpPing(e.to, e.node, e.seqNo, Math.max(1, e.deadlineMs - Date.now())).then((ok) => this.apply({ type: 'tcpPingResult', seqNo: e.seqNo, ok }));
+        return;
+      case 'pushPull':
+        void this.pushPull(e.to, false).catch((err: Error) => this.log(`push/pull with ${e.to.host}:${e.to.port} failed: ${err.message}`));
+        return;
+      case 'notify':
+        this.log(`member ${e.member.name} ${e.event === 'join' ? 'joined' : e.event === 'leave' ? (e.member.state === 'left' ? 'left' : 'is dead') : `is ${e.member.state}`} (incarnation ${e.member.incarnation})`);
+        return;
+      case 'log':
+        this.log(e.message);
+        return;
+    }
+  }
+
+  private sendPacket(to: Address, buf: Uint8Array): void {
+    if (!this.udp) return;
+    this.counters.packetsOut++;
+    this.udp.send(buf, to.port, to.host, (err) => {
+      if (err) this.drop('sendError');
+    });
+  }
+
+  private onPacket(buf: Uint8Array, from: Address): void {
+    this.counters.packetsIn++;
+    let decoded;
+    try {
+      decoded = decodePacket(buf, this.wire);
+    } catch (e) {
+      if (e instanceof WireError) {
+        this.drop(e.reason);
+        return;
+      }
+      throw e;
+    }
+    for (const d of decoded.dropped) this.drop(d.reason);
+    for (const msg of decoded.messages) this.apply({ type: 'message', msg, from });
+  }
+
+  private checkAlive(): void {
+    const alive = this.alive();
+    const key = alive.join('\n');
+    if (key === this.lastAlive) return;
+    this.lastAlive = key;
+    for (const cb of this.listeners) cb({ alive });
+  }
+
+  // --- streams -------------------------------------------------------------------------------
+
+  /** Reads one stream message from a socket (after an optional label header), with a deadline. */
+  private readMessage(sock: net.Socket, timeoutMs: number): Promise<StreamMessage> {
+    return new Promise((resolve, reject) => {
+      let buf = new Uint8Array(0);
+      let labelChecked = false;
+      const done = (err: Error | null, msg?: StreamMessage): void => {
+        clearTimeout(t);
+        sock.off('data', onData);
+        sock.off('end', onEnd);
+        sock.off('error', onErr);
+        if (err) reject(err);
+        else resolve(msg!);
+      };
+      const t = setTimeout(() => done(new WireError('timeout', 'stream read timed out')), timeoutMs);
+      t.unref();
+      const onEnd = (): void => done(new WireError('truncated', 'stream closed before a whole message'));
+      const onErr = (e: Error): void => done(e);
+      const onData = (chunk: Buffer): void => {
+        if (buf.length + chunk.length > MAX_STREAM_BYTES + 1024) return done(new WireError('oversized', 'stream message too large'));
+        const next = new Uint8Array(buf.length + chunk.length);
+        next.set(buf);
+        next.set(chunk, buf.length);
+        buf = next;
+        if (!labelChecked) {
+          if (buf[0] === MessageType.hasLabel) {
+            if (buf.length < 2 || buf.length < 2 + buf[1]!) return;
+            const label = new TextDecoder().decode(buf.subarray(2, 2 + buf[1]!));
+            if (buf[1] === 0 || label !== this.wire.label) return done(new WireError('label', `unacceptable stream label "${label}"`));
+            buf = buf.slice(2 + buf[1]!);
+          } else if (this.wire.label !== '') return done(new WireError('label', 'stream without the label'));
+          labelChecked = true;
+        }
+        try {
+          const { msg } = decodeStreamMessage(buf, this.wire);
+          done(null, msg);
+        } catch (e) {
+          if (e instanceof IncompleteError) return;
+          done(e instanceof Error ? e : new Error(String(e)));
+        }
+      };
+      sock.on('data', onData);
+      sock.on('end', onEnd);
+      sock.on('error', onErr);
+    });
+  }
+
+  private writeMessage(sock: net.Socket, msg: Uint8Array, withLabel: boolean): void {
+    const body = encodeStreamMessage(msg, this.wire);
+    const head = withLabel ? labelHeader(this.wire.label) : new Uint8Array(0);
+    sock.write(head.length ? Buffer.concat([head, body]) : body);
+  }
+
+  private localPushPull(join: boolean): Uint8Array {
+    return encodePushPull({ join, nodes: localPushState(this.state!), userState: new Uint8Array(0) });
+  }
+
+  private onStream(sock: net.Socket): void {
+    this.counters.streamsIn++;
+    this.sockets.add(sock);
+    sock.on('close', () => this.sockets.delete(sock));
+    sock.on('error', () => {});
+    sock.setTimeout(this.config.tcpTimeoutMs, () => sock.destroy());
+    void this.readMessage(sock, this.config.tcpTimeoutMs).then(
+      (msg) => {
+        if (!this.state) return sock.destroy();
+        if (msg.type === 'pushPull') {
+          if (this.pushPullsIn >= 128) {
+            this.drop('pushPullLimit');
+            return sock.destroy();
+          }
+          this.pushPullsIn++;
+          try {
+            this.writeMessage(sock, this.localPushPull(msg.join), false);
+            const err = verifyProtocol(this.state, msg.nodes);
+            if (err) this.log(`push/pull from ${sock.remoteAddress}: ${err}`);
+            else this.apply({ type: 'merge', nodes: msg.nodes });
+          } finally {
+            this.pushPullsIn--;
+            sock.end();
+          }
+        } else if (msg.type === 'ping') {
+          if (msg.node !== '' && msg.node !== this.name) {
+            this.log(`got stream ping for unexpected node ${msg.node}`);
+            return sock.end();
+          }
+          this.writeMessage(sock, encodeMessage({ type: 'ack', seqNo: msg.seqNo, payload: null }), false);
+          sock.end();
+        } else {
+          this.drop('unexpectedStream');
+          sock.end();
+        }
+      },
+      (e: Error) => {
+        this.drop(e instanceof WireError ? e.reason : 'streamError');
+        if (e instanceof WireError && e.reason !== 'timeout' && e.reason !== 'truncated' && !sock.destroyed) {
+          try {
+            this.writeMessage(sock, encodeMessage({ type: 'err', error: e.message }), false);
+          } catch {
+            // the peer is gone
+          }
+        }
+        sock.end();
+      },
+    );
+  }
+
+  private dial(to: Address, timeoutMs: number): Promise<net.Socket> {
+    return new Promise((resolve, reject) => {
+      const sock = net.connect({ host: to.host, port: to.port, localAddress: this.opts.bindAddr });
+      const t = setTimeout(() => {
+        sock.destroy();
+        reject(new Error('dial timeout'));
+      }, timeoutMs);
+      t.unref();
+      sock.once('connect', () => {
+        clearTimeout(t);
+        this.counters.streamsOut++;
+        this.sockets.add(sock);
+        sock.on('close', () => this.sockets.delete(sock));
+        resolve(sock);
+      });
+      sock.once('error', (e) => {
+        clearTimeout(t);
+        reject(e);
+      });
+    });
+  }
+
+  /** Push/pull with one address: send our table, read theirs, merge it. Rejects on any failure. */
+  async pushPull(to: Address, join: boolean): Promise<void> {
+    if (!this.state) throw new Error('not started');
+    const sock = await this.dial(to, this.config.tcpTimeoutMs);
+    try {
+      this.writeMessage(sock, this.localPushPull(join), true);
+      const reply = await this.readMessage(sock, this.config.tcpTimeoutMs);
+      if (reply.type === 'err') throw new Error(`remote error: ${reply.error}`);
+      if (reply.type !== 'pushPull') throw new Error(`unexpected reply type ${reply.type}`);
+      const err = verifyProtocol(this.state!, reply.nodes);
+      if (err) throw new Error(err);
+      this.apply({ type: 'merge', nodes: reply.nodes });
+    } finally {
+      sock.destroy();
+    }
+  }
+
+  private async tcpPing(to: Address, node: string, seqNo: number, timeoutMs: number): Promise<boolean> {
+    try {
+      const sock = await this.dial(to, timeoutMs);
+      try {
+        this.writeMessage(sock, encodeMessage({ type: 'ping', seqNo, node, sourceAddr: ipToBytes(this.opts.bindAddr), sourcePort: this.port, sourceNode: this.name }), true);
+        const reply = await this.readMessage(sock, timeoutMs);
+        return reply.type === 'ack' && reply.seqNo === seqNo;
+      } finally {
+        sock.destroy();
+      }
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Joins through the given addresses (push/pull with Join set, each in turn); resolves with the
+   * number that answered. Like memberlist's Join, it fails only when none did.
+   */
+  async join(addrs: readonly Address[]): Promise<number> {
+    let ok = 0;
+    const errors: string[] = [];
+    for (const a of addrs) {
+      try {
+        await this.pushPull(a, true);
+        ok++;
+      } catch (e) {
+        errors.push(`${a.host}:${a.port}: ${(e as Error).message}`);
+      }
+    }
+    if (ok === 0 && addrs.length > 0) throw new Error(`memberlist join failed: ${errors.join('; ')}`);
+    return ok;
+  }
+
+  /** Gossips a graceful leave (dead about itself, From = itself) and waits until sent or `timeoutMs`. */
+  async leave(timeoutMs = 1000): Promise<void> {
+    if (!this.state || this.stopped) return;
+    this.apply({ type: 'leave' });
+    const until = Date.now() + timeoutMs;
+    const others = liveMembers(this.state).some((m) => m.name !== this.name);
+    while (others && leavePending(this.state!) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /** Leaves (1 s, as MetalLB's speaker) and closes the sockets. Idempotent, never rejects. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    await this.leave(1000).catch(() => {});
+    this.kill();
+  }
+
+  /** Closes everything without leaving (a crash, for tests). */
+  kill(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.udp?.close();
+    this.tcp?.close();
+    for (const s of this.sockets) s.destroy();
+  }
+
+  /** Names of the members `Members()` would return (alive and suspect), sorted. */
+  alive(): string[] {
+    return this.state ? liveMembers(this.state).map((m) => m.name) : [];
+  }
+
+  onChange(cb: MembershipListener): void {
+    this.listeners.push(cb);
+  }
+
+  /** Every member known, dead and left included, by name. */
+  members(): MemberView[] {
+    return this.state ? [...this.state.members.values()].map(view).sort((a, b) => (a.name < b.name ? -1 : 1)) : [];
+  }
+
+  /** A copy of the counters. */
+  stats(): MemberlistStats {
+    return { ...this.counters, dropped: { ...this.counters.dropped } };
+  }
+}

@@ -1,0 +1,120 @@
+// The SWIM state machine (src/core/membership/swim.ts) as a pure function: events in, effects out.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LAN_CONFIG } from '../../src/core/membership/config.ts';
+import { METALLB_VSN, decodeMessage, decodeCompound, type Message } from '../../src/core/membership/messages.ts';
+import {
+  createSwimState, liveMembers, localPushState, pushPullScaleMs, retransmitLimit, step, suspicionRemainingMs, suspicionTimeoutMs, type Effect, type SwimState,
+} from '../../src/core/membership/swim.ts';
+
+const vsn = Uint8Array.from(METALLB_VSN);
+const ip = (n: number): Uint8Array => Uint8Array.from([127, 0, 0, n]);
+const alive = (node: string, n: number, incarnation = 1): Message => ({ type: 'alive', incarnation, node, addr: ip(n), port: 7946, meta: null, vsn });
+const from = { host: '127.0.0.9', port: 7946 };
+
+function run(s: SwimState, events: { at: number; e: Parameters<typeof step>[1] }[]): { s: SwimState; fx: Effect[] } {
+  const fx: Effect[] = [];
+  for (const { at, e } of events) {
+    const r = step(s, e, at);
+    s = r.state;
+    fx.push(...r.effects);
+  }
+  return { s, fx };
+}
+
+function sentMessages(fx: Effect[]): Message[] {
+  const out: Message[] = [];
+  for (const e of fx) {
+    if (e.kind !== 'packet') continue;
+    const parts = e.payload[0] === 7 ? decodeCompound(e.payload.subarray(1)).parts : [e.payload];
+    for (const p of parts) out.push(decodeMessage(p));
+  }
+  return out;
+}
+
+const base = (): SwimState => createSwimState(LAN_CONFIG, { name: 'me', addr: ip(1), port: 7946 }, 0, 7);
+
+test('timeouts scale with cluster size as memberlist computes them', () => {
+  const cases: [number, number][] = [[1, 4000], [3, 4000], [10, 4000], [20, 5204], [100, 8000]];
+  for (const [n, min] of cases) assert.equal(suspicionTimeoutMs(4, n, 1000), min, `n=${n}`);
+  assert.equal(suspicionRemainingMs(0, 2, 4000, 24000), 24000);
+  assert.equal(suspicionRemainingMs(1, 2, 4000, 24000), 11381);
+  assert.equal(suspicionRemainingMs(2, 2, 4000, 24000), 4000);
+  assert.deepEqual([9, 10, 99, 100].map((n) => retransmitLimit(4, n)), [4, 8, 8, 12]);
+  assert.deepEqual([32, 33, 64, 65].map((n) => pushPullScaleMs(30000, n)), [30000, 60000, 60000, 90000]);
+});
+
+test('alive: unknown members join, older incarnations are ignored, conflicting addresses refused', () => {
+  let { s, fx } = run(base(), [{ at: 1, e: { type: 'message', msg: alive('b', 2), from } }]);
+  assert.deepEqual(liveMembers(s).map((m) => m.name), ['b', 'me']);
+  assert.ok(fx.some((e) => e.kind === 'notify' && e.event === 'join' && e.member.name === 'b'));
+  ({ s } = run(s, [{ at: 2, e: { type: 'message', msg: alive('b', 2, 5), from } }, { at: 3, e: { type: 'message', msg: alive('b', 2, 3), from } }]));
+  assert.equal(s.members.get('b')!.incarnation, 5);
+  ({ s, fx } = run(s, [{ at: 4, e: { type: 'message', msg: alive('b', 3, 9), from } }]));
+  assert.equal(s.members.get('b')!.incarnation, 5, 'another address for a live name is a conflict');
+});
+
+test('refutation: suspect or dead about oneself raises the incarnation above the accusation', () => {
+  const { s, fx } = run(base(), [{ at: 1, e: { type: 'message', msg: { type: 'suspect', incarnation: 4, node: 'me', from: 'x' }, from } }]);
+  assert.equal(s.members.get('me')!.incarnation, 5);
+  assert.equal(s.members.get('me')!.state, 'alive');
+  assert.equal(s.awareness, 1);
+  const r = run(s, [{ at: 2, e: { type: 'message', msg: { type: 'dead', incarnation: 5, node: 'me', from: 'x' }, from } }, { at: 3, e: { type: 'tick' } }]);
+  assert.equal(r.s.members.get('me')!.incarnation, 6);
+  void fx;
+});
+
+test('failed probe: indirect pings and a TCP ping, then suspect; suspicion expires into dead', () => {
+  let s = base();
+  ({ s } = run(s, ['b', 'c', 'd'].map((n, i) => ({ at: 1, e: { type: 'message' as const, msg: alive(n, i + 2), from } }))));
+  // probe until 'b' is the target; nobody answers
+  let fx: Effect[] = [];
+  let t = 1;
+  let target = '';
+  while (!target && t < 20000) {
+    const r = step(s, { type: 'tick' }, t);
+    s = r.state;
+    const ping = sentMessages(r.effects).find((m) => m.type === 'ping');
+    if (ping && ping.type === 'ping') target = ping.node;
+    t += 10;
+  }
+  assert.ok(target);
+  for (; t < 30000; t += 10) {
+    const r = step(s, { type: 'tick' }, t);
+    s = r.state;
+    fx.push(...r.effects);
+    if (s.members.get(target)!.state === 'dead') break;
+  }
+  for (const end = t + 1000; t < end; t += 10) fx.push(...((r) => ((s = r.state), r.effects))(step(s, { type: 'tick' }, t)));
+  const msgs = sentMessages(fx);
+  assert.ok(msgs.some((m) => m.type === 'indirectPing' && m.node === target && m.nack), 'indirect ping with nack');
+  assert.ok(fx.some((e) => e.kind === 'tcpPing' && e.node === target), 'tcp fallback ping');
+  assert.ok(fx.some((e) => e.kind === 'notify' && e.event === 'update' && e.member.name === target && e.member.state === 'suspect'));
+  assert.equal(s.members.get(target)!.state, 'dead');
+  assert.ok(msgs.some((m) => m.type === 'dead' && m.node === target && m.from === 'me'), 'dead gossiped');
+});
+
+test('ack answers: to SourceAddr/SourcePort, only for our name; indirect pings relay acks and nacks', () => {
+  let { s, fx } = run(base(), [{ at: 1, e: { type: 'message', msg: { type: 'ping', seqNo: 9, node: 'me', sourceAddr: ip(5), sourcePort: 8000, sourceNode: 'e' }, from } }]);
+  const ack = fx.find((e) => e.kind === 'packet');
+  assert.deepEqual(ack && ack.kind === 'packet' && ack.to, { host: '127.0.0.5', port: 8000 });
+  ({ fx } = run(s, [{ at: 2, e: { type: 'message', msg: { type: 'ping', seqNo: 9, node: 'other' }, from } }]));
+  assert.equal(fx.filter((e) => e.kind === 'packet').length, 0);
+  ({ s, fx } = run(s, [{ at: 3, e: { type: 'message', msg: { type: 'indirectPing', seqNo: 44, target: ip(6), port: 7946, node: 'f', nack: true, sourceAddr: ip(5), sourcePort: 8000, sourceNode: 'e' }, from } }]));
+  const relayPing = sentMessages(fx).find((m) => m.type === 'ping');
+  assert.ok(relayPing && relayPing.type === 'ping' && relayPing.node === 'f');
+  ({ fx } = run(s, [{ at: 600, e: { type: 'tick' } }]));
+  assert.ok(sentMessages(fx).some((m) => m.type === 'nack' && m.seqNo === 44), 'nack after the probe timeout');
+});
+
+test('push/pull merge: remote dead starts only a suspicion, left becomes left; local state lists everyone', () => {
+  const nodes = [
+    { name: 'b', addr: ip(2), port: 7946, meta: null, incarnation: 1, state: 0, vsn },
+    { name: 'c', addr: ip(3), port: 7946, meta: null, incarnation: 1, state: 0, vsn },
+  ];
+  let { s } = run(base(), [{ at: 1, e: { type: 'merge', nodes } }]);
+  ({ s } = run(s, [{ at: 2, e: { type: 'merge', nodes: [{ ...nodes[0]!, state: 2 }, { ...nodes[1]!, state: 3 }] } }]));
+  assert.equal(s.members.get('b')!.state, 'suspect');
+  assert.equal(s.members.get('c')!.state, 'left');
+  assert.deepEqual(localPushState(s).map((n) => [n.name, n.state]).sort(), [['b', 1], ['c', 3], ['me', 0]]);
+});
