@@ -16,6 +16,7 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import jsyaml from 'js-yaml';
 import { LineCounter, parseAllDocuments, isMap, isSeq, stringify, type Document, type Node as YamlNode } from 'yaml';
 import { clusterStateFromObjects, originOf, setOrigin, KIND_TO_LIST, type ClusterState, type KubeObject } from '../core/kube.ts';
 import { InputError, UserError } from '../core/errors.ts';
@@ -134,8 +135,8 @@ function describe(o: KubeObject): string {
  *   not an object, or one without `kind`.
  */
 export function parseSnapshotText(text: string, file: string): KubeObject[] {
-  const json = parseJSONSnapshot(text, file);
-  if (json) return json;
+  const fast = parseJSONSnapshot(text, file) ?? parseYAMLFast(text, file);
+  if (fast) return fast;
   const lineCounter = new LineCounter();
   let docs: readonly Document.Parsed[]; // an empty stream is an empty array
   try {
@@ -157,23 +158,71 @@ export function parseSnapshotText(text: string, file: string): KubeObject[] {
     } catch (err) {
       throw yamlThrown(err, file, docLine);
     }
-    if (value === null || value === undefined) continue; // `---` followed by nothing, or `null`
-    const obj = asObject(value, file, docLine, 'document');
-    if (isListKind(obj)) {
-      const items = obj['items'];
-      if (items === null || items === undefined) continue;
-      if (!Array.isArray(items)) throw new InputError(file, `${obj.kind}: "items" is not a list`, docLine);
-      const itemsNode = isMap(doc.contents) ? doc.contents.get('items', true) : undefined;
-      const itemNodes = isSeq(itemsNode) ? itemsNode.items : [];
-      const itemKind = obj.kind !== 'List' ? obj.kind!.slice(0, -'List'.length) : undefined;
-      items.forEach((item: unknown, i: number) => {
-        const line = lineOf(itemNodes[i] as YamlNode | undefined, docLine);
-        fillItemKind(item, itemKind, obj);
-        out.push(record(asObject(item, file, line, `${obj.kind} item ${i}`), file, line));
-      });
-      continue;
+    const itemsNode = isMap(doc.contents) ? doc.contents.get('items', true) : undefined;
+    const itemNodes = isSeq(itemsNode) ? itemsNode.items : [];
+    out.push(...objectsOf(value, docLine, file, (_item, i) => lineOf(itemNodes[i] as YamlNode | undefined, docLine)));
+  }
+  return out;
+}
+
+/**
+ * The objects of one parsed document (`value`, starting at `docLine`): the document itself, or the
+ * items of a List (`itemLine` gives each item's line), each checked and recorded with its origin.
+ * `null` documents and Lists without items give none.
+ */
+function objectsOf(value: unknown, docLine: number, file: string, itemLine: (item: unknown, i: number) => number): KubeObject[] {
+  if (value === null || value === undefined) return []; // `---` followed by nothing, or `null`
+  const obj = asObject(value, file, docLine, 'document');
+  if (!isListKind(obj)) return [record(obj, file, docLine)];
+  const items = obj['items'];
+  if (items === null || items === undefined) return [];
+  if (!Array.isArray(items)) throw new InputError(file, `${obj.kind}: "items" is not a list`, docLine);
+  const itemKind = obj.kind !== 'List' ? obj.kind!.slice(0, -'List'.length) : undefined;
+  return items.map((item: unknown, i: number) => {
+    const line = itemLine(item, i);
+    fillItemKind(item, itemKind, obj);
+    return record(asObject(item, file, line, `${obj.kind} item ${i}`), file, line);
+  });
+}
+
+/**
+ * Fast path for large YAML dumps: js-yaml (YAML 1.2 core schema, the `yaml` package's default)
+ * parses `kubectl get -o yaml` output about six times faster than the `yaml` package, whose
+ * document model the error path keeps for its precise messages. Used only for text without
+ * anchors (so no alias can blow up later traversals); on any error it returns undefined and the
+ * `yaml` path reports the problem with its line. Origins: the line where each document and each
+ * List item starts, from js-yaml's node events.
+ */
+function parseYAMLFast(text: string, file: string): KubeObject[] | undefined {
+  if (/(^|[\s[{,])&\S/.test(text)) return undefined;
+  const lines = new WeakMap<object, number>();
+  const open: number[] = [];
+  const docs: unknown[] = [];
+  try {
+    jsyaml.loadAll(text, (doc) => docs.push(doc), {
+      schema: jsyaml.CORE_SCHEMA,
+      filename: file,
+      listener(event, state) {
+        if (event === 'open') open.push(state.line);
+        else {
+          const line = open.pop()!;
+          if (state.result !== null && typeof state.result === 'object') lines.set(state.result, line + 1);
+        }
+      },
+    });
+  } catch {
+    return undefined;
+  }
+  const out: KubeObject[] = [];
+  try {
+    for (const doc of docs) {
+      const docLine = doc !== null && typeof doc === 'object' ? lines.get(doc) ?? 1 : 1;
+      out.push(...objectsOf(doc, docLine, file, (item) => (item !== null && typeof item === 'object' ? lines.get(item) ?? docLine : docLine)));
     }
-    out.push(record(obj, file, docLine));
+  } catch (err) {
+    // Lines are only known for objects here: let the `yaml` path report the problem exactly.
+    if (err instanceof InputError) return undefined;
+    throw err;
   }
   return out;
 }
@@ -195,17 +244,7 @@ function parseJSONSnapshot(text: string, file: string): KubeObject[] | undefined
   }
   const lines = jsonItemLines(text);
   if (lines.tooDeep !== undefined) throw new InputError(file, `document nested too deeply (more than ${MAX_DEPTH} levels)`, lines.tooDeep);
-  const obj = asObject(value, file, lines.top, 'document');
-  if (!isListKind(obj)) return [record(obj, file, lines.top)];
-  const items = obj['items'];
-  if (items === null || items === undefined) return [];
-  if (!Array.isArray(items)) throw new InputError(file, `${obj.kind}: "items" is not a list`, lines.top);
-  const itemKind = obj.kind !== 'List' ? obj.kind!.slice(0, -'List'.length) : undefined;
-  return items.map((item: unknown, i: number) => {
-    const line = lines.items[i] ?? lines.top;
-    fillItemKind(item, itemKind, obj);
-    return record(asObject(item, file, line, `${obj.kind} item ${i}`), file, line);
-  });
+  return objectsOf(value, lines.top, file, (_item, i) => lines.items[i] ?? lines.top);
 }
 
 /**
