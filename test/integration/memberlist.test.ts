@@ -1,0 +1,305 @@
+// memberlist interop: metallb-ts members (src/speaker/membership-memberlist.ts) next to real
+// HashiCorp memberlist v0.5.1 members (test/memberlist/peer, configured as MetalLB configures
+// it), on 127.0.0.0/8 addresses, with default LAN timing. What a user would observe: every
+// member's member list, incarnations, the L2 winner each member would elect.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import dgram from 'node:dgram';
+import net from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { REPO_ROOT } from './setup/cluster.ts';
+import { MemberlistMember } from '../../src/speaker/membership-memberlist.ts';
+import { metallbSecretKey } from '../../src/core/membership/crypto.ts';
+import { METALLB_VSN, encodeCompound, encodeMessage, encodePacket, encodePushPull, encodeStreamMessage } from '../../src/core/membership/messages.ts';
+import { lzwEncode } from '../../src/core/membership/lzw.ts';
+import { electL2 } from '../../src/core/election/index.ts';
+import { parsePool } from '../../src/core/config/pool.ts';
+import type { Config, L2Adv, Pool } from '../../src/core/config/types.ts';
+import { clusterStateFromObjects, type KubeObject, type Service } from '../../src/core/kube.ts';
+
+const PEER = join(REPO_ROOT, '.cache/memberlist-peer/memberlist-peer');
+const PORT = 27946;
+
+interface View { name: string; addr: string; port: number; state: string; incarnation: number }
+interface Member { name: string; kind: 'go' | 'ts'; view(): Promise<View[]>; alive(): Promise<string[]>; kill(): Promise<void> }
+
+const running: Member[] = [];
+after(async () => {
+  for (const m of running) await m.kill().catch(() => {});
+});
+
+async function startGo(name: string, ip: string, opts: { secret?: string; join?: string } = {}): Promise<Member & { proc: ChildProcess }> {
+  const args = ['-name', name, '-bind', ip, '-port', String(PORT), '-http', '127.0.0.1:0'];
+  if (opts.secret) args.push('-secret', opts.secret);
+  if (opts.join) args.push('-join', `${opts.join}:${PORT}`);
+  const proc = spawn(PEER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.unref();
+  const stderr: string[] = [];
+  proc.stderr!.on('data', (d: Buffer) => stderr.push(d.toString()));
+  const http = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: proc.stdout! });
+    rl.on('line', (l) => {
+      const m = /^http (\S+)/.exec(l);
+      if (m) resolve(m[1]!);
+    });
+    proc.once('exit', (c) => reject(new Error(`go peer ${name} exited ${c}: ${stderr.join('')}`)));
+  });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  const m = {
+    name, kind: 'go' as const, proc,
+    view: async () => (await (await fetch(`http://${http}/all`)).json()) as View[],
+    alive: async () => ((await (await fetch(`http://${http}/members`)).json()) as View[]).map((v) => v.name).sort(),
+    kill: async () => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+  running.push(m);
+  return m;
+}
+
+async function startTs(name: string, ip: string, opts: { secret?: string; join?: string; incarnation?: number } = {}): Promise<Member & { member: MemberlistMember }> {
+  const member = new MemberlistMember({ name, bindAddr: ip, bindPort: PORT, keys: opts.secret ? [metallbSecretKey(Buffer.from(opts.secret))] : null });
+  await member.start();
+  if (opts.join) await member.join([{ host: opts.join, port: PORT }]);
+  const m = {
+    name, kind: 'ts' as const, member,
+    view: async () => member.members() as View[],
+    alive: async () => member.alive(),
+    kill: async () => member.kill(),
+  };
+  running.push(m);
+  return m;
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T | false | null | undefined>, timeoutMs: number): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function converged(members: Member[], expect: string[]): Promise<boolean> {
+  for (const m of members) if ((await m.alive()).join(',') !== [...expect].sort().join(',')) return false;
+  return true;
+}
+
+/** Waits until every member's alive list is `expect`; the error shows each member's full view. */
+async function waitConverged(members: Member[], expect: string[], timeoutMs: number): Promise<void> {
+  try {
+    await waitFor(`${expect.join(', ')} to agree`, () => converged(members, expect), timeoutMs);
+  } catch (e) {
+    const views = await Promise.all(members.map(async (m) => `${m.name}: ${(await m.view().catch(() => [])).map((v) => `${v.name}/${v.state}/${v.incarnation}`).join(' ')}`));
+    throw new Error(`${(e as Error).message}\n${views.join('\n')}`);
+  }
+}
+
+async function stateOf(m: Member, name: string): Promise<View | undefined> {
+  return (await m.view()).find((v) => v.name === name);
+}
+
+async function stopAll(ms: Member[]): Promise<void> {
+  for (const m of ms) await m.kill();
+}
+
+test('metallb-ts joins a Go cluster, a Go member joins a metallb-ts cluster; views converge', async () => {
+  const a = await startGo('go-a', '127.0.1.1');
+  const b = await startGo('go-b', '127.0.1.2', { join: '127.0.1.1' });
+  const c = await startTs('ts-c', '127.0.1.3', { join: '127.0.1.1' });
+  await waitConverged([a, b, c], ['go-a', 'go-b', 'ts-c'], 10_000);
+  const d = await startTs('ts-d', '127.0.1.4');
+  const e = await startTs('ts-e', '127.0.1.5', { join: '127.0.1.4' });
+  const f = await startGo('go-f', '127.0.1.6', { join: '127.0.1.5' });
+  await waitConverged([d, e, f], ['go-f', 'ts-d', 'ts-e'], 10_000);
+  // address and port as each side sees the other
+  assert.deepEqual(await stateOf(a, 'ts-c'), { name: 'ts-c', addr: '127.0.1.3', port: PORT, state: 'alive', incarnation: 1 });
+  assert.deepEqual(await stateOf(c, 'go-b'), { name: 'go-b', addr: '127.0.1.2', port: PORT, state: 'alive', incarnation: 1 });
+  // graceful leave of the metallb-ts member: the Go members see it left, not dead
+  await c.member.stop();
+  await waitFor('ts-c left on go-a and go-b', async () => (await stateOf(a, 'ts-c'))?.state === 'left' && (await stateOf(b, 'ts-c'))?.state === 'left', 5_000);
+  await stopAll([a, b, d, e, f]);
+});
+
+test('encrypted: the same secret forms a cluster (MetalLB key derivation), another secret is kept out', async () => {
+  const secret = 'Zm9vYmFyYmF6cXV4cXV1eA';
+  const a = await startGo('go-a', '127.0.2.1', { secret });
+  const b = await startTs('ts-b', '127.0.2.2', { secret, join: '127.0.2.1' });
+  const c = await startGo('go-c', '127.0.2.3', { secret, join: '127.0.2.2' });
+  await waitConverged([a, b, c], ['go-a', 'go-c', 'ts-b'], 10_000);
+  const intruder = new MemberlistMember({ name: 'ts-x', bindAddr: '127.0.2.4', bindPort: PORT, keys: [metallbSecretKey(Buffer.from('another-secret'))] });
+  await intruder.start();
+  await assert.rejects(intruder.join([{ host: '127.0.2.1', port: PORT }]), /join failed/);
+  await assert.rejects(intruder.join([{ host: '127.0.2.2', port: PORT }]), /join failed/);
+  const plain = new MemberlistMember({ name: 'ts-y', bindAddr: '127.0.2.5', bindPort: PORT });
+  await plain.start();
+  await assert.rejects(plain.join([{ host: '127.0.2.2', port: PORT }]), /join failed/);
+  const goIntruder = await startGo('go-z', '127.0.2.6', { secret: 'yet-another', join: '127.0.2.2' });
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.ok(await converged([a, b, c], ['go-a', 'go-c', 'ts-b']), 'nobody with another key or no key got in');
+  assert.deepEqual(intruder.alive(), ['ts-x']);
+  assert.ok((b.member.stats().dropped.decrypt ?? 0) > 0, `ts-b counted the undecryptable traffic: ${JSON.stringify(b.member.stats().dropped)}`);
+  intruder.kill();
+  plain.kill();
+  await stopAll([a, b, c, goIntruder]);
+});
+
+/** Kills `victim` and waits until every other member holds it dead, having seen it suspect first. Returns ms. */
+async function killAndWaitDead(victim: Member, others: Member[]): Promise<number> {
+  const killedAt = Date.now();
+  await victim.kill();
+  const sawSuspect = new Set<string>();
+  await waitFor(`${victim.name} dead on every member`, async () => {
+    let all = true;
+    for (const o of others) {
+      const st = (await stateOf(o, victim.name))?.state;
+      if (st === 'suspect') sawSuspect.add(o.name);
+      if (st !== 'dead') all = false;
+    }
+    return all;
+  }, 40_000);
+  assert.ok(sawSuspect.size > 0, `${victim.name} went through suspect`);
+  return Date.now() - killedAt;
+}
+
+async function rejoinedWithHigherIncarnation(name: string, members: Member[]): Promise<void> {
+  await waitFor(`${name} alive again with a higher incarnation on every member`, async () => {
+    for (const o of members) {
+      const v = await stateOf(o, name);
+      if (v?.state !== 'alive' || v.incarnation < 2) return false;
+    }
+    return true;
+  }, 15_000);
+}
+
+test('a killed member (Go, then metallb-ts) is suspect then dead everywhere; restarted, it rejoins with a higher incarnation', async () => {
+  const g1 = await startGo('go-1', '127.0.3.1');
+  const g2 = await startGo('go-2', '127.0.3.2', { join: '127.0.3.1' });
+  const t1 = await startTs('ts-1', '127.0.3.3', { join: '127.0.3.1' });
+  const t2 = await startTs('ts-2', '127.0.3.4', { join: '127.0.3.2' });
+  await waitConverged([g1, g2, t1, t2], ['go-1', 'go-2', 'ts-1', 'ts-2'], 10_000);
+
+  const goTook = await killAndWaitDead(g2, [g1, t1, t2]);
+  const g2b = await startGo('go-2', '127.0.3.2', { join: '127.0.3.1' });
+  await rejoinedWithHigherIncarnation('go-2', [g1, g2b, t1, t2]);
+
+  const tsTook = await killAndWaitDead(t2, [g1, g2b, t1]);
+  const t2b = await startTs('ts-2', '127.0.3.4', { join: '127.0.3.1' });
+  await rejoinedWithHigherIncarnation('ts-2', [g1, g2b, t1, t2b]);
+  console.log(`kill→dead on all members: go-2 ${goTook} ms, ts-2 ${tsTook} ms`);
+  await stopAll([g1, g2b, t1, t2b]);
+});
+
+function l2(name: string, nodes: string[]): L2Adv {
+  return { name, nodes: new Set(nodes), interfaces: [], allInterfaces: true, serviceSelectors: [], source: { kind: 'L2Advertisement', metadata: { name } } } as L2Adv;
+}
+
+test('3 Go + 2 metallb-ts members elect the same L2 winner for 100 IPs on every member', async () => {
+  const names = ['go-1', 'go-2', 'go-3', 'ts-1', 'ts-2'];
+  const ms: Member[] = [
+    await startGo('go-1', '127.0.4.1'),
+    await startGo('go-2', '127.0.4.2', { join: '127.0.4.1' }),
+    await startTs('ts-1', '127.0.4.4', { join: '127.0.4.2' }),
+    await startGo('go-3', '127.0.4.3', { join: '127.0.4.4' }),
+    await startTs('ts-2', '127.0.4.5', { join: '127.0.4.3' }),
+  ];
+  await waitConverged(ms, names, 15_000);
+  const nodes: KubeObject[] = names.map((n) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: n, labels: { 'kubernetes.io/hostname': n } }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }));
+  const services: Service[] = Array.from({ length: 100 }, (_, i) => ({
+    apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${i}`, namespace: 'default' }, spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster' },
+    status: { loadBalancer: { ingress: [{ ip: `10.20.${Math.floor(i / 50)}.${(i % 50) + 1}` }] } },
+  }));
+  const pool: Pool = { ...parsePool({ apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'p', namespace: 'metallb-system' }, spec: { addresses: ['10.20.0.0/16'] } }, []), l2Advertisements: [l2('ad', names)] };
+  const config: Config = { pools: new Map([['p', pool]]), peers: new Map(), bfdProfiles: new Map(), poolsByNamespace: new Map(), poolsByServiceSelector: [] } as unknown as Config;
+  const slices: KubeObject[] = services.map((svc) => ({
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${svc.metadata!.name}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': svc.metadata!.name! } },
+    endpoints: [{ addresses: ['10.1.0.1'], nodeName: 'go-1', conditions: { ready: true } }],
+  }));
+  const state = clusterStateFromObjects([...nodes, ...services, ...slices]);
+  const winners = async (m: Member): Promise<string[]> => {
+    const speakers = await m.alive();
+    return services.map((svc) => electL2({ config, state, service: svc, speakers, ignoreExcludeLB: false }).winner ?? '<none>');
+  };
+  const reference = await winners(ms[0]!);
+  assert.equal(new Set(reference).size, 5, `the 100 IPs spread over all five members: ${[...new Set(reference)]}`);
+  assert.ok(!reference.includes('<none>'));
+  for (const m of ms) assert.deepEqual(await winners(m), reference, `${m.name} elects the same winners`);
+  // go-3 crashes: once every member holds it dead, they agree again, without go-3
+  const rest = ms.filter((m) => m.name !== 'go-3');
+  await killAndWaitDead(ms.find((m) => m.name === 'go-3')!, rest);
+  const after = await winners(rest[0]!);
+  assert.ok(!after.includes('go-3'));
+  assert.deepEqual(after.map((w, i) => (reference[i] === 'go-3' ? 'moved' : w)), reference.map((w) => (w === 'go-3' ? 'moved' : w)), 'only go-3\'s IPs move');
+  for (const m of rest) assert.deepEqual(await winners(m), after, `${m.name} elects the same winners after the crash`);
+  await stopAll(rest);
+});
+
+test('fuzz: random and mutated packets and streams against live members crash nothing', async () => {
+  const g = await startGo('go-f', '127.0.5.1');
+  const t = await startTs('ts-f', '127.0.5.2', { join: '127.0.5.1' });
+  await waitConverged([g, t], ['go-f', 'ts-f'], 10_000);
+  const udp = dgram.createSocket('udp4');
+  await new Promise<void>((r) => udp.bind(0, '127.0.5.9', () => r()));
+  let seed = 7;
+  const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+  const wire = { keyring: null, label: '', enableCompression: true, gossipVerifyIncoming: true, gossipVerifyOutgoing: true };
+  const vsn = Uint8Array.from(METALLB_VSN);
+  const seeds = [
+    encodeMessage({ type: 'ping', seqNo: 1, node: 'ts-f' }),
+    encodeMessage({ type: 'alive', incarnation: 1, node: 'fuzz', addr: Uint8Array.from([127, 0, 5, 9]), port: 1, meta: null, vsn }),
+    encodeMessage({ type: 'suspect', incarnation: 1, node: 'go-f', from: 'fuzz' }),
+    encodeMessage({ type: 'indirectPing', seqNo: 3, target: Uint8Array.from([127, 0, 5, 1]), port: PORT, node: 'go-f', nack: true }),
+    encodePacket(encodeCompound(Array(6).fill(encodeMessage({ type: 'nack', seqNo: 5 }))), wire, true),
+    Uint8Array.from([9, ...encodeMessage({ type: 'nack', seqNo: 1 }).subarray(1)]),
+    Uint8Array.from([9, 0x82, 0xa4, ...Buffer.from('Algo'), 0, 0xa3, ...Buffer.from('Buf'), 0xda, 0x10, 0x00, ...lzwEncode(new Uint8Array(4096))]),
+  ];
+  const targets = [{ host: '127.0.5.2', port: PORT }, { host: '127.0.5.1', port: PORT }];
+  for (let i = 0; i < 3000; i++) {
+    const base = seeds[rnd(seeds.length)]!;
+    const b = i % 5 === 0 ? Uint8Array.from({ length: rnd(300) }, () => rnd(256)) : base.slice(0, Math.max(1, rnd(base.length + 1)));
+    for (let k = rnd(4); k > 0; k--) b[rnd(b.length)] = rnd(256);
+    for (const to of targets) udp.send(b, to.port, to.host);
+    if (i % 100 === 0) await new Promise((r) => setTimeout(r, 5));
+  }
+  // streams: random bytes, truncated push/pull, a huge announced length
+  const streams = [
+    Buffer.from(encodeStreamMessage(encodePushPull({ join: true, nodes: [], userState: new Uint8Array(0) }), wire)).subarray(0, 10),
+    Buffer.from([6, 0x83, 0xa4, ...Buffer.from('Join'), 0xc3, 0xa5, ...Buffer.from('Nodes'), 0xd2, 0x7f, 0xff, 0xff, 0xff]),
+    Buffer.from([10, 0xff, 0xff, 0xff, 0xff, 1, 2, 3]),
+    Buffer.from(Array.from({ length: 500 }, () => rnd(256))),
+  ];
+  for (const s of streams) {
+    for (const to of targets) {
+      await new Promise<void>((resolve) => {
+        const c = net.connect(to.port, to.host, () => {
+          c.end(s);
+        });
+        c.on('error', () => resolve());
+        c.on('close', () => resolve());
+        c.resume();
+        setTimeout(() => {
+          c.destroy();
+          resolve();
+        }, 2000).unref();
+      });
+    }
+  }
+  udp.close();
+  await new Promise((r) => setTimeout(r, 1500));
+  // both still members of a healthy two-member cluster
+  await waitConverged([g, t], ['go-f', 'ts-f'], 10_000);
+  assert.equal(g.proc.exitCode, null, 'the Go member is still running');
+  const dropped = t.member.stats().dropped;
+  const total = Object.values(dropped).reduce((x, y) => x + y, 0);
+  assert.ok(total > 100, `ts-f counted the dropped packets: ${JSON.stringify(dropped)}`);
+  await stopAll([g, t]);
+});
