@@ -56,8 +56,9 @@ try {
   const run = async (label: string): Promise<void> => {
     const start = performance.now();
     const proc = spawn(BIN, ['controller', '--kubeconfig', cluster.kubeconfigPath, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, KUBECONFIG: '' } });
-    let err = '';
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } });
+    let err = ''; // the JSON log (stdout, as MetalLB) and anything on stderr
+    proc.stdout!.setEncoding('utf8').on('data', (d: string) => { err += d; });
     proc.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
     // the metrics port (--metrics-port 0) is in the start-up log line
     const port = await new Promise<number>((resolve, reject) => {

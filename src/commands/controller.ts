@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
-import { LOG_LEVELS, newLogger, type LogLevel } from '../controller/log.ts';
+import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { ControllerLoop } from '../controller/loop.ts';
 import { VERSION } from './index.ts';
 
@@ -81,8 +81,8 @@ async function runController(flags: ControllerFlags): Promise<number> {
   const [{ loadKubeConfig, serverOf }, { ClusterStateWatcher }, { ApiClient }, { ControllerLoop }, { ControllerMetrics, startHttpServer }, { KubeWriter }] =
     await Promise.all([import('../kube/client.ts'), import('../kube/live.ts'), import('../controller/api.ts'), import('../controller/loop.ts'),
       import('../controller/metrics.ts'), import('../controller/writer.ts')]);
-  const log = newLogger({ level: flags.logLevel });
-  const main = log.with('main.go');
+  const log = jsonLogger({ level: flags.logLevel });
+  const main = log.with({ caller: 'main.go' });
   const namespace = controllerNamespace(flags.namespace);
   const kc = loadKubeConfig({
     ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),

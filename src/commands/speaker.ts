@@ -15,7 +15,7 @@ import { UserError } from '../core/errors.ts';
 import type { Pod } from '../core/kube.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import type { EndpointServer } from '../speaker/http.ts';
-import { jsonLogger, LOG_LEVELS, type LogLevel } from '../speaker/log.ts';
+import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { OwnerRef } from '../speaker/l2status.ts';
 import { VERSION } from './index.ts';
 

@@ -29,8 +29,7 @@ import {
   type ControllerState, type ReconcileOutcome,
 } from '../core/controller/index.ts';
 import { emptyClusterState, type ClusterState, type IPAddressPool, type KubeObject, type Service } from '../core/kube.ts';
-import type { Logger } from './log.ts';
-import { silentLogger } from './log.ts';
+import { silentLogger, type Logger } from '../log.ts';
 import type { ControllerMetrics } from './metrics.ts';
 import { realClock, WorkQueue, ExponentialBackoff, type Clock } from './queue.ts';
 import type { ClusterStateChange } from '../kube/live.ts';
@@ -350,7 +349,7 @@ export class ControllerLoop {
 
   private processConfig(): void {
     this.metrics?.updates.inc();
-    const log = this.log.with('pool_controller.go', { controller: 'PoolReconciler' });
+    const log = this.log.with({ caller: 'pool_controller.go', controller: 'PoolReconciler' });
     this.configProcessed = true;
     let config: Config;
     try {
@@ -424,7 +423,7 @@ export class ControllerLoop {
   private async reprocessAll(): Promise<boolean> {
     this.stats.reloads++;
     const startedMs = Date.now();
-    const log = this.log.with('service_controller_reload.go', { controller: 'ServiceReconciler - reprocessAll' });
+    const log = this.log.with({ caller: 'service_controller_reload.go', controller: 'ServiceReconciler - reprocessAll' });
     let retry = false;
     // Allocations of Services that are gone (deleted while no pass could see it): release them first.
     for (const key of this.ctrl.allocator.allocatedServices()) {
@@ -460,7 +459,7 @@ export class ControllerLoop {
    */
   private reconcile(key: string, svc: Service | null): { result: ReconcileOutcome['result']; write?: Promise<boolean> } {
     this.stats.reconciles++;
-    const log = this.log.with('main.go', { service: key });
+    const log = this.log.with({ caller: 'main.go', service: key });
     const hadAllocation = this.ctrl.allocator.poolOf(key) !== null;
     const out = reconcileService(this.ctrl, key, svc);
     this.report(log, key, svc, out, hadAllocation);

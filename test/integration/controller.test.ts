@@ -22,7 +22,7 @@ interface DryRunService { service: string; ips: string[]; pool: string | null; e
 interface DryRunPool { name: string; size: number; inUse: number; assignedIPv4: number; assignedIPv6: number; availableIPv4: number; availableIPv6: number }
 interface DryRun { services: DryRunService[]; pools: DryRunPool[] }
 
-/** A running controller subprocess with its stderr (JSON log lines) and metrics port. */
+/** A running controller subprocess with its stdout (JSON log lines, as MetalLB) and metrics port. */
 interface Controller {
   proc: ChildProcess;
   port: number;
@@ -67,13 +67,13 @@ describe('metallb-ts controller against a real API server', () => {
 
   async function startController(): Promise<Controller> {
     const proc = spawn(BIN, ['controller', '--kubeconfig', cluster.kubeconfigPath, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, KUBECONFIG: '' } });
+      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, KUBECONFIG: '' } });
     const log: string[] = [];
     let buf = '';
     let portResolve!: (p: number) => void;
     const portP = new Promise<number>((r) => { portResolve = r; });
-    proc.stderr!.setEncoding('utf8');
-    proc.stderr!.on('data', (d: string) => {
+    proc.stdout!.setEncoding('utf8');
+    proc.stdout!.on('data', (d: string) => {
       buf += d;
       let i: number;
       while ((i = buf.indexOf('\n')) >= 0) {

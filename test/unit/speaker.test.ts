@@ -12,7 +12,7 @@ import { buildElectionIndex, electL2 } from '../../src/core/election/index.ts';
 import type { InterfaceSet } from '../../src/core/election/types.ts';
 import type { Membership, MembershipListener } from '../../src/core/membership/types.ts';
 import { Speaker, filteredByClass, type StateChange, type StateSource } from '../../src/speaker/speaker.ts';
-import { jsonLogger, rfc3339 } from '../../src/speaker/log.ts';
+import { jsonLogger, rfc3339 } from '../../src/log.ts';
 import { speakerMetrics } from '../../src/speaker/metrics.ts';
 import { planL2Status, desiredL2Status, type L2StatusApi, type L2StatusBody } from '../../src/speaker/l2status.ts';
 import { serviceEvent } from '../../src/speaker/events.ts';
