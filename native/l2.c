@@ -9,7 +9,7 @@
  *     an ICMPv6 filter passing only neighbor solicitations; the kernel computes the checksum.
  *     Solicited-node multicast groups are joined per announced address (join/leave).
  * Receiving: a libuv poll handle on the non-blocking socket drains it and calls back into JS
- * with (frame: Buffer, source: Buffer | null) per datagram. Outgoing frames that AF_PACKET echoes
+ * with (frame: Buffer, source: Buffer, hopLimit: number) per datagram (hopLimit -1 for ARP). Outgoing frames that AF_PACKET echoes
  * back (PACKET_OUTGOING) are skipped here.
  * Errors: a failing syscall throws a JS Error whose `code` is the errno name ("EPERM", ...).
  */
@@ -92,7 +92,7 @@ static napi_value open_ndp(napi_env env, napi_callback_info info) {
   }
   int fd = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMPV6);
   if (fd < 0) return throw_errno(env, "socket(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6)");
-  int hops = 255, off = 0;
+  int hops = 255, off = 0, on = 1;
   struct icmp6_filter filt;
   ICMP6_FILTER_SETBLOCKALL(&filt);
   ICMP6_FILTER_SETPASS(ND_NEIGHBOR_SOLICIT, &filt);
@@ -104,6 +104,7 @@ static napi_value open_ndp(napi_env env, napi_callback_info info) {
   else if (setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_LOOP, &off, sizeof off) < 0) what = "IPV6_MULTICAST_LOOP";
   else if (setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, &ifindex, sizeof ifindex) < 0) what = "IPV6_MULTICAST_IF";
   else if (setsockopt(fd, IPPROTO_ICMPV6, ICMP6_FILTER, &filt, sizeof filt) < 0) what = "ICMP6_FILTER";
+  else if (setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &on, sizeof on) < 0) what = "IPV6_RECVHOPLIMIT";
   else if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) what = "bind(link-local address)";
   if (what) { napi_value r = throw_errno(env, what); close(fd); return r; }
   napi_value out; CHECK(napi_create_int32(env, fd, &out)); return out;
@@ -159,20 +160,28 @@ static void on_readable(uv_poll_t *h, int status, int events) {
   unsigned char buf[2048];
   for (int n = 0; n < 64; n++) {
     union { struct sockaddr_ll ll; struct sockaddr_in6 in6; } from;
-    socklen_t flen = sizeof from;
-    ssize_t r = recvfrom(w->fd, buf, sizeof buf, MSG_TRUNC, (struct sockaddr *)&from, &flen);
+    union { struct cmsghdr align; char buf[CMSG_SPACE(sizeof(int))]; } control;
+    struct iovec iov = { buf, sizeof buf };
+    struct msghdr mh; memset(&mh, 0, sizeof mh);
+    mh.msg_name = &from; mh.msg_namelen = sizeof from; mh.msg_iov = &iov; mh.msg_iovlen = 1;
+    mh.msg_control = control.buf; mh.msg_controllen = sizeof control.buf;
+    ssize_t r = recvmsg(w->fd, &mh, MSG_TRUNC);
     if (r < 0) return; /* EAGAIN or a transient error: wait for the next readiness */
+    int hop_limit = -1; /* NDP: the IPv6 hop limit the message arrived with (RFC 4861 7.1.1 wants 255) */
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+      if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT) memcpy(&hop_limit, CMSG_DATA(c), sizeof hop_limit);
     if (w->kind == 0 && from.ll.sll_pkttype == PACKET_OUTGOING) continue;
     size_t len = (size_t)r > sizeof buf ? sizeof buf : (size_t)r; /* truncated: the codec sees the short frame */
     napi_handle_scope scope;
     if (napi_open_handle_scope(env, &scope) != napi_ok) return;
-    napi_value cb, recv, argv[2], result; void *copy;
+    napi_value cb, recv, argv[3], result; void *copy;
     napi_get_reference_value(env, w->cb, &cb);
     napi_get_global(env, &recv); /* napi_make_callback needs an object receiver */
     napi_create_buffer_copy(env, len, buf, &copy, &argv[0]);
     if (w->kind == 1) napi_create_buffer_copy(env, 16, &from.in6.sin6_addr, &copy, &argv[1]);
     else napi_create_buffer_copy(env, 6, from.ll.sll_addr, &copy, &argv[1]);
-    napi_status st = napi_make_callback(env, w->ctx, recv, cb, 2, argv, &result);
+    napi_create_int32(env, hop_limit, &argv[2]);
+    napi_status st = napi_make_callback(env, w->ctx, recv, cb, 3, argv, &result);
     if (st == napi_pending_exception) {
       napi_value exc; napi_get_and_clear_last_exception(env, &exc); napi_fatal_exception(env, exc);
     }

@@ -13,7 +13,7 @@ export type WatchHandle = { readonly __brand: 'WatchHandle' };
 export interface L2Native {
   /** AF_PACKET/SOCK_RAW socket for ETH_P_ARP bound to `ifindex` (no promiscuous mode). */
   openArp(ifindex: number): number;
-  /** ICMPv6 raw socket bound to `linkLocal` (16 bytes) on `ifindex`, hop limits 255, NS-only filter. */
+  /** ICMPv6 raw socket bound to `linkLocal` (16 bytes) on `ifindex`, hop limits 255, NS-only filter, IPV6_RECVHOPLIMIT. */
   openNdp(ifindex: number, linkLocal: Uint8Array): number;
   /** Joins (`join` true) or leaves a multicast group (16 bytes) on `ifindex`. */
   group(fd: number, ifindex: number, group: Uint8Array, join: boolean): void;
@@ -21,8 +21,11 @@ export interface L2Native {
   sendArp(fd: number, ifindex: number, frame: Uint8Array): void;
   /** Sends an ICMPv6 message to `destination` (16 bytes) on `ifindex`; the kernel adds the checksum. */
   sendNdp(fd: number, ifindex: number, destination: Uint8Array, icmp: Uint8Array): void;
-  /** Calls `onFrame` per received datagram (ARP: frame and source MAC; NDP: ICMPv6 message and source IPv6, 16 bytes). */
-  watch(fd: number, kind: 0 | 1, onFrame: (frame: Buffer, source: Buffer) => void): WatchHandle;
+  /**
+   * Calls `onFrame` per received datagram (ARP: frame and source MAC; NDP: ICMPv6 message, source
+   * IPv6 (16 bytes) and the hop limit it arrived with; `hopLimit` is -1 when unknown, always for ARP).
+   */
+  watch(fd: number, kind: 0 | 1, onFrame: (frame: Buffer, source: Buffer, hopLimit: number) => void): WatchHandle;
   /** Stops receiving and closes the socket (call once). */
   stop(handle: WatchHandle): void;
   /** The handle no longer keeps the event loop alive. */

@@ -55,7 +55,7 @@ export function readLinks(sys = '/sys/class/net', ifInet6 = '/proc/net/if_inet6'
 
 /** One thing the data plane did (for tests, the bench and debug logs). */
 export type L2Event =
-  | { kind: 'reply'; protocol: 'arp' | 'ndp'; interface: string; ip: string; to: string; handlingNs: number }
+  | { kind: 'reply'; protocol: 'arp' | 'ndp'; interface: string; ip: string; to: string; handlingNs: number; hopLimit?: number }
   | { kind: 'gratuitous'; protocol: 'arp' | 'ndp'; interface: string; ip: string }
   | { kind: 'responder'; protocol: 'arp' | 'ndp'; interface: string; op: 'created' | 'deleted' | 'failed'; error?: string };
 
@@ -161,7 +161,7 @@ export class RawL2Announcer implements L2Announcer {
       const groups = new Map<string, number>();
       const r: Responder = {
         protocol, name: link.name, index: link.index, mac, fd, groups,
-        handle: this.native.watch(fd, protocol === 'arp' ? 0 : 1, (frame, source) => protocol === 'arp' ? this.onARP(r, frame) : this.onNDP(r, frame, source)),
+        handle: this.native.watch(fd, protocol === 'arp' ? 0 : 1, (frame, source, hopLimit) => protocol === 'arp' ? this.onARP(r, frame) : this.onNDP(r, frame, source, hopLimit)),
       };
       this.native.unref(r.handle);
       this.responders.set(key, r);
@@ -194,10 +194,10 @@ export class RawL2Announcer implements L2Announcer {
     this.opts.onEvent?.({ kind: 'reply', protocol: 'arp', interface: r.name, ip: res.reply.senderProtocolAddress, to: res.reply.targetHardwareAddress, handlingNs });
   }
 
-  private onNDP(r: Responder, message: Buffer, source: Buffer): void {
+  private onNDP(r: Responder, message: Buffer, source: Buffer, hopLimit: number | undefined): void {
     const t0 = process.hrtime.bigint();
     const src = ipv6At(source, 0);
-    const res = respondNDP(message, src, { interface: r.name, hardwareAddress: r.mac, announced: this.announced });
+    const res = respondNDP(message, src, { interface: r.name, hardwareAddress: r.mac, announced: this.announced }, hopLimit);
     if ('dropped' in res) {
       countDrop(this.drops, `ndp:${res.dropped}`);
       return;
@@ -210,7 +210,7 @@ export class RawL2Announcer implements L2Announcer {
     }
     this.sent.replies++;
     const handlingNs = Number(process.hrtime.bigint() - t0);
-    this.opts.onEvent?.({ kind: 'reply', protocol: 'ndp', interface: r.name, ip: res.targetAddress, to: src, handlingNs });
+    this.opts.onEvent?.({ kind: 'reply', protocol: 'ndp', interface: r.name, ip: res.targetAddress, to: src, handlingNs, ...(hopLimit !== undefined ? { hopLimit } : {}) });
   }
 
   private watchGroup(r: Responder, ip: string): void {

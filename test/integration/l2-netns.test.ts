@@ -314,6 +314,9 @@ async function runTests(): Promise<void> {
       let mac: string | null = null;
       while (Date.now() < deadline && !(mac = bed.neighbor('2001:db8::10'))) await new Promise((r) => setTimeout(r, 20));
       assert.equal(mac, speakerMac(1));
+      const reply = await h[0]!.waitFor((l): l is Extract<HarnessLine, { kind: 'reply' }> => 'kind' in l && l.kind === 'reply' && l.ip === '2001:db8::10');
+      assert.equal(reply.to, '2001:db8::1');
+      assert.equal(reply.hopLimit, 255, 'the solicitation arrived with hop limit 255 (RFC 4861 7.1.1), as the socket reports it');
       const afterStats = await Promise.all(h.map((x) => x.stats()));
       assert.ok(afterStats[0]!.replies - before[0]!.replies >= 1);
       assert.equal(afterStats[1]!.replies - before[1]!.replies, 0);

@@ -95,6 +95,11 @@ test('NDP responder: silent cases (DAD probes, no source LLA, not ours, advertis
     assert.ok('dropped' in r, name);
     assert.equal(r.dropped, why, name);
   }
+  // RFC 4861 7.1.1: a solicitation that crossed a router (hop limit below 255) is ignored
+  const good = ns('2001:db8::10', CLIENT_MAC);
+  assert.deepEqual(respondNDP(good, '2001:db8::1', ctx, 254), { dropped: 'hop-limit' });
+  assert.ok('reply' in respondNDP(good, '2001:db8::1', ctx, 255));
+  assert.ok('reply' in respondNDP(good, '2001:db8::1', ctx, -1), 'unknown hop limit (socket without IPV6_RECVHOPLIMIT)');
 });
 
 test('gratuitous frames as MetalLB: ARP request + reply to broadcast, SPA = TPA; NA to ff02::1 with O=1 S=0', () => {

@@ -63,7 +63,7 @@ export interface ResponderContext {
 /** Why the ARP responder stays silent (MetalLB's dropReason, plus the decoder's). */
 export type ARPSilence = ARPDecodeDrop | 'arp-reply' | 'ethernet-destination' | 'not-announced' | 'interface-not-allowed';
 /** Why the NDP responder stays silent. */
-export type NDPSilence = NDPDecodeDrop | 'not-neighbor-solicitation' | 'no-source-link-layer-address' | 'not-announced' | 'interface-not-allowed';
+export type NDPSilence = NDPDecodeDrop | 'hop-limit' | 'not-neighbor-solicitation' | 'no-source-link-layer-address' | 'not-announced' | 'interface-not-allowed';
 
 /** An ARP responder decision: the reply frame (object and 60 wire bytes) or the reason for silence. */
 export type ARPResponse =
@@ -109,8 +109,11 @@ export type NDPResponse =
  * solicitation that carries a source link-layer address option (MetalLB ignores the others,
  * including DAD probes from ::), for an IP announced on this interface. The advertisement goes to
  * the solicitation's source with S=1, O=0 and the target link-layer option = our MAC.
+ * `hopLimit` (the IPv6 hop limit it arrived with, when the socket reports it) must be 255
+ * (RFC 4861 7.1.1: proof that the solicitation was not forwarded by a router).
  */
-export function respondNDP(message: Uint8Array, source: string, ctx: ResponderContext): NDPResponse {
+export function respondNDP(message: Uint8Array, source: string, ctx: ResponderContext, hopLimit?: number): NDPResponse {
+  if (hopLimit !== undefined && hopLimit >= 0 && hopLimit !== 255) return { dropped: 'hop-limit' };
   const d = ndp.decode(message, source);
   if (!d.ok) return { dropped: d.dropped };
   const m = d.value;
