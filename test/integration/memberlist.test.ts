@@ -303,3 +303,64 @@ test('fuzz: random and mutated packets and streams against live members crash no
   assert.ok(total > 100, `ts-f counted the dropped packets: ${JSON.stringify(dropped)}`);
   await stopAll([g, t]);
 });
+
+test('codecs equal the Go libraries memberlist v0.5.1 uses, byte for byte, on random inputs', async () => {
+  let seed = 99;
+  const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+  const inputs: Uint8Array[] = [new Uint8Array(0)];
+  for (const size of [1, 2, 3, 20, 300, 1400, 5000, 9000, 30000, 70000]) {
+    inputs.push(Uint8Array.from({ length: size }, () => rnd(size > 5000 ? 256 : 1 + rnd(8))));
+  }
+  const names = ['a', 'node-b', 'x'.repeat(31), 'y'.repeat(32), 'z'.repeat(300)];
+  const msgs: { req: string; ours: Uint8Array }[] = [];
+  for (let i = 0; i < 40; i++) {
+    const node = names[rnd(names.length)]!;
+    const addr = rnd(2) ? Uint8Array.from([10, 0, rnd(256), 200]) : Uint8Array.from({ length: 16 }, () => rnd(256));
+    const inc = [0, 1, 127, 128, 255, 256, 65535, 65536, 2 ** 32 - 1][rnd(9)]!;
+    const port = [0, 1, 7946, 65535][rnd(4)]!;
+    const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
+    const vsn = Uint8Array.from(METALLB_VSN);
+    switch (i % 6) {
+      case 0:
+        msgs.push({ req: `msg alive ${JSON.stringify({ Incarnation: inc, Node: node, Addr: b64(addr), Port: port, Vsn: b64(vsn) })}`, ours: encodeMessage({ type: 'alive', incarnation: inc, node, addr, port, meta: null, vsn }) });
+        break;
+      case 1:
+        msgs.push({ req: `msg suspect ${JSON.stringify({ Incarnation: inc, Node: node, From: 'me' })}`, ours: encodeMessage({ type: 'suspect', incarnation: inc, node, from: 'me' }) });
+        break;
+      case 2:
+        msgs.push({ req: `msg ping ${JSON.stringify({ SeqNo: inc, Node: node, SourceAddr: b64(addr), SourcePort: port, SourceNode: 'me' })}`, ours: encodeMessage({ type: 'ping', seqNo: inc, node, sourceAddr: addr, sourcePort: port, sourceNode: 'me' }) });
+        break;
+      case 3:
+        msgs.push({ req: `msg indirect ${JSON.stringify({ SeqNo: inc, Target: b64(addr), Port: port, Node: node, Nack: rnd(2) === 1 })}`, ours: new Uint8Array(0) });
+        break;
+      case 4:
+        msgs.push({ req: `msg pushpull ${JSON.stringify({ Nodes: [0, 5, 127, 128, 200, 40000][rnd(6)], UserStateLen: 0, Join: rnd(2) === 1 })}`, ours: new Uint8Array(0) });
+        break;
+      case 5:
+        msgs.push({ req: `msg nodestate ${JSON.stringify({ Name: node, Addr: b64(addr), Port: port, Incarnation: inc, State: rnd(4), Vsn: b64(vsn) })}`, ours: new Uint8Array(0) });
+        break;
+    }
+  }
+  const requests = [...inputs.map((b) => `lzw ${Buffer.from(b).toString('hex')}`), ...msgs.map((m) => m.req), `key ${Buffer.from('short-secret').toString('hex')}`, `key ${Buffer.from('q'.repeat(40)).toString('hex')}`];
+  const proc = spawn(PEER, ['-vectors'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stdin!.end(requests.join('\n') + '\n');
+  await new Promise((r) => proc.once('exit', r));
+  const lines = out.trim().split('\n');
+  assert.equal(lines.length, requests.length);
+  inputs.forEach((b, i) => assert.equal(Buffer.from(lzwEncode(b)).toString('hex'), lines[i], `LZW of ${b.length} bytes`));
+  msgs.forEach((m, i) => {
+    const go = lines[inputs.length + i]!;
+    const req = JSON.parse(m.req.split(' ').slice(2).join(' '));
+    const kind = m.req.split(' ')[1];
+    const b = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, 'base64'));
+    let ours = m.ours;
+    if (kind === 'indirect') ours = encodeMessage({ type: 'indirectPing', seqNo: req.SeqNo, target: b(req.Target), port: req.Port, node: req.Node, nack: req.Nack });
+    if (kind === 'pushpull') ours = encodePushPull({ join: req.Join, nodes: Array(req.Nodes).fill({ name: '', addr: new Uint8Array(0), port: 0, meta: null, incarnation: 0, state: 0, vsn: null }), userState: new Uint8Array(0) }).subarray(0, go.length / 2);
+    if (kind === 'nodestate') ours = encodePushPull({ join: false, nodes: [{ name: req.Name, addr: b(req.Addr), port: req.Port, meta: null, incarnation: req.Incarnation, state: req.State, vsn: b(req.Vsn) }], userState: new Uint8Array(0) }).subarray(-go.length / 2);
+    assert.equal(Buffer.from(ours).toString('hex'), go, m.req.slice(0, 120));
+  });
+  assert.equal(Buffer.from(metallbSecretKey(Buffer.from('short-secret'))).toString('hex'), lines[lines.length - 2]);
+  assert.equal(Buffer.from(metallbSecretKey(Buffer.from('q'.repeat(40)))).toString('hex'), lines[lines.length - 1]);
+});
