@@ -7,15 +7,14 @@
  * finishes the writes in flight and exits 0. Exit 2 for bad flags or kubeconfig, 3 when the
  * cluster cannot be reached or refuses the watches.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
+import { metallbNamespaceOf, portNumber } from './runtime-options.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { ControllerLoop } from '../controller/loop.ts';
 import { VERSION } from './index.ts';
 
-const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /** Parsed flags (commander's camel-cased names). */
 interface ControllerFlags {
@@ -31,11 +30,6 @@ interface ControllerFlags {
   writeConcurrency: number;
 }
 
-function portNumber(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535 (0 picks a free port).');
-  return n;
-}
 
 function positive(value: string): number {
   const n = Number(value);
@@ -43,16 +37,6 @@ function positive(value: string): number {
   return n;
 }
 
-/** The MetalLB namespace: `--namespace`, else METALLB_NAMESPACE, else the pod's service-account namespace, else metallb-system. */
-export function controllerNamespace(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, saFile = SA_NAMESPACE_FILE): string {
-  if (flag) return flag;
-  if (env.METALLB_NAMESPACE) return env.METALLB_NAMESPACE;
-  if (existsSync(saFile)) {
-    const ns = readFileSync(saFile, 'utf8').trim();
-    if (ns) return ns;
-  }
-  return DEFAULT_METALLB_NAMESPACE;
-}
 
 /** Registers `controller`. */
 export function registerController(program: Command): void {
@@ -83,7 +67,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
       import('../controller/metrics.ts'), import('../controller/writer.ts')]);
   const log = jsonLogger({ level: flags.logLevel });
   const main = log.with({ caller: 'main.go' });
-  const namespace = controllerNamespace(flags.namespace);
+  const namespace = metallbNamespaceOf(flags.namespace);
   const kc = loadKubeConfig({
     ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
     ...(flags.context !== undefined ? { context: flags.context } : {}),

@@ -9,9 +9,9 @@
  * Node (memberlist disabled); the `--ml-*` flags are accepted but memberlist is not available yet.
  * The data planes log only: ARP/NDP (issue #4) and BGP plug in behind src/speaker/announcer.ts.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
+import { metallbNamespaceOf, portNumber } from './runtime-options.ts';
 import type { Pod } from '../core/kube.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import type { EndpointServer } from '../speaker/http.ts';
@@ -19,7 +19,6 @@ import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { OwnerRef } from '../speaker/l2status.ts';
 import { VERSION } from './index.ts';
 
-const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /** Parsed flags (commander's camel-cased names). */
 interface SpeakerFlags {
@@ -42,22 +41,7 @@ interface SpeakerFlags {
   mlWanConfig?: boolean;
 }
 
-function portNumber(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0-65535 (0 picks a free port).');
-  return n;
-}
 
-/** The MetalLB namespace: `--namespace`, else METALLB_NAMESPACE, else the pod's service account namespace, else metallb-system. */
-export function speakerNamespace(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, saFile = SA_NAMESPACE_FILE): string {
-  if (flag) return flag;
-  if (env.METALLB_NAMESPACE) return env.METALLB_NAMESPACE;
-  if (existsSync(saFile)) {
-    const ns = readFileSync(saFile, 'utf8').trim();
-    if (ns) return ns;
-  }
-  return DEFAULT_METALLB_NAMESPACE;
-}
 
 /** The `--ml-*` flags that were set (memberlist would be on in MetalLB), as `--flag` names. */
 export function memberlistFlagsSet(f: Pick<SpeakerFlags, 'mlBindaddr' | 'mlBindport' | 'mlLabels' | 'mlNamespace' | 'mlSecretKeyPath' | 'mlWanConfig'>): string[] {
@@ -117,7 +101,7 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
   if (ml.length > 0) {
     throw new UserError(`memberlist is not available yet (${ml.join(', ')}): run without the --ml-* flags and METALLB_ML_* variables; every Node then counts as a live speaker`);
   }
-  const namespace = speakerNamespace(opts.namespace);
+  const namespace = metallbNamespaceOf(opts.namespace);
   const kc = loadKubeConfig({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
   const server = serverOf(kc);
   const log = jsonLogger({ level: opts.logLevel });

@@ -16,7 +16,8 @@ import { jsonLogger, rfc3339 } from '../../src/log.ts';
 import { speakerMetrics } from '../../src/speaker/metrics.ts';
 import { planL2Status, desiredL2Status, type L2StatusApi, type L2StatusBody } from '../../src/speaker/l2status.ts';
 import { serviceEvent } from '../../src/speaker/events.ts';
-import { memberlistFlagsSet, speakerNamespace } from '../../src/commands/speaker.ts';
+import { memberlistFlagsSet } from '../../src/commands/speaker.ts';
+import { metallbNamespaceOf as speakerNamespace } from '../../src/commands/runtime-options.ts';
 
 // ---- builders ----
 
