@@ -9,7 +9,7 @@
  * Node (memberlist disabled); the `--ml-*` flags are accepted but memberlist is not available yet.
  * The data planes log only: ARP/NDP (issue #4) and BGP plug in behind src/speaker/announcer.ts.
  */
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { metallbNamespaceOf, portNumber } from './runtime-options.ts';
 import type { Pod } from '../core/kube.ts';
