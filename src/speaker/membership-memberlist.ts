@@ -8,10 +8,12 @@
  * and counted in `stats().dropped` by reason; nothing a peer sends throws out of a handler.
  */
 import dgram from 'node:dgram';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import net from 'node:net';
 import type { Membership, MembershipListener } from '../core/membership/types.ts';
 import { LAN_CONFIG, type MemberlistConfig } from '../core/membership/config.ts';
-import { ENCRYPT_OVERHEAD_BYTES, Keyring } from '../core/membership/crypto.ts';
+import { ENCRYPT_OVERHEAD_BYTES, Keyring, metallbSecretKey } from '../core/membership/crypto.ts';
 import {
   IncompleteError, MAX_PACKET_BYTES, MAX_STREAM_BYTES, MessageType, WireError, decodePacket, decodeStreamMessage, encodeMessage, encodePacket, encodePushPull,
   encodeStreamMessage, ipToString, labelHeader, type StreamMessage, type WireOptions,
@@ -446,4 +448,20 @@ export class MemberlistMember implements Membership {
   stats(): MemberlistStats {
     return { ...this.counters, dropped: { ...this.counters.dropped } };
   }
+}
+
+/**
+ * The memberlist key as MetalLB v0.16.1's speaker gets it: the file `secretkey` under
+ * `--ml-secret-key-path`, read as is (no trimming; a trailing newline is part of the secret),
+ * then `metallbSecretKey`. Returns null for an empty secret (MetalLB then runs unencrypted and
+ * warns). Throws (MetalLB exits 1) when the file cannot be read.
+ */
+export function readMemberlistKey(secretKeyPath: string): Uint8Array | null {
+  const secret = new Uint8Array(readFileSync(join(secretKeyPath, 'secretkey')));
+  return secret.length === 0 ? null : metallbSecretKey(secret);
+}
+
+/** MetalLB turns memberlist on only when both `--ml-bindaddr` and `--ml-labels` are set. */
+export function memberlistEnabled(bindAddr: string | undefined, labels: string | undefined): boolean {
+  return Boolean(bindAddr) && Boolean(labels);
 }
