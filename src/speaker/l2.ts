@@ -77,6 +77,8 @@ interface Responder {
   readonly name: string;
   readonly index: number;
   readonly mac: string;
+  /** NDP: the link-local address the socket is bound to */
+  readonly linkLocal: string | null;
   readonly fd: number;
   readonly handle: WatchHandle;
   /** NDP: solicited-node groups joined, with reference counts */
@@ -152,7 +154,7 @@ export class RawL2Announcer implements L2Announcer {
   private ensure(protocol: 'arp' | 'ndp', link: LinkInfo): void {
     const key = `${protocol}/${link.index}`;
     const have = this.responders.get(key);
-    if (have && have.mac === link.hardwareAddress && have.name === link.name) return;
+    if (have && have.mac === link.hardwareAddress && have.name === link.name && (protocol === 'arp' || have.linkLocal === link.linkLocal)) return;
     if (have) { this.native.stop(have.handle); this.responders.delete(key); }
     const mac = link.hardwareAddress!;
     let fd = -1;
@@ -160,7 +162,7 @@ export class RawL2Announcer implements L2Announcer {
       fd = protocol === 'arp' ? this.native.openArp(link.index) : this.native.openNdp(link.index, ipBytes(link.linkLocal!, 'ipv6'));
       const groups = new Map<string, number>();
       const r: Responder = {
-        protocol, name: link.name, index: link.index, mac, fd, groups,
+        protocol, name: link.name, index: link.index, mac, linkLocal: protocol === 'ndp' ? link.linkLocal : null, fd, groups,
         handle: this.native.watch(fd, protocol === 'arp' ? 0 : 1, (frame, source, hopLimit) => protocol === 'arp' ? this.onARP(r, frame) : this.onNDP(r, frame, source, hopLimit)),
       };
       this.native.unref(r.handle);

@@ -42,9 +42,13 @@ test('responders follow the interfaces: open on usable ones, close when down or 
   l2.scan();
   assert.deepEqual(f.calls, ['openArp 2', 'openNdp 2 fe80::2', 'openArp 4']);
   f.calls.length = 0;
+  links = [eth('eth0', 2, { linkLocal: 'fe80::22' }), eth('eth1', 4, { linkLocal: null })];
+  l2.scan();
+  assert.deepEqual(f.calls, ['stop 11', 'openNdp 2 fe80::22'], 'a new link-local address: the NDP socket is rebound');
+  f.calls.length = 0;
   links = [eth('eth0', 2, { up: false }), eth('eth1', 4, { linkLocal: null })];
   l2.scan();
-  assert.deepEqual(f.calls, ['stop 10', 'stop 11']);
+  assert.deepEqual(f.calls, ['stop 10', 'stop 13']);
   l2.close();
 });
 
