@@ -57,7 +57,7 @@ try {
     times.push(await measureFailover(bed, cur, next, '192.0.2.40', 'bench/failover'));
     [cur, next] = [next, cur];
   }
-  console.log(`l2 failover (new speaker announces → client neighbor entry has its MAC, ${speakerMac(1)} ⇄ ${speakerMac(2)}): median ${fmt(pct(times, 50))}, max ${fmt(Math.max(...times))} (polling ip neigh: resolution a few ms)`);
+  console.log(`l2 failover (new speaker announces → client neighbor entry has its MAC, ${speakerMac(1)} ⇄ ${speakerMac(2)}): median ${fmt(pct(times, 50))}, max ${fmt(Math.max(...times))} (seen by ip monitor neigh in the client)`);
 } finally {
   await Promise.all(hs.map((h) => h.stop()));
   bed.destroy();
