@@ -442,7 +442,7 @@ function probeTimers(d: Draft, fx: Effect[], nowMs: number): void {
     }
     const delta = q.expectedNacks > 0 ? Math.max(0, q.expectedNacks - q.nacks) : 1;
     d.awareness = Math.min(d.awareness + delta, d.config.awarenessMaxMultiplier - 1);
-    fx.push({ kind: 'log', message: `suspect ${q.target} has failed, no acks received` });
+    if (target.state === 'alive') fx.push({ kind: 'log', message: `suspect ${q.target} has failed, no acks received` });
     suspectNode(d, fx, { incarnation: target.incarnation, node: target.name, from: d.self }, nowMs);
   }
 }
