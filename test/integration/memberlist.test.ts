@@ -212,7 +212,7 @@ test('3 Go + 2 metallb-ts members elect the same L2 winner for 100 IPs on every 
     await startGo('go-3', '127.0.4.3', { join: '127.0.4.4' }),
     await startTs('ts-2', '127.0.4.5', { join: '127.0.4.3' }),
   ];
-  await waitConverged(ms, names, 15_000);
+  await waitConverged(ms, names, 20_000);
   const nodes: KubeObject[] = names.map((n) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: n, labels: { 'kubernetes.io/hostname': n } }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }));
   const services: Service[] = Array.from({ length: 100 }, (_, i) => ({
     apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${i}`, namespace: 'default' }, spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster' },
