@@ -91,13 +91,14 @@ _metallb_ts() {
         --metrics-bind-address) :; return 0 ;;
         --log-level) COMPREPLY=($(compgen -W "all debug info warn error none" -- "$cur")); return 0 ;;
         --lb-class) :; return 0 ;;
+        --l2-data-plane) COMPREPLY=($(compgen -W "raw log" -- "$cur")); return 0 ;;
         --ml-bindaddr) :; return 0 ;;
         --ml-bindport) :; return 0 ;;
         --ml-labels) :; return 0 ;;
         --ml-namespace) :; return 0 ;;
         --ml-secret-key-path) :; return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--node-name --pod-name --namespace --kubeconfig --context --port --health-probe-port --metrics-bind-address --log-level --lb-class --ignore-exclude-lb --ml-bindaddr --ml-bindport --ml-labels --ml-namespace --ml-secret-key-path --ml-wan-config -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--node-name --pod-name --namespace --kubeconfig --context --port --health-probe-port --metrics-bind-address --log-level --lb-class --ignore-exclude-lb --l2-data-plane --ml-bindaddr --ml-bindport --ml-labels --ml-namespace --ml-secret-key-path --ml-wan-config -h --help" -- "$cur")); return 0; fi
       ;;
     validate)
       case "$prev" in

@@ -63,6 +63,7 @@ complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l metrics-bind-
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l log-level -x -a 'all debug info warn error none' -d 'log level'
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l lb-class -x -d 'handle only services of this spec.loadBalancerClass (default: only those without one)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l ignore-exclude-lb -d 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label'
+complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l l2-data-plane -x -a 'raw log' -d 'raw: answer ARP/NDP on the node\'s interfaces (needs CAP_NET_RAW); log: only log announcements (env METALLB_TS_L2_DATA_PLANE)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l ml-bindaddr -x -d 'memberlist bind address (env METALLB_ML_BIND_ADDR; not available yet)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l ml-bindport -x -d 'memberlist bind port (env METALLB_ML_BIND_PORT; not available yet)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l ml-labels -x -d 'labels of the speaker pods to join (env METALLB_ML_LABELS; not available yet)'

@@ -99,6 +99,7 @@ _metallb-ts() {
             '--log-level=[log level]:value:(all debug info warn error none)' \
             '--lb-class=[handle only services of this spec.loadBalancerClass (default: only those without one)]:value: ' \
             '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label]' \
+            '--l2-data-plane=[raw: answer ARP/NDP on the node'\''s interfaces (needs CAP_NET_RAW); log: only log announcements (env METALLB_TS_L2_DATA_PLANE)]:value:(raw log)' \
             '--ml-bindaddr=[memberlist bind address (env METALLB_ML_BIND_ADDR; not available yet)]:value: ' \
             '--ml-bindport=[memberlist bind port (env METALLB_ML_BIND_PORT; not available yet)]:value: ' \
             '--ml-labels=[labels of the speaker pods to join (env METALLB_ML_LABELS; not available yet)]:value: ' \

@@ -17,6 +17,7 @@ import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import type { EndpointServer } from '../speaker/http.ts';
 import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { OwnerRef } from '../speaker/l2status.ts';
+import type { L2DataPlane } from '../speaker/announcer.ts';
 import { VERSION } from './index.ts';
 
 
@@ -39,6 +40,8 @@ interface SpeakerFlags {
   mlNamespace?: string;
   mlSecretKeyPath?: string;
   mlWanConfig?: boolean;
+  /** `raw`: answer ARP/NDP on the node's interfaces (needs CAP_NET_RAW); `log`: only log what would be announced. */
+  l2DataPlane: L2DataPlane;
 }
 
 
@@ -72,6 +75,8 @@ export function registerSpeaker(program: Command): void {
     .addOption(new Option('--log-level <level>', 'log level').choices([...LOG_LEVELS]).default('info'))
     .option('--lb-class <class>', 'handle only services of this spec.loadBalancerClass (default: only those without one)')
     .option('--ignore-exclude-lb', 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label')
+    .addOption(new Option('--l2-data-plane <mode>', 'raw: answer ARP/NDP on the node\'s interfaces (needs CAP_NET_RAW); log: only log announcements (env METALLB_TS_L2_DATA_PLANE)')
+      .choices(['raw', 'log']).default(env.METALLB_TS_L2_DATA_PLANE === 'log' ? 'log' : 'raw'))
     .option('--ml-bindaddr <addr>', 'memberlist bind address (env METALLB_ML_BIND_ADDR; not available yet)', env.METALLB_ML_BIND_ADDR)
     .option('--ml-bindport <port>', 'memberlist bind port (env METALLB_ML_BIND_PORT; not available yet)', env.METALLB_ML_BIND_PORT ?? '7946')
     .option('--ml-labels <labels>', 'labels of the speaker pods to join (env METALLB_ML_LABELS; not available yet)', env.METALLB_ML_LABELS)
@@ -88,7 +93,7 @@ export function registerSpeaker(program: Command): void {
 async function runSpeaker(opts: SpeakerFlags): Promise<number> {
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
-  const [{ apiError, kubeGet, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { LoggingBGPPublisher, LoggingL2Announcer },
+  const [{ apiError, kubeGet, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { LoggingBGPPublisher, createL2Announcer },
     { createEvent, RestClient, restL2StatusApi }, { EventRecorder }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
     { Speaker, SPEAKER_KINDS }] = await Promise.all([
     import('../kube/client.ts'), import('../kube/live.ts'), import('../speaker/announcer.ts'), import('../speaker/api.ts'),
@@ -131,7 +136,7 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
   });
   const speaker = new Speaker({
     node, namespace, source, membership: new NodeListMembership(),
-    l2: new LoggingL2Announcer(log), bgp: new LoggingBGPPublisher(log), log, metrics,
+    l2: await createL2Announcer(opts.l2DataPlane, log), bgp: new LoggingBGPPublisher(log), log, metrics,
     l2StatusApi: restL2StatusApi(rest), event: events.sink, owner,
     ignoreExcludeLB: opts.ignoreExcludeLb === true,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),

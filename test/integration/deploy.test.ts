@@ -58,6 +58,8 @@ interface Proc {
 }
 
 function start(args: string[]): Proc {
+  // Speakers here run in the machine's own network namespace: log announcements, never send ARP.
+  if (args[0] === 'speaker') args = [...args, '--l2-data-plane', 'log'];
   const proc = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '', METALLB_POD_NAME: '' } });
   const p: Proc = { proc, out: [], err: [], exit: new Promise((r) => proc.on('exit', (c) => r(c))) };
   proc.stdout!.on('data', (c: Buffer) => p.out.push(c.toString('utf8')));

@@ -58,7 +58,9 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
   const logs = (): string => speakers.map((s) => `--- ${s.node}\n${s.lines.slice(-15).map((l) => JSON.stringify(l)).join('\n')}\n${s.stderr.join('').slice(-800)}`).join('\n') + `\n${cluster?.logTail(20) ?? ''}`;
 
   function startSpeaker(node: string): SpeakerProc {
-    const proc = spawn(BIN, ['speaker', '--node-name', node, '--kubeconfig', cluster.kubeconfigPath,
+    // --l2-data-plane log: these speakers run in the machine's own network namespace and must not
+    // answer ARP or send gratuitous ARPs on its interfaces (test/integration/l2-netns.test.ts does, in namespaces).
+    const proc = spawn(BIN, ['speaker', '--node-name', node, '--kubeconfig', cluster.kubeconfigPath, '--l2-data-plane', 'log',
       '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0', '--log-level', 'info'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '' } });
     const s: SpeakerProc = { node, proc, lines: [], stderr: [], exit: new Promise((r) => proc.on('exit', (code) => r(code))) };
