@@ -4,7 +4,7 @@
  * The Logging* defaults only log what a data plane would do; createL2Announcer picks the real L2 one.
  */
 import type { AppliedBGPAdvertisement, InterfaceSet } from '../core/election/types.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from '../log.ts';
 
 /**
  * Answers for a service's IPs on the wire (MetalLB `internal/layer2` Announce). Calls are

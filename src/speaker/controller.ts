@@ -16,7 +16,7 @@ import {
 import { parseIP, type IP } from '../core/ip.ts';
 import type { ClusterState, Service } from '../core/kube.ts';
 import type { BGPPublisher, L2Announcer } from './announcer.ts';
-import type { LogFields, Logger } from './log.ts';
+import type { LogFields, Logger } from '../log.ts';
 import type { SpeakerMetrics } from './metrics.ts';
 
 /** MetalLB's protocol names (`config.Proto`), in the order MetalLB handles them. */

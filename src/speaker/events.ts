@@ -7,7 +7,7 @@
 import type { Service } from '../core/kube.ts';
 import type { CoreEvent } from './api.ts';
 import type { EventSink } from './controller.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from '../log.ts';
 
 /** The component name MetalLB's speaker records events as. */
 export const SPEAKER_COMPONENT = 'metallb-speaker';

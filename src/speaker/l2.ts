@@ -15,7 +15,7 @@ import { canonicalIP } from '../core/ip.ts';
 import type { L2Announcer } from './announcer.ts';
 import { loadL2Native } from './l2-native.ts';
 import type { L2Native, WatchHandle } from './l2-native.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from '../log.ts';
 
 const IFF_UP = 0x1;
 const IFF_BROADCAST = 0x2;

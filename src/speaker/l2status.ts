@@ -12,7 +12,7 @@
  */
 import type { InterfaceSet } from '../core/election/types.ts';
 import type { ServiceL2Status } from '../core/kube.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from '../log.ts';
 
 export const LABEL_ANNOUNCE_NODE = 'metallb.io/node';
 export const LABEL_SERVICE_NAME = 'metallb.io/service-name';

@@ -19,7 +19,7 @@ import { namespacedName, type ClusterState, type KubeObject, type Node, type Ser
 import type { BGPPublisher, L2Announcer } from './announcer.ts';
 import { SpeakerController, type EventSink, type SyncContext } from './controller.ts';
 import { L2StatusWriter, LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, type L2StatusApi, type OwnerRef } from './l2status.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from '../log.ts';
 import type { SpeakerMetrics } from './metrics.ts';
 
 /** One change of the watched state (the shape ClusterStateWatcher reports). */
