@@ -100,12 +100,12 @@ _metallb-ts() {
             '--lb-class=[handle only services of this spec.loadBalancerClass (default: only those without one)]:value: ' \
             '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label]' \
             '--l2-data-plane=[raw: answer ARP/NDP on the node'\''s interfaces (needs CAP_NET_RAW); log: only log announcements (env METALLB_TS_L2_DATA_PLANE)]:value:(raw log)' \
-            '--ml-bindaddr=[memberlist bind address (env METALLB_ML_BIND_ADDR; not available yet)]:value: ' \
-            '--ml-bindport=[memberlist bind port (env METALLB_ML_BIND_PORT; not available yet)]:value: ' \
-            '--ml-labels=[labels of the speaker pods to join (env METALLB_ML_LABELS; not available yet)]:value: ' \
-            '--ml-namespace=[namespace of the speaker pods to join (not available yet)]:value: ' \
-            '--ml-secret-key-path=[directory of the memberlist secret key (env METALLB_ML_SECRET_KEY_PATH; not available yet)]:value: ' \
-            '--ml-wan-config[memberlist'\''s WAN timings (not available yet)]' \
+            '--ml-bindaddr=[memberlist bind address, the pod IP; with --ml-labels turns memberlist on (env METALLB_ML_BIND_ADDR)]:value: ' \
+            '--ml-bindport=[memberlist bind port (env METALLB_ML_BIND_PORT)]:value: ' \
+            '--ml-labels=[label selector of the speaker pods to join; with --ml-bindaddr turns memberlist on (env METALLB_ML_LABELS)]:value: ' \
+            '--ml-namespace=[namespace of the speaker pods to join (default: the MetalLB namespace)]:value: ' \
+            '--ml-secret-key-path=[directory holding the memberlist secret file `secretkey` (env METALLB_ML_SECRET_KEY_PATH; none: unencrypted)]:value: ' \
+            '--ml-wan-config[memberlist'\''s WAN timings instead of the LAN ones]' \
             '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         validate)

@@ -5,8 +5,9 @@
  * and serves `/metrics`, `/healthz`, `/readyz`. Runs until SIGINT/SIGTERM, then withdraws
  * everything (exit 0). Exit 2 for bad flags, 3 when the cluster cannot be read.
  *
- * Flags follow MetalLB's speaker (with its environment variable defaults). Who is alive: every
- * Node (memberlist disabled); the `--ml-*` flags are accepted but memberlist is not available yet.
+ * Flags follow MetalLB's speaker (with its environment variable defaults). Who is alive: with
+ * `--ml-bindaddr` and `--ml-labels` set, memberlist (MetalLB's speakerlist: joins the speaker pods
+ * listed by `--ml-labels` in `--ml-namespace`, rejoins on Node changes); otherwise every Node.
  * The data planes log only: ARP/NDP (issue #4) and BGP plug in behind src/speaker/announcer.ts.
  */
 import { Option, type Command } from 'commander';
@@ -18,7 +19,9 @@ import type { EndpointServer } from '../speaker/http.ts';
 import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { OwnerRef } from '../speaker/l2status.ts';
 import type { L2DataPlane } from '../speaker/announcer.ts';
+import type { Membership } from '../core/membership/types.ts';
 import { VERSION } from './index.ts';
+import { isIP } from 'node:net';
 
 
 /** Parsed flags (commander's camel-cased names). */
@@ -46,16 +49,31 @@ interface SpeakerFlags {
 
 
 
-/** The `--ml-*` flags that were set (memberlist would be on in MetalLB), as `--flag` names. */
-export function memberlistFlagsSet(f: Pick<SpeakerFlags, 'mlBindaddr' | 'mlBindport' | 'mlLabels' | 'mlNamespace' | 'mlSecretKeyPath' | 'mlWanConfig'>): string[] {
-  const set: string[] = [];
-  if (f.mlBindaddr) set.push('--ml-bindaddr');
-  if (f.mlBindport && f.mlBindport !== '7946') set.push('--ml-bindport');
-  if (f.mlLabels) set.push('--ml-labels');
-  if (f.mlNamespace) set.push('--ml-namespace');
-  if (f.mlSecretKeyPath) set.push('--ml-secret-key-path');
-  if (f.mlWanConfig) set.push('--ml-wan-config');
-  return set;
+/** Memberlist settings from the flags; null when memberlist is off (MetalLB: no bind address or no labels). */
+export interface MemberlistSettings {
+  bindAddr: string;
+  bindPort: number;
+  labels: string;
+  /** namespace of the speaker pods; undefined = the MetalLB namespace */
+  namespace?: string;
+  secretKeyPath?: string;
+  wan: boolean;
+}
+
+/** The memberlist settings the `--ml-*` flags ask for, or null (memberlist off). Throws UserError for a bad port. */
+export function memberlistSettings(f: Pick<SpeakerFlags, 'mlBindaddr' | 'mlBindport' | 'mlLabels' | 'mlNamespace' | 'mlSecretKeyPath' | 'mlWanConfig'>): MemberlistSettings | null {
+  // memberlistEnabled() of src/speaker/membership-memberlist.ts, inlined: importing that module
+  // costs every command about 0.2 s at start-up.
+  if (!f.mlBindaddr || !f.mlLabels) return null;
+  const portText = f.mlBindport === undefined || f.mlBindport === '' ? '7946' : f.mlBindport;
+  const bindPort = /^\d+$/.test(portText) ? Number(portText) : NaN;
+  if (!(bindPort >= 0 && bindPort <= 65535)) throw new UserError(`--ml-bindport: not a port number: ${portText}`);
+  if (!isIP(f.mlBindaddr!)) throw new UserError(`--ml-bindaddr: not an IP address: ${f.mlBindaddr}`);
+  return {
+    bindAddr: f.mlBindaddr!, bindPort, labels: f.mlLabels!, wan: f.mlWanConfig === true,
+    ...(f.mlNamespace ? { namespace: f.mlNamespace } : {}),
+    ...(f.mlSecretKeyPath ? { secretKeyPath: f.mlSecretKeyPath } : {}),
+  };
 }
 
 /** Registers `speaker` on `program`. */
@@ -77,12 +95,12 @@ export function registerSpeaker(program: Command): void {
     .option('--ignore-exclude-lb', 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label')
     .addOption(new Option('--l2-data-plane <mode>', 'raw: answer ARP/NDP on the node\'s interfaces (needs CAP_NET_RAW); log: only log announcements (env METALLB_TS_L2_DATA_PLANE)')
       .choices(['raw', 'log']).default(env.METALLB_TS_L2_DATA_PLANE === 'log' ? 'log' : 'raw'))
-    .option('--ml-bindaddr <addr>', 'memberlist bind address (env METALLB_ML_BIND_ADDR; not available yet)', env.METALLB_ML_BIND_ADDR)
-    .option('--ml-bindport <port>', 'memberlist bind port (env METALLB_ML_BIND_PORT; not available yet)', env.METALLB_ML_BIND_PORT ?? '7946')
-    .option('--ml-labels <labels>', 'labels of the speaker pods to join (env METALLB_ML_LABELS; not available yet)', env.METALLB_ML_LABELS)
-    .option('--ml-namespace <ns>', 'namespace of the speaker pods to join (not available yet)')
-    .option('--ml-secret-key-path <dir>', 'directory of the memberlist secret key (env METALLB_ML_SECRET_KEY_PATH; not available yet)', env.METALLB_ML_SECRET_KEY_PATH)
-    .option('--ml-wan-config', "memberlist's WAN timings (not available yet)")
+    .option('--ml-bindaddr <addr>', 'memberlist bind address, the pod IP; with --ml-labels turns memberlist on (env METALLB_ML_BIND_ADDR)', env.METALLB_ML_BIND_ADDR)
+    .option('--ml-bindport <port>', 'memberlist bind port (env METALLB_ML_BIND_PORT)', env.METALLB_ML_BIND_PORT || '7946')
+    .option('--ml-labels <labels>', 'label selector of the speaker pods to join; with --ml-bindaddr turns memberlist on (env METALLB_ML_LABELS)', env.METALLB_ML_LABELS)
+    .option('--ml-namespace <ns>', 'namespace of the speaker pods to join (default: the MetalLB namespace)')
+    .option('--ml-secret-key-path <dir>', 'directory holding the memberlist secret file `secretkey` (env METALLB_ML_SECRET_KEY_PATH; none: unencrypted)', env.METALLB_ML_SECRET_KEY_PATH)
+    .option('--ml-wan-config', "memberlist's WAN timings instead of the LAN ones")
     .addHelpText('after', '\nExample:\n  metallb-ts speaker --node-name worker-1 --kubeconfig ~/.kube/config --port 0 --health-probe-port 0');
   cmd.action(async (opts: SpeakerFlags) => {
     process.exitCode = await runSpeaker(opts);
@@ -102,10 +120,7 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
   ]);
   const node = opts.nodeName;
   if (!node) throw new UserError('missing --node-name (or METALLB_NODE_NAME): the name of the node this speaker runs on');
-  const ml = memberlistFlagsSet(opts);
-  if (ml.length > 0) {
-    throw new UserError(`memberlist is not available yet (${ml.join(', ')}): run without the --ml-* flags and METALLB_ML_* variables; every Node then counts as a live speaker`);
-  }
+  const ml = memberlistSettings(opts);
   const namespace = metallbNamespaceOf(opts.namespace);
   const kc = loadKubeConfig({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
   const server = serverOf(kc);
@@ -134,8 +149,46 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
     kinds: SPEAKER_KINDS,
     log: ({ level, ...rest }) => (level === 'error' ? log.error(rest) : log.info(rest)),
   });
+  let membership: Membership;
+  if (ml) {
+    const [{ MemberlistMember, readMemberlistKey }, { SpeakerListMembership, speakerPodIPs }, { LAN_CONFIG, WAN_CONFIG }] = await Promise.all([
+      import('../speaker/membership-memberlist.ts'), import('../speaker/membership-speakerlist.ts'), import('../core/membership/config.ts'),
+    ]);
+    let key: Uint8Array | null = null;
+    if (ml.secretKeyPath) {
+      try {
+        key = readMemberlistKey(ml.secretKeyPath);
+      } catch (err) {
+        throw new UserError(`cannot read the memberlist secret key (--ml-secret-key-path ${ml.secretKeyPath}): ${(err as Error).message}`);
+      }
+    }
+    if (!key) log.warn({ op: 'startup', warning: 'no ml-secret-key set, memberlist traffic will not be encrypted' });
+    const mlNamespace = ml.namespace ?? namespace;
+    const mlLog = (message: string) => log.info({ op: 'memberDiscovery', msg: message });
+    const member = new MemberlistMember({ name: node, bindAddr: ml.bindAddr, bindPort: ml.bindPort, keys: key ? [key] : null, config: ml.wan ? WAN_CONFIG : LAN_CONFIG, log: mlLog });
+    const list = new SpeakerListMembership({
+      member, log: mlLog,
+      speakerIPs: () => speakerPodIPs((path, query) => kubeGet(kc, path, { query }), mlNamespace, ml.labels, ml.bindAddr),
+    });
+    // MetalLB's layer 2 controller calls Rejoin() on every Node change it handles.
+    source.onChange((c) => { if (c.list === 'nodes') void list.rejoin(); });
+    member.onChange(({ alive }) => log.info({ op: 'memberDiscovery', alive, msg: 'memberlist membership changed - forcing sync' }));
+    log.info({ op: 'startup', bindAddr: ml.bindAddr, bindPort: ml.bindPort, labels: ml.labels, namespace: mlNamespace, msg: 'memberlist on: joining the speaker pods' });
+    membership = {
+      // A bind failure (address not on this host, port taken) is one line, exit 2, like bad flags.
+      start: () => list.start().catch((err: Error) => {
+        throw new UserError(`memberlist cannot start on ${ml.bindAddr}:${ml.bindPort}: ${err.message.replace(/^memberlist: /, '')}`);
+      }),
+      stop: () => list.stop(),
+      alive: () => list.alive(),
+      onChange: (cb) => list.onChange(cb),
+    };
+  } else {
+    log.info({ op: 'startup', msg: 'not starting fast dead node detection (memberlist), need ml-bindaddr / ml-labels config; every Node counts as a live speaker' });
+    membership = new NodeListMembership();
+  }
   const speaker = new Speaker({
-    node, namespace, source, membership: new NodeListMembership(),
+    node, namespace, source, membership,
     l2: await createL2Announcer(opts.l2DataPlane, log), bgp: new LoggingBGPPublisher(log), log, metrics,
     l2StatusApi: restL2StatusApi(rest), event: events.sink, owner,
     ignoreExcludeLB: opts.ignoreExcludeLb === true,

@@ -5,8 +5,9 @@
  * changes) the member joins every listed IP that is not the address of a current member, on its
  * own bind port. Join failures are logged, never fatal (MetalLB logs them too).
  *
- * Not wired into `metallb-ts speaker` yet: the command needs the pod lister (the speaker's RBAC
- * must then allow `list pods` in its namespace) and the `--ml-*` flags.
+ * `metallb-ts speaker` builds it when `--ml-bindaddr` and `--ml-labels` are set, with
+ * `speakerPodIPs` as the IP source (the speaker's RBAC allows `list pods` in its namespace) and
+ * `rejoin()` on Node changes.
  */
 import type { Membership, MembershipListener } from '../core/membership/types.ts';
 import type { MemberlistMember } from './membership-memberlist.ts';
@@ -84,4 +85,23 @@ export class SpeakerListMembership implements Membership {
   onChange(cb: MembershipListener): void {
     this.o.member.onChange(cb);
   }
+}
+
+/** A GET on the API (`kubeGet` bound to a kubeconfig): path and query parameters. */
+export type ApiGet = (path: string, query: Record<string, string>) => Promise<unknown>;
+
+/**
+ * The IPs of the speaker pods (MetalLB's `PodIPs`): pods matching the label selector `labels` in
+ * `namespace`, those in phase Running with a `status.podIP`, without `selfIP` (this speaker's own
+ * bind address), unique and sorted.
+ */
+export async function speakerPodIPs(get: ApiGet, namespace: string, labels: string, selfIP?: string): Promise<string[]> {
+  const list = await get(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, { labelSelector: labels }) as
+    { items?: Array<{ status?: { phase?: string; podIP?: string } }> } | undefined;
+  const ips = new Set<string>();
+  for (const pod of list?.items ?? []) {
+    const ip = pod?.status?.podIP;
+    if (pod?.status?.phase === 'Running' && ip && ip !== selfIP) ips.add(ip);
+  }
+  return [...ips].sort();
 }

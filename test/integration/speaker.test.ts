@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { REPO_ROOT, startTestCluster, type TestCluster } from './setup/cluster.ts';
@@ -256,5 +257,75 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
     assert.deepEqual(codes, [0, 0, 0], logs());
     assert.deepEqual(await statuses(), []);
     assert.ok(speakers.some((s) => s.lines.some((l) => l.event === 'serviceWithdrawn' && l.reason === 'shutdown')));
+  });
+});
+
+describe('metallb-ts speaker with memberlist (--ml-bindaddr, --ml-labels)', () => {
+  let cluster: TestCluster;
+  const procs: SpeakerProc[] = [];
+  const MEMBERS = [{ node: 'ml-a', ip: '127.0.31.1' }, { node: 'ml-b', ip: '127.0.31.2' }];
+  const LABELS = { app: 'metallb', component: 'speaker' };
+
+  before(async () => {
+    cluster = await startTestCluster();
+    const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+    for (const { node, ip } of MEMBERS) {
+      await core.createNode({ body: { metadata: { name: node, labels: { 'kubernetes.io/hostname': node } } } });
+      await core.createNamespacedPod({ namespace: NS, body: {
+        metadata: { name: `speaker-${node}`, labels: LABELS },
+        spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0' }] } } });
+      await core.patchNamespacedPodStatus({ namespace: NS, name: `speaker-${node}`, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    }
+  });
+
+  after(async () => {
+    for (const p of procs) if (p.proc.exitCode === null) p.proc.kill('SIGKILL');
+    await cluster?.stop();
+  });
+
+  test('two speakers find each other through the speaker pods and gossip', async () => {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = createServer();
+      srv.once('error', reject);
+      srv.listen(0, MEMBERS[0]!.ip, () => {
+        const p = (srv.address() as AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    for (const { node, ip } of MEMBERS) {
+      // --l2-data-plane log: these speakers run in the machine's own network namespace.
+      const proc = spawn(BIN, ['speaker', '--node-name', node, '--kubeconfig', cluster.kubeconfigPath, '--l2-data-plane', 'log',
+        '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0',
+        '--ml-bindaddr', ip, '--ml-bindport', String(port), '--ml-labels', 'app=metallb,component=speaker'],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '', METALLB_ML_SECRET_KEY_PATH: '' } });
+      const s: SpeakerProc = { node, proc, lines: [], stderr: [], exit: new Promise((r) => proc.on('exit', (code) => r(code))) };
+      let buf = '';
+      proc.stdout!.on('data', (chunk: Buffer) => {
+        buf += chunk.toString('utf8');
+        let i: number;
+        while ((i = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, i);
+          buf = buf.slice(i + 1);
+          try {
+            s.lines.push(JSON.parse(line) as Record<string, unknown>);
+          } catch {
+            s.lines.push({ raw: line });
+          }
+        }
+      });
+      proc.stderr!.on('data', (c: Buffer) => s.stderr.push(c.toString('utf8')));
+      procs.push(s);
+    }
+    const detail = () => procs.map((s) => `--- ${s.node}\n${s.lines.slice(-20).map((l) => JSON.stringify(l)).join('\n')}\n${s.stderr.join('').slice(-800)}`).join('\n');
+    const both = MEMBERS.map((m) => m.node).sort();
+    for (const s of procs) {
+      await waitFor(`${s.node} sees both speakers in memberlist`, async () => {
+        const last = s.lines.filter((l) => l.op === 'memberDiscovery' && Array.isArray(l.alive)).at(-1);
+        return last && JSON.stringify(last.alive) === JSON.stringify(both) ? true : undefined;
+      }, detail);
+    }
+    for (const s of procs) s.proc.kill('SIGTERM');
+    for (const s of procs) assert.equal(await s.exit, 0, detail());
   });
 });

@@ -16,7 +16,8 @@ import { jsonLogger, rfc3339 } from '../../src/log.ts';
 import { speakerMetrics } from '../../src/speaker/metrics.ts';
 import { planL2Status, desiredL2Status, type L2StatusApi, type L2StatusBody } from '../../src/speaker/l2status.ts';
 import { serviceEvent } from '../../src/speaker/events.ts';
-import { memberlistFlagsSet } from '../../src/commands/speaker.ts';
+import { memberlistSettings } from '../../src/commands/speaker.ts';
+import { speakerPodIPs } from '../../src/speaker/membership-speakerlist.ts';
 import { metallbNamespaceOf as speakerNamespace } from '../../src/commands/runtime-options.ts';
 
 // ---- builders ----
@@ -388,9 +389,17 @@ test('events are named and sourced as client-go records them for metallb-speaker
   assert.equal(ev.firstTimestamp, '2023-11-14T22:13:20Z');
 });
 
-test('flags: memberlist flags are refused by name, namespace defaults, load-balancer class filter, log format', () => {
-  assert.deepEqual(memberlistFlagsSet({ mlBindport: '7946' }), []);
-  assert.deepEqual(memberlistFlagsSet({ mlBindaddr: '10.0.0.1', mlBindport: '8000', mlLabels: 'app=metallb' }), ['--ml-bindaddr', '--ml-bindport', '--ml-labels']);
+test('flags: memberlist on only with bind address and labels, namespace defaults, load-balancer class filter, log format', () => {
+  assert.equal(memberlistSettings({ mlBindport: '7946' }), null);
+  assert.equal(memberlistSettings({ mlBindaddr: '10.0.0.1', mlBindport: '7946' }), null, 'no labels: memberlist off (MetalLB)');
+  assert.equal(memberlistSettings({ mlLabels: 'app=metallb', mlSecretKeyPath: '/etc/ml_secret_key' }), null, 'no bind address: memberlist off (MetalLB)');
+  assert.deepEqual(memberlistSettings({ mlBindaddr: '10.0.0.1', mlBindport: '8000', mlLabels: 'app=metallb' }),
+    { bindAddr: '10.0.0.1', bindPort: 8000, labels: 'app=metallb', wan: false });
+  assert.deepEqual(memberlistSettings({ mlBindaddr: '10.0.0.1', mlLabels: 'app=metallb', mlNamespace: 'ns', mlSecretKeyPath: '/s', mlWanConfig: true }),
+    { bindAddr: '10.0.0.1', bindPort: 7946, labels: 'app=metallb', namespace: 'ns', secretKeyPath: '/s', wan: true });
+  assert.throws(() => memberlistSettings({ mlBindaddr: '10.0.0.1', mlBindport: 'x', mlLabels: 'a=b' }), /--ml-bindport: not a port number: x/);
+  assert.throws(() => memberlistSettings({ mlBindaddr: '10.0.0.1', mlBindport: '70000', mlLabels: 'a=b' }), /--ml-bindport/);
+  assert.throws(() => memberlistSettings({ mlBindaddr: 'node-1', mlLabels: 'a=b' }), /--ml-bindaddr: not an IP address/);
   assert.equal(speakerNamespace('x', {}), 'x');
   assert.equal(speakerNamespace(undefined, { METALLB_NAMESPACE: 'mlb' }), 'mlb');
   assert.equal(speakerNamespace(undefined, {}, '/nonexistent'), 'metallb-system');
@@ -406,4 +415,18 @@ test('flags: memberlist flags are refused by name, namespace defaults, load-bala
   const debugLines: string[] = [];
   jsonLogger({ level: 'debug', write: (l) => debugLines.push(l), now: () => 0 }).with({ b: 1 }).debug({ a: 2, u: undefined });
   assert.deepEqual(debugLines, ['{"a":2,"b":1,"level":"debug","ts":"1970-01-01T00:00:00Z"}\n']);
+});
+
+test('speakerPodIPs: pods by label selector in the namespace, Running with a podIP, without this speaker', async () => {
+  const calls: Array<[string, Record<string, string>]> = [];
+  const pod = (phase: string, podIP?: string) => ({ metadata: { name: `p-${podIP}` }, status: { phase, ...(podIP ? { podIP } : {}) } });
+  const get = async (path: string, query: Record<string, string>) => {
+    calls.push([path, query]);
+    return { items: [pod('Running', '10.0.0.3'), pod('Running', '10.0.0.1'), pod('Pending', '10.0.0.4'), pod('Running'), pod('Failed', '10.0.0.5'),
+      pod('Running', '10.0.0.2'), pod('Running', '10.0.0.3'), {}] };
+  };
+  assert.deepEqual(await speakerPodIPs(get, 'metallb system', 'app=metallb,component=speaker', '10.0.0.2'), ['10.0.0.1', '10.0.0.3']);
+  assert.deepEqual(calls, [['/api/v1/namespaces/metallb%20system/pods', { labelSelector: 'app=metallb,component=speaker' }]]);
+  assert.deepEqual(await speakerPodIPs(async () => ({ items: [pod('Running', '10.0.0.2')] }), 'ns', 'a=b'), ['10.0.0.2'], 'no self IP: nothing excluded');
+  await assert.rejects(speakerPodIPs(async () => { throw new Error('forbidden'); }, 'ns', 'a=b'), /forbidden/);
 });
