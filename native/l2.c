@@ -8,6 +8,9 @@
  *     source MetalLB answers from), hop limit 255 for unicast and multicast (RFC 4861 7.1.2),
  *     an ICMPv6 filter passing only neighbor solicitations; the kernel computes the checksum.
  *     Solicited-node multicast groups are joined per announced address (join/leave).
+ * A third kind, netlink: an AF_NETLINK/NETLINK_ROUTE socket subscribed to RTMGRP_LINK,
+ * RTMGRP_IPV4_IFADDR and RTMGRP_IPV6_IFADDR; every message (and a receive-buffer overflow,
+ * ENOBUFS, which means messages were lost) calls back so TypeScript rescans the interfaces.
  * Receiving: a libuv poll handle on the non-blocking socket drains it and calls back into JS
  * with (frame: Buffer, source: Buffer, hopLimit: number) per datagram (hopLimit -1 for ARP). Outgoing frames that AF_PACKET echoes
  * back (PACKET_OUTGOING) are skipped here.
@@ -27,6 +30,8 @@
 #include <netinet/icmp6.h>
 #include <linux/if_packet.h>
 #include <linux/if_ether.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #define CHECK(call) do { if ((call) != napi_ok) { napi_throw_error(env, NULL, #call " failed"); return NULL; } } while (0)
 
@@ -36,7 +41,8 @@ typedef struct {
   napi_ref cb;
   napi_async_context ctx;
   int fd;
-  int kind; /* 0 ARP (AF_PACKET), 1 NDP (ICMPv6) */
+  int stopped; /* stop() was called (possibly from inside the callback): receive nothing more */
+  int kind; /* 0 ARP (AF_PACKET), 1 NDP (ICMPv6), 2 netlink (NETLINK_ROUTE link/address changes) */
 } watch_t;
 
 static const char *errno_name(int e) {
@@ -80,6 +86,16 @@ static napi_value open_arp(napi_env env, napi_callback_info info) {
   struct sockaddr_ll sll; memset(&sll, 0, sizeof sll);
   sll.sll_family = AF_PACKET; sll.sll_protocol = htons(ETH_P_ARP); sll.sll_ifindex = ifindex;
   if (bind(fd, (struct sockaddr *)&sll, sizeof sll) < 0) { napi_value r = throw_errno(env, "bind(AF_PACKET)"); close(fd); return r; }
+  napi_value out; CHECK(napi_create_int32(env, fd, &out)); return out;
+}
+
+/* openNetlink() -> fd: NETLINK_ROUTE, subscribed to link and IPv4/IPv6 address changes. */
+static napi_value open_netlink(napi_env env, napi_callback_info info) {
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0) return throw_errno(env, "socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE)");
+  struct sockaddr_nl snl; memset(&snl, 0, sizeof snl);
+  snl.nl_family = AF_NETLINK; snl.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
+  if (bind(fd, (struct sockaddr *)&snl, sizeof snl) < 0) { napi_value r = throw_errno(env, "bind(AF_NETLINK)"); close(fd); return r; }
   napi_value out; CHECK(napi_create_int32(env, fd, &out)); return out;
 }
 
@@ -158,17 +174,20 @@ static void on_readable(uv_poll_t *h, int status, int events) {
   napi_env env = w->env;
   if (status < 0) return;
   unsigned char buf[2048];
-  for (int n = 0; n < 64; n++) {
-    union { struct sockaddr_ll ll; struct sockaddr_in6 in6; } from;
+  for (int n = 0; n < 64 && !w->stopped; n++) {
+    union { struct sockaddr_ll ll; struct sockaddr_in6 in6; struct sockaddr_nl nl; } from;
     union { struct cmsghdr align; char buf[CMSG_SPACE(sizeof(int))]; } control;
     struct iovec iov = { buf, sizeof buf };
     struct msghdr mh; memset(&mh, 0, sizeof mh);
     mh.msg_name = &from; mh.msg_namelen = sizeof from; mh.msg_iov = &iov; mh.msg_iovlen = 1;
     mh.msg_control = control.buf; mh.msg_controllen = sizeof control.buf;
     ssize_t r = recvmsg(w->fd, &mh, MSG_TRUNC);
-    if (r < 0) return; /* EAGAIN or a transient error: wait for the next readiness */
+    if (r < 0) {
+      if (w->kind == 2 && errno == ENOBUFS) r = 0; /* netlink overflow: changes were lost, call back (empty) so JS rescans */
+      else return; /* EAGAIN or a transient error: wait for the next readiness */
+    }
     int hop_limit = -1; /* NDP: the IPv6 hop limit the message arrived with (RFC 4861 7.1.1 wants 255) */
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+    if (w->kind == 1) for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
       if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT) memcpy(&hop_limit, CMSG_DATA(c), sizeof hop_limit);
     if (w->kind == 0 && from.ll.sll_pkttype == PACKET_OUTGOING) continue;
     size_t len = (size_t)r > sizeof buf ? sizeof buf : (size_t)r; /* truncated: the codec sees the short frame */
@@ -179,6 +198,7 @@ static void on_readable(uv_poll_t *h, int status, int events) {
     napi_get_global(env, &recv); /* napi_make_callback needs an object receiver */
     napi_create_buffer_copy(env, len, buf, &copy, &argv[0]);
     if (w->kind == 1) napi_create_buffer_copy(env, 16, &from.in6.sin6_addr, &copy, &argv[1]);
+    else if (w->kind == 2) napi_create_buffer_copy(env, 0, buf, &copy, &argv[1]);
     else napi_create_buffer_copy(env, 6, from.ll.sll_addr, &copy, &argv[1]);
     napi_create_int32(env, hop_limit, &argv[2]);
     napi_status st = napi_make_callback(env, w->ctx, recv, cb, 3, argv, &result);
@@ -197,7 +217,7 @@ static void on_close(uv_handle_t *h) {
 
 static void finalize_watch(napi_env env, void *data, void *hint) { (void)env; (void)data; (void)hint; }
 
-/* watch(fd, kind: 0 ARP | 1 NDP, onFrame(frame, source)) -> handle; stop(handle) closes the socket. */
+/* watch(fd, kind: 0 ARP | 1 NDP | 2 netlink, onFrame(frame, source, hopLimit)) -> handle; stop(handle) closes the socket. */
 static napi_value watch(napi_env env, napi_callback_info info) {
   size_t argc = 3; napi_value argv[3]; int32_t fd, kind;
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
@@ -224,7 +244,8 @@ static napi_value stop(napi_env env, napi_callback_info info) {
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   if (argc < 1 || napi_get_value_external(env, argv[0], &p) != napi_ok || !p) { napi_throw_type_error(env, NULL, "stop(handle)"); return NULL; }
   watch_t *w = (watch_t *)p;
-  if (w->fd < 0) return NULL;
+  if (w->stopped) return NULL;
+  w->stopped = 1;
   uv_poll_stop(&w->poll);
   napi_delete_reference(env, w->cb);
   napi_async_destroy(env, w->ctx);
@@ -253,6 +274,7 @@ static napi_value close_fd(napi_env env, napi_callback_info info) {
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
     { "openArp", NULL, open_arp, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "openNetlink", NULL, open_netlink, NULL, NULL, NULL, napi_enumerable, NULL },
     { "openNdp", NULL, open_ndp, NULL, NULL, NULL, napi_enumerable, NULL },
     { "group", NULL, group, NULL, NULL, NULL, napi_enumerable, NULL },
     { "sendArp", NULL, send_arp, NULL, NULL, NULL, napi_enumerable, NULL },

@@ -5,6 +5,7 @@
  */
 import type { AppliedBGPAdvertisement, InterfaceSet } from '../core/election/types.ts';
 import type { Logger } from '../log.ts';
+import type { Layer2Metrics } from './metrics.ts';
 
 /**
  * Answers for a service's IPs on the wire (MetalLB `internal/layer2` Announce). Calls are
@@ -71,8 +72,9 @@ export const EXCLUDE_L2_PATH = '/etc/metallb/excludel2.yaml';
  * The speaker's L2Announcer for `dataPlane`. `raw`: a started RawL2Announcer (src/speaker/l2.ts)
  * with the exclusion list read from `excludeL2Path`. Throws UserError (exit 2, one line) without
  * CAP_NET_RAW, when the addon is not built, or when excludel2.yaml is invalid (MetalLB exits then too).
+ * `metrics` (SpeakerMetrics.layer2) receives MetalLB's `metallb_layer2_*` counts.
  */
-export async function createL2Announcer(dataPlane: L2DataPlane, log: Logger, excludeL2Path = EXCLUDE_L2_PATH): Promise<L2Announcer> {
+export async function createL2Announcer(dataPlane: L2DataPlane, log: Logger, excludeL2Path = EXCLUDE_L2_PATH, metrics?: Layer2Metrics): Promise<L2Announcer> {
   if (dataPlane === 'log') return new LoggingL2Announcer(log);
   const { UserError } = await import('../core/errors.ts');
   const { rawSocketProblem } = await import('./l2-native.ts');
@@ -88,5 +90,5 @@ export async function createL2Announcer(dataPlane: L2DataPlane, log: Logger, exc
     if ((e as { code?: string }).code !== 'ENOENT') throw new UserError(`speaker: ${excludeL2Path}: ${(e as Error).message}`);
   }
   const { RawL2Announcer } = await import('./l2.ts');
-  return new RawL2Announcer({ log, exclude }).start();
+  return new RawL2Announcer({ log, exclude, ...(metrics ? { metrics } : {}) }).start();
 }

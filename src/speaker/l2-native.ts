@@ -15,6 +15,11 @@ export interface L2Native {
   openArp(ifindex: number): number;
   /** ICMPv6 raw socket bound to `linkLocal` (16 bytes) on `ifindex`, hop limits 255, NS-only filter, IPV6_RECVHOPLIMIT. */
   openNdp(ifindex: number, linkLocal: Uint8Array): number;
+  /**
+   * AF_NETLINK/NETLINK_ROUTE socket subscribed to RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR
+   * (link and address changes of this network namespace); watch it with kind 2.
+   */
+  openNetlink(): number;
   /** Joins (`join` true) or leaves a multicast group (16 bytes) on `ifindex`. */
   group(fd: number, ifindex: number, group: Uint8Array, join: boolean): void;
   /** Sends an Ethernet frame (destination MAC = its first 6 bytes). */
@@ -23,9 +28,11 @@ export interface L2Native {
   sendNdp(fd: number, ifindex: number, destination: Uint8Array, icmp: Uint8Array): void;
   /**
    * Calls `onFrame` per received datagram (ARP: frame and source MAC; NDP: ICMPv6 message, source
-   * IPv6 (16 bytes) and the hop limit it arrived with; `hopLimit` is -1 when unknown, always for ARP).
+   * IPv6 (16 bytes) and the hop limit it arrived with; `hopLimit` is -1 when unknown, always for ARP;
+   * netlink (kind 2): the raw netlink message, an empty source, -1; an empty message means the
+   * receive buffer overflowed and changes were lost).
    */
-  watch(fd: number, kind: 0 | 1, onFrame: (frame: Buffer, source: Buffer, hopLimit: number) => void): WatchHandle;
+  watch(fd: number, kind: 0 | 1 | 2, onFrame: (frame: Buffer, source: Buffer, hopLimit: number) => void): WatchHandle;
   /** Stops receiving and closes the socket (call once). */
   stop(handle: WatchHandle): void;
   /** The handle no longer keeps the event loop alive. */

@@ -16,6 +16,7 @@ import type { L2Announcer } from './announcer.ts';
 import { loadL2Native } from './l2-native.ts';
 import type { L2Native, WatchHandle } from './l2-native.ts';
 import type { Logger } from '../log.ts';
+import type { Layer2Metrics } from './metrics.ts';
 
 const IFF_UP = 0x1;
 const IFF_BROADCAST = 0x2;
@@ -66,10 +67,14 @@ export interface RawL2AnnouncerOptions {
   readonly exclude?: readonly string[];
   /** Interface rescan period in ms (MetalLB: 10 s). */
   readonly scanIntervalMs?: number;
+  /** Delay from a netlink link/address change to the rescan it triggers (changes within it coalesce); default 100 ms. */
+  readonly rescanDebounceMs?: number;
   /** Interfaces source; default {@link readLinks}. */
   readonly links?: () => LinkInfo[];
   readonly native?: L2Native;
   readonly onEvent?: (e: L2Event) => void;
+  /** MetalLB's `metallb_layer2_*` counters (src/speaker/metrics.ts layer2Metrics). */
+  readonly metrics?: Layer2Metrics;
 }
 
 interface Responder {
@@ -87,7 +92,7 @@ interface Responder {
 
 /**
  * MetalLB's Announce with real sockets. `start()` scans interfaces and opens responders (and
- * rescans every `scanIntervalMs`); `announce`/`withdraw` implement {@link L2Announcer};
+ * rescans every `scanIntervalMs` and, debounced, on every netlink link/address change); `announce`/`withdraw` implement {@link L2Announcer};
  * `close()` stops everything. Drops are counted in `drops` by reason.
  */
 export class RawL2Announcer implements L2Announcer {
@@ -102,6 +107,8 @@ export class RawL2Announcer implements L2Announcer {
   private gratuitous: GratuitousState = new Map();
   private gratuitousTimer: NodeJS.Timeout | undefined;
   private scanTimer: NodeJS.Timeout | undefined;
+  private netlink: WatchHandle | undefined;
+  private rescanTimer: NodeJS.Timeout | undefined;
   private choices: InterfaceChoice[] = [];
 
   private readonly opts: RawL2AnnouncerOptions;
@@ -113,12 +120,32 @@ export class RawL2Announcer implements L2Announcer {
     this.exclude = excludeRegExp(opts.exclude ?? []);
   }
 
-  /** First interface scan (responders open now) and the periodic rescan. */
+  /**
+   * First interface scan (responders open now), the periodic rescan, and a rescan on change: a
+   * netlink socket (link and IPv4/IPv6 address events) triggers a debounced scan. Without the
+   * netlink socket (error logged) the periodic rescan alone remains.
+   */
   start(): this {
     this.scan();
     this.scanTimer = setInterval(() => this.scan(), this.opts.scanIntervalMs ?? 10_000);
     this.scanTimer.unref();
+    let fd = -1;
+    try {
+      fd = this.native.openNetlink();
+      this.netlink = this.native.watch(fd, 2, () => this.changed());
+      this.native.unref(this.netlink);
+    } catch (e) {
+      if (fd >= 0 && !this.netlink) this.native.closeFd(fd);
+      this.log.error({ op: 'watchInterfaces', error: (e as Error).message, msg: 'cannot watch interface changes (netlink); rescanning every scan interval only' });
+    }
     return this;
+  }
+
+  /** A netlink link/address change: rescan once the burst settles. */
+  private changed(): void {
+    if (this.rescanTimer) return;
+    this.rescanTimer = setTimeout(() => { this.rescanTimer = undefined; this.scan(); }, this.opts.rescanDebounceMs ?? 100);
+    this.rescanTimer.unref();
   }
 
   /** The latest interface selection (which interfaces answer ARP/NDP and why others do not). */
@@ -185,6 +212,8 @@ export class RawL2Announcer implements L2Announcer {
       if (res.dropped === 'interface-not-allowed') this.log.debug({ op: 'arpRequestIgnore', ip: res.request?.targetProtocolAddress, interface: r.name, reason: 'notMatchInterface' });
       return;
     }
+    const ip = res.reply.senderProtocolAddress;
+    this.opts.metrics?.requestsReceived.inc({ ip });
     try {
       this.native.sendArp(r.fd, r.index, res.bytes);
     } catch (e) {
@@ -192,6 +221,7 @@ export class RawL2Announcer implements L2Announcer {
       return;
     }
     this.sent.replies++;
+    this.opts.metrics?.responsesSent.inc({ ip });
     const handlingNs = Number(process.hrtime.bigint() - t0);
     this.opts.onEvent?.({ kind: 'reply', protocol: 'arp', interface: r.name, ip: res.reply.senderProtocolAddress, to: res.reply.targetHardwareAddress, handlingNs });
   }
@@ -204,6 +234,7 @@ export class RawL2Announcer implements L2Announcer {
       countDrop(this.drops, `ndp:${res.dropped}`);
       return;
     }
+    this.opts.metrics?.requestsReceived.inc({ ip: res.targetAddress });
     try {
       this.native.sendNdp(r.fd, r.index, ipBytes(res.destination, 'ipv6'), res.bytes);
     } catch (e) {
@@ -211,6 +242,7 @@ export class RawL2Announcer implements L2Announcer {
       return;
     }
     this.sent.replies++;
+    this.opts.metrics?.responsesSent.inc({ ip: res.targetAddress });
     const handlingNs = Number(process.hrtime.bigint() - t0);
     this.opts.onEvent?.({ kind: 'reply', protocol: 'ndp', interface: r.name, ip: res.targetAddress, to: src, handlingNs, ...(hopLimit !== undefined ? { hopLimit } : {}) });
   }
@@ -294,10 +326,14 @@ export class RawL2Announcer implements L2Announcer {
       if (!sets.some((s) => s === 'all' || (s !== null && s.includes(r.name)))) continue;
       try {
         if (protocol === 'arp') {
-          for (const f of gratuitousARP(ip, r.mac)) this.native.sendArp(r.fd, r.index, arp.encode(f));
+          for (const f of gratuitousARP(ip, r.mac)) {
+            this.native.sendArp(r.fd, r.index, arp.encode(f));
+            this.opts.metrics?.gratuitousSent.inc({ ip });
+          }
         } else {
           const u = unsolicitedNA(ip, r.mac);
           this.native.sendNdp(r.fd, r.index, ipBytes(u.destination, 'ipv6'), ndp.encode(u.message));
+          this.opts.metrics?.gratuitousSent.inc({ ip });
         }
         this.sent.gratuitous++;
         this.opts.onEvent?.({ kind: 'gratuitous', protocol, interface: r.name, ip });
@@ -310,6 +346,9 @@ export class RawL2Announcer implements L2Announcer {
   /** Stops every responder and timer. */
   close(): void {
     clearInterval(this.scanTimer);
+    clearTimeout(this.rescanTimer);
+    this.rescanTimer = undefined;
+    if (this.netlink) { this.native.stop(this.netlink); this.netlink = undefined; }
     clearInterval(this.gratuitousTimer);
     this.gratuitousTimer = undefined;
     for (const r of this.responders.values()) this.native.stop(r.handle);

@@ -19,6 +19,31 @@ export interface SpeakerMetrics {
   readonly configLoaded: Gauge;
   /** `metallb_k8s_client_config_stale_bool`: 1 while running on a stale configuration. */
   readonly configStale: Gauge;
+  /** MetalLB's `internal/layer2/stats.go` counters, fed by RawL2Announcer. */
+  readonly layer2: Layer2Metrics;
+}
+
+/**
+ * MetalLB v0.16.1 `internal/layer2/stats.go`: `metallb_layer2_requests_received{ip}` (an ARP request
+ * or NS for an announced IP on an allowed interface), `metallb_layer2_responses_sent{ip}` (the reply
+ * written), `metallb_layer2_gratuitous_sent{ip}` (ARP: per frame, request and reply; NDP: per
+ * unsolicited NA).
+ */
+export interface Layer2Metrics {
+  readonly requestsReceived: Counter<'ip'>;
+  readonly responsesSent: Counter<'ip'>;
+  readonly gratuitousSent: Counter<'ip'>;
+}
+
+/** Registers the layer2 counters on `registry`. */
+export function layer2Metrics(registry: Registry): Layer2Metrics {
+  const registers = [registry];
+  const labelNames = ['ip'] as const;
+  return {
+    requestsReceived: new Counter({ name: 'metallb_layer2_requests_received', help: 'Number of layer2 requests received for owned IPs', labelNames, registers }),
+    responsesSent: new Counter({ name: 'metallb_layer2_responses_sent', help: 'Number of layer2 responses sent for owned IPs in response to requests', labelNames, registers }),
+    gratuitousSent: new Counter({ name: 'metallb_layer2_gratuitous_sent', help: 'Number of gratuitous layer2 packets sent for owned IPs as a result of failovers', labelNames, registers }),
+  };
 }
 
 /** Creates the metrics on a fresh registry; `processMetrics` adds prom-client's process/Node.js defaults. */
@@ -38,5 +63,6 @@ export function speakerMetrics(opts: { processMetrics?: boolean } = {}): Speaker
     updateErrors: new Counter({ name: 'metallb_k8s_client_update_errors_total', help: 'Number of k8s object updates that failed for some reason.', registers }),
     configLoaded: new Gauge({ name: 'metallb_k8s_client_config_loaded_bool', help: '1 if the MetalLB configuration was successfully loaded at least once.', registers }),
     configStale: new Gauge({ name: 'metallb_k8s_client_config_stale_bool', help: '1 if running on a stale configuration, because the latest config failed to load.', registers }),
+    layer2: layer2Metrics(registry),
   };
 }

@@ -24,12 +24,12 @@ export type HarnessLine =
 async function harness(): Promise<void> {
   const { rawSocketProblem } = await import('../../src/speaker/l2-native.ts');
   const { RawL2Announcer } = await import('../../src/speaker/l2.ts');
-  const opts = JSON.parse(process.argv[3] ?? '{}') as { exclude?: string[] };
+  const opts = JSON.parse(process.argv[3] ?? '{}') as { exclude?: string[]; scanIntervalMs?: number };
   const problem = rawSocketProblem();
   if (problem) { process.stderr.write(`${problem}\n`); process.exit(2); }
   const out = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
   const quiet = { with: () => quiet, debug() {}, info() {}, warn() {}, error(f: object) { process.stderr.write(`${JSON.stringify(f)}\n`); } };
-  const l2 = new RawL2Announcer({ log: quiet, exclude: opts.exclude ?? [], scanIntervalMs: 500, onEvent: (e) => out({ t: Date.now(), ...e }) }).start();
+  const l2 = new RawL2Announcer({ log: quiet, exclude: opts.exclude ?? [], scanIntervalMs: opts.scanIntervalMs ?? 500, onEvent: (e) => out({ t: Date.now(), ...e }) }).start();
   const stats = () => ({ kind: 'stats', replies: l2.sent.replies, gratuitous: l2.sent.gratuitous, drops: l2.drops, interfaces: l2.interfaces() });
   out({ kind: 'ready', interfaces: l2.interfaces() });
   const rl = createInterface({ input: process.stdin });
@@ -99,9 +99,10 @@ export class Harness {
   stderr = '';
   readonly ns: string;
 
-  constructor(ns: string, exclude: string[] = []) {
+  /** `scanIntervalMs`: the harness's periodic rescan (default 500 ms). */
+  constructor(ns: string, exclude: string[] = [], scanIntervalMs?: number) {
     this.ns = ns;
-    this.proc = spawn('ip', ['netns', 'exec', ns, process.execPath, SELF, 'harness', JSON.stringify({ exclude })], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.proc = spawn('ip', ['netns', 'exec', ns, process.execPath, SELF, 'harness', JSON.stringify({ exclude, scanIntervalMs })], { stdio: ['pipe', 'pipe', 'pipe'] });
     createInterface({ input: this.proc.stdout! }).on('line', (l) => {
       try { this.lines.push(JSON.parse(l) as HarnessLine); } catch { this.stderr += `${l}\n`; }
       for (const w of this.waiters.splice(0)) w();
@@ -398,6 +399,56 @@ async function runTests(): Promise<void> {
       h[0]!.withdraw('shop/frontend');
       const out = arping(bed, '192.0.2.10', '-c', '2', '-w', '2');
       assert.deepEqual(arpingReplies(out), [], out);
+    });
+  });
+
+  describe('rescan on change (netlink): a link going down and up is followed within 3 s, not at the periodic rescan', () => {
+    const bed = new L2Testbed(`mltr${process.pid}`, 1);
+    let h: Harness;
+    const onExit = () => bed.destroy();
+    const ns = () => bed.speakers[0]!;
+    const responder = (op: 'created' | 'deleted', from: number) => h.waitFor(
+      (l): l is Extract<HarnessLine, { kind: 'responder' }> => 'kind' in l && l.kind === 'responder' && l.protocol === 'arp' && l.interface === 'eth0' && l.op === op,
+      5000, from);
+
+    before(async () => {
+      process.once('exit', onExit);
+      bed.destroy();
+      bed.create();
+      h = new Harness(ns(), ['^ex.*'], 60_000); // the periodic rescan cannot explain anything below
+      await h.ready();
+      h.announce('shop/frontend', ['192.0.2.50']);
+    });
+
+    after(async () => {
+      await h.stop();
+      bed.destroy();
+      process.removeListener('exit', onExit);
+      assert.equal(sh('ip', 'netns', 'list').split('\n').filter((l) => l.startsWith(`mltr${process.pid}-`)).length, 0, 'namespaces cleaned up');
+    });
+
+    test('eth0 down: responder closed in < 3 s and no answer; up: responder back in < 3 s and answering', async () => {
+      let out = arping(bed, '192.0.2.50', '-c', '1', '-w', '2');
+      assert.deepEqual(arpingReplies(out).map((r) => r.mac), [speakerMac(1)], out);
+
+      let from = h.lines.length;
+      const down = Date.now();
+      inNs(ns(), 'ip', 'link', 'set', 'eth0', 'down');
+      const deleted = await responder('deleted', from);
+      assert.ok(deleted.t - down < 3000, `responder deleted ${deleted.t - down} ms after down`);
+      out = arping(bed, '192.0.2.50', '-c', '1', '-w', '1');
+      assert.deepEqual(arpingReplies(out), [], out);
+
+      from = h.lines.length;
+      const up = Date.now();
+      inNs(ns(), 'ip', 'link', 'set', 'eth0', 'up');
+      const created = await responder('created', from);
+      assert.ok(created.t - up < 3000, `responder created ${created.t - up} ms after up`);
+      out = arping(bed, '192.0.2.50', '-c', '1', '-w', '2');
+      assert.deepEqual(arpingReplies(out).map((r) => r.mac), [speakerMac(1)], out);
+      const answering = Date.now() - up;
+      assert.ok(answering < 3000, `answering ${answering} ms after up`);
+      console.log(`# rescan on change: responder closed ${deleted.t - down} ms after down, reopened ${created.t - up} ms after up, answering within ${answering} ms`);
     });
   });
 }

@@ -17,6 +17,7 @@ function fakeNative() {
   const sent: Array<{ fd: number; bytes: Uint8Array; to?: string }> = [];
   const n: L2Native = {
     openArp: (ifindex) => { calls.push(`openArp ${ifindex}`); return nextFd++; },
+    openNetlink: () => { calls.push('openNetlink'); return nextFd++; },
     openNdp: (ifindex, ll) => { calls.push(`openNdp ${ifindex} ${ipv6At(ll, 0)}`); return nextFd++; },
     group: (fd, _ifindex, g, join) => { calls.push(`${join ? 'join' : 'leave'} ${fd} ${ipv6At(g, 0)}`); },
     sendArp: (fd, _i, frame) => { sent.push({ fd, bytes: Uint8Array.from(frame) }); },
@@ -128,5 +129,89 @@ test('gratuitous: at once and every 1.1 s for 5 s; withdraw stops them', () => {
   } finally {
     l2.close();
     mock.timers.reset();
+  }
+});
+
+test("metrics: MetalLB's metallb_layer2_* counters by ip on the speaker registry", async () => {
+  const { speakerMetrics } = await import('../../src/speaker/metrics.ts');
+  const m = speakerMetrics();
+  const f = fakeNative();
+  const l2 = new RawL2Announcer({ log: quiet, native: f.n, links: () => [eth('eth0', 2)], metrics: m.layer2 });
+  l2.scan(); // eth0 arp 10, ndp 11
+  mock.timers.enable({ apis: ['setInterval', 'Date'], now: 0 });
+  try {
+    l2.announce('a/one', ['192.0.2.10', '2001:db8::10'], 'all'); // gratuitous at once: ARP request + reply, one NA
+    const req = (target: string) => Buffer.from(arp.encode({
+      ethernetDestination: 'ff:ff:ff:ff:ff:ff', ethernetSource: '02:00:00:00:00:aa', operation: 'request', senderHardwareAddress: '02:00:00:00:00:aa',
+      senderProtocolAddress: '192.0.2.1', targetHardwareAddress: '00:00:00:00:00:00', targetProtocolAddress: target,
+    }));
+    f.watchers.get(10)!(req('192.0.2.10'), Buffer.alloc(6), -1);
+    f.watchers.get(10)!(req('192.0.2.10'), Buffer.alloc(6), -1);
+    f.watchers.get(10)!(req('192.0.2.99'), Buffer.alloc(6), -1); // not ours: not counted
+    const ns = Buffer.from(ndp.encode({ type: 'neighbor-solicitation', targetAddress: '2001:db8::10', sourceLinkLayerAddress: '02:00:00:00:00:aa' }));
+    f.watchers.get(11)!(ns, Buffer.from(ipBytes('2001:db8::1', 'ipv6')), 255);
+    const text = await m.registry.metrics();
+    const value = (name: string, ip: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(`${name}{ip="${ip}"}`));
+      return line === undefined ? undefined : Number(line.split(' ').at(-1));
+    };
+    assert.equal(value('metallb_layer2_requests_received', '192.0.2.10'), 2);
+    assert.equal(value('metallb_layer2_responses_sent', '192.0.2.10'), 2);
+    assert.equal(value('metallb_layer2_requests_received', '2001:db8::10'), 1);
+    assert.equal(value('metallb_layer2_responses_sent', '2001:db8::10'), 1);
+    assert.equal(value('metallb_layer2_requests_received', '192.0.2.99'), undefined);
+    assert.equal(value('metallb_layer2_gratuitous_sent', '192.0.2.10'), 2);
+    assert.equal(value('metallb_layer2_gratuitous_sent', '2001:db8::10'), 1);
+    assert.match(text, /# TYPE metallb_layer2_requests_received counter/);
+  } finally {
+    l2.close();
+    mock.timers.reset();
+  }
+});
+
+test('rescan on change: netlink messages trigger one debounced scan (100 ms); the periodic rescan stays; close stops the socket', () => {
+  const f = fakeNative();
+  let scans = 0;
+  let links = [eth('eth0', 2)];
+  mock.timers.enable({ apis: ['setInterval', 'setTimeout', 'Date'], now: 0 });
+  const l2 = new RawL2Announcer({ log: quiet, native: f.n, links: () => { scans++; return links; } });
+  try {
+    l2.start(); // fds: arp 10, ndp 11, netlink 12
+    assert.deepEqual(f.calls, ['openArp 2', 'openNdp 2 fe80::2', 'openNetlink']);
+    assert.equal(scans, 1);
+    const netlink = f.watchers.get(12)!;
+    links = [eth('eth0', 2, { up: false })];
+    for (let i = 0; i < 5; i++) netlink(Buffer.alloc(20), Buffer.alloc(0), -1);
+    mock.timers.tick(99);
+    assert.equal(scans, 1, 'not before the debounce delay');
+    mock.timers.tick(1);
+    assert.equal(scans, 2, 'one scan for the burst');
+    assert.ok(f.calls.includes('stop 10') && f.calls.includes('stop 11'), 'the down interface lost its responders');
+    netlink(Buffer.alloc(0), Buffer.alloc(0), -1); // overflow: also rescans
+    mock.timers.tick(100);
+    assert.equal(scans, 3);
+    mock.timers.tick(10_000);
+    assert.equal(scans, 4, 'the 10 s periodic rescan');
+    f.calls.length = 0;
+    l2.close();
+    assert.deepEqual(f.calls, ['stop 12']);
+  } finally {
+    l2.close();
+    mock.timers.reset();
+  }
+});
+
+test('rescan on change: without a netlink socket the announcer still starts (periodic rescan only)', () => {
+  const f = fakeNative();
+  f.n.openNetlink = () => { throw Object.assign(new Error('socket: Operation not permitted'), { code: 'EPERM' }); };
+  const errors: object[] = [];
+  const log = { with: () => log, debug() {}, info() {}, warn() {}, error(o: object) { errors.push(o); } };
+  const l2 = new RawL2Announcer({ log, native: f.n, links: () => [eth('eth0', 2)] }).start();
+  try {
+    assert.deepEqual(f.calls, ['openArp 2', 'openNdp 2 fe80::2']);
+    assert.equal(errors.length, 1);
+    assert.match(JSON.stringify(errors[0]), /watchInterfaces/);
+  } finally {
+    l2.close();
   }
 });
