@@ -11,7 +11,7 @@ _metallb_ts() {
   done
   if [[ -z $cmd ]]; then
     if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-V --version -h --help" -- "$cur"))
-    else COMPREPLY=($(compgen -W "allocate completion controller explain help snapshot speaker validate whois" -- "$cur")); fi
+    else COMPREPLY=($(compgen -W "allocate completion controller explain help members snapshot speaker validate whois" -- "$cur")); fi
     return 0
   fi
   case "$cmd" in
@@ -67,7 +67,14 @@ _metallb_ts() {
       for ((i = i + 1; i < COMP_CWORD; i++)); do
         [[ ${COMP_WORDS[i]} != -* ]] && ((npos++))
       done
-      [[ $npos -eq 0 ]] && COMPREPLY=($(compgen -W "allocate completion controller explain snapshot speaker validate whois" -- "$cur"))
+      [[ $npos -eq 0 ]] && COMPREPLY=($(compgen -W "allocate completion controller explain members snapshot speaker validate whois" -- "$cur"))
+      ;;
+    members)
+      case "$prev" in
+        --speaker) :; return 0 ;;
+        -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
+      esac
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--speaker -o --output -h --help" -- "$cur")); return 0; fi
       ;;
     snapshot)
       case "$prev" in

@@ -19,6 +19,7 @@ _metallb-ts() {
         'controller:run MetalLB'\''s controller against the cluster: allocate LoadBalancer addresses, write Service status, events, pool status'
         'explain:explain how MetalLB treats a LoadBalancer service: its IP, its pool, and which node announces it and why'
         'help:display help for command'
+        'members:print a running speaker'\''s memberlist view (from its metrics port)'
         'snapshot:print the cluster state metallb-ts reads (Services, EndpointSlices, Nodes, speaker Pods, metallb.io CRs) as one List'
         'speaker:run MetalLB'\''s speaker for one node: announce/withdraw decisions, ServiceL2Status, events, /metrics'
         'validate:check the metallb.io configuration as MetalLB would: errors, and warnings for what parses but does nothing'
@@ -75,7 +76,13 @@ _metallb-ts() {
           ;;
         help)
           _arguments \
-            '1:command:(allocate completion controller explain snapshot speaker validate whois)'
+            '1:command:(allocate completion controller explain members snapshot speaker validate whois)'
+          ;;
+        members)
+          _arguments \
+            '--speaker=[the speaker'\''s metrics address (--metrics-bind-address and --port)]:value: ' \
+            '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
+            '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         snapshot)
           _arguments \

@@ -7,6 +7,7 @@ import { registerAllocate } from './allocate.ts';
 import { registerCompletion } from './completion.ts';
 import { registerController } from './controller.ts';
 import { registerExplain } from './explain.ts';
+import { registerMembers } from './members.ts';
 import { registerSnapshot } from './snapshot.ts';
 import { registerSpeaker } from './speaker.ts';
 import { registerValidate } from './validate.ts';
@@ -33,7 +34,7 @@ export function buildProgram(io: { writeOut?: (s: string) => void; writeErr?: (s
       // commander's errors ("error: unknown command 'x'\n(Did you mean y?)") become one line.
       outputError: (s: string, write: (s: string) => void) => write(`metallb-ts: ${oneLine(s.replace(/^error: /, ''))}\n`),
     });
-  for (const register of [registerExplain, registerWhois, registerAllocate, registerValidate, registerSnapshot, registerController, registerSpeaker, registerCompletion]) {
+  for (const register of [registerExplain, registerWhois, registerAllocate, registerValidate, registerSnapshot, registerController, registerSpeaker, registerMembers, registerCompletion]) {
     register(program);
   }
   for (const cmd of program.commands) {

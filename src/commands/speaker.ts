@@ -150,6 +150,8 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
     log: ({ level, ...rest }) => (level === 'error' ? log.error(rest) : log.info(rest)),
   });
   let membership: Membership;
+  // The view served on /debug/members (`metallb-ts members`): every Node when memberlist is off.
+  let membersView: () => unknown = () => ({ memberlist: false, alive: source.state().nodes.map((n) => n.metadata?.name ?? '').filter(Boolean).sort() });
   if (ml) {
     const [{ MemberlistMember, readMemberlistKey }, { SpeakerListMembership, speakerPodIPs }, { LAN_CONFIG, WAN_CONFIG }] = await Promise.all([
       import('../speaker/membership-memberlist.ts'), import('../speaker/membership-speakerlist.ts'), import('../core/membership/config.ts'),
@@ -166,6 +168,7 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
     const mlNamespace = ml.namespace ?? namespace;
     const mlLog = (message: string) => log.info({ op: 'memberDiscovery', msg: message });
     const member = new MemberlistMember({ name: node, bindAddr: ml.bindAddr, bindPort: ml.bindPort, keys: key ? [key] : null, config: ml.wan ? WAN_CONFIG : LAN_CONFIG, log: mlLog });
+    membersView = () => ({ self: node, members: member.members().map((m) => ({ name: m.name, address: m.addr, port: m.port, state: m.state, incarnation: m.incarnation })) });
     const list = new SpeakerListMembership({
       member, log: mlLog,
       speakerIPs: () => speakerPodIPs((path, query) => kubeGet(kc, path, { query }), mlNamespace, ml.labels, ml.bindAddr),
@@ -198,7 +201,7 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
   const servers: EndpointServer[] = [];
   const closeServers = () => Promise.all(servers.map((s) => s.close()));
   try {
-    servers.push(await serveEndpoints(opts.metricsBindAddress, opts.port, { registry: metrics.registry }));
+    servers.push(await serveEndpoints(opts.metricsBindAddress, opts.port, { registry: metrics.registry, members: membersView }));
     servers.push(await serveEndpoints(opts.metricsBindAddress, opts.healthProbePort, { ready: () => speaker.isReady }));
   } catch (err) {
     await closeServers();

@@ -1,6 +1,7 @@
 /**
  * The speaker's HTTP endpoints: `/metrics` (Prometheus text format), `/healthz` (alive) and
- * `/readyz` (200 once the first full sync ran, else 503). Plain HTTP: MetalLB serves metrics over
+ * `/readyz` (200 once the first full sync ran, else 503), `/debug/members` (the memberlist view,
+ * JSON; `metallb-ts members` prints it). Plain HTTP: MetalLB serves metrics over
  * HTTPS with its own certificate; put a proxy in front if that matters.
  */
 import { createServer, type Server } from 'node:http';
@@ -19,7 +20,7 @@ export interface EndpointServer {
  * Listens on `host:port` and serves the given paths; other paths get 404.
  * @throws the listen error (e.g. EADDRINUSE) as an Error naming the address.
  */
-export async function serveEndpoints(host: string, port: number, opts: { registry?: Registry; ready?: () => boolean }): Promise<EndpointServer> {
+export async function serveEndpoints(host: string, port: number, opts: { registry?: Registry; ready?: () => boolean; members?: () => unknown }): Promise<EndpointServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') {
@@ -33,6 +34,8 @@ export async function serveEndpoints(host: string, port: number, opts: { registr
         (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
         (err: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String(err)),
       );
+    } else if (path === '/debug/members' && opts.members) {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(opts.members()) + '\n');
     } else {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
     }

@@ -246,6 +246,8 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
     assert.match(text, /metallb_k8s_client_config_loaded_bool 1/);
     assert.equal((await fetch(`http://${s.health}/healthz`)).status, 200);
     assert.equal((await fetch(`http://${s.health}/readyz`)).status, 200);
+    // memberlist off: /debug/members lists every Node as alive.
+    assert.deepEqual(await (await fetch(`http://${s.metrics}/debug/members`)).json(), { memberlist: false, alive: NODES });
     const loser = speakers.find((x) => x.node !== winner)!;
     const other = await (await fetch(`http://${loser.metrics}/metrics`)).text();
     assert.doesNotMatch(other, /metallb_speaker_announced\{[^}]*service="default\/web-a"/);
@@ -325,6 +327,24 @@ describe('metallb-ts speaker with memberlist (--ml-bindaddr, --ml-labels)', () =
         return last && JSON.stringify(last.alive) === JSON.stringify(both) ? true : undefined;
       }, detail);
     }
+    // /debug/members on the metrics port, and `metallb-ts members` reading it.
+    for (const s of procs) {
+      const metrics = s.lines.find((l) => l.op === 'startup' && typeof l.metrics === 'string')?.metrics as string | undefined;
+      assert.ok(metrics, `${s.node}: the startup log names the metrics address\n${detail()}`);
+      s.metrics = metrics;
+      const view = await (await fetch(`http://${metrics}/debug/members`)).json() as { self: string; members: Array<{ name: string; address: string; port: number; state: string; incarnation: number }> };
+      assert.equal(view.self, s.node);
+      assert.deepEqual(view.members.map((m) => [m.name, m.address, m.port, m.state]), MEMBERS.map((m) => [m.node, m.ip, port, 'alive']), JSON.stringify(view));
+      for (const m of view.members) assert.ok(Number.isInteger(m.incarnation) && m.incarnation >= 1, JSON.stringify(m));
+    }
+    const table = await run(BIN, ['members', '--speaker', procs[0]!.metrics!]);
+    assert.equal(table.stderr, '');
+    const rows = table.stdout.trimEnd().split('\n').map((l) => l.split(/\s+/));
+    assert.deepEqual(rows[0], ['NAME', 'ADDRESS', 'STATE', 'INCARNATION']);
+    assert.deepEqual(rows.slice(1).map((r) => r.slice(0, 3)), MEMBERS.map((m) => [m.node, m.ip, 'alive']), table.stdout);
+    const json = JSON.parse((await run(BIN, ['members', '--speaker', procs[1]!.metrics!, '-o', 'json'])).stdout) as { self: string; members: Array<{ name: string; state: string }> };
+    assert.equal(json.self, MEMBERS[1]!.node);
+    assert.deepEqual(json.members.map((m) => [m.name, m.state]), MEMBERS.map((m) => [m.node, 'alive']));
     for (const s of procs) s.proc.kill('SIGTERM');
     for (const s of procs) assert.equal(await s.exit, 0, detail());
   });
