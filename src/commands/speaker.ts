@@ -192,7 +192,7 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
   }
   const speaker = new Speaker({
     node, namespace, source, membership,
-    l2: await createL2Announcer(opts.l2DataPlane, log), bgp: new LoggingBGPPublisher(log), log, metrics,
+    l2: await createL2Announcer(opts.l2DataPlane, log, undefined, metrics.layer2), bgp: new LoggingBGPPublisher(log), log, metrics,
     l2StatusApi: restL2StatusApi(rest), event: events.sink, owner,
     ignoreExcludeLB: opts.ignoreExcludeLb === true,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
