@@ -18,6 +18,7 @@ import {
 } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
 import { DEFAULT_CRD_DIR, REPO_ROOT, startTestCluster, type TestCluster } from './setup/cluster.ts';
+import { sleep, waitFor } from './setup/wait.ts';
 
 const NS = 'metallb-system';
 const DEPLOY = join(REPO_ROOT, 'deploy');
@@ -31,24 +32,6 @@ function manifests(): Array<{ file: string; obj: KubernetesObject }> {
     .map((d) => d.toJS() as KubernetesObject).filter((o) => o && o.kind).map((obj) => ({ file, obj })));
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, detail: () => string = () => '', ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}\n${detail()}`);
-    await sleep(100);
-  }
-}
 
 interface Proc {
   proc: ChildProcess;

@@ -12,6 +12,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { REPO_ROOT, startTestCluster, type TestCluster } from './setup/cluster.ts';
+import { sleep, waitFor } from './setup/wait.ts';
 
 const NS = 'metallb-system';
 const G = { group: 'metallb.io', version: 'v1beta1' } as const;
@@ -29,25 +30,38 @@ interface SpeakerProc {
   exit: Promise<number | null>;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+/**
+ * Starts `metallb-ts speaker` for `node` with its JSON log lines collected (and the metrics and
+ * health addresses of its start-up line). Always `--l2-data-plane log`: these speakers run in the
+ * machine's own network namespace and must not answer ARP or send gratuitous ARPs on its
+ * interfaces (test/integration/l2-netns.test.ts does, in namespaces it creates).
+ */
+function spawnSpeaker(kubeconfig: string, node: string, args: string[], env: NodeJS.ProcessEnv): SpeakerProc {
+  const proc = spawn(BIN, ['speaker', '--node-name', node, '--kubeconfig', kubeconfig, '--l2-data-plane', 'log',
+    '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0', ...args],
+  { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '', ...env } });
+  const s: SpeakerProc = { node, proc, lines: [], stderr: [], exit: new Promise((r) => proc.on('exit', (code) => r(code))) };
+  let buf = '';
+  proc.stdout!.on('data', (chunk: Buffer) => {
+    buf += chunk.toString('utf8');
+    let i: number;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      try {
+        const obj = JSON.parse(line) as Record<string, unknown>;
+        s.lines.push(obj);
+        if (typeof obj.metrics === 'string') s.metrics = obj.metrics;
+        if (typeof obj.health === 'string') s.health = obj.health;
+      } catch {
+        s.lines.push({ raw: line });
+      }
+    }
+  });
+  proc.stderr!.on('data', (c: Buffer) => s.stderr.push(c.toString('utf8')));
+  return s;
 }
 
-/** Polls `probe` every 100 ms until it returns a non-undefined value; fails with `what` and `detail()` after `ms`. */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, detail: () => string = () => '', ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}\n${detail()}`);
-    await sleep(100);
-  }
-}
 
 describe('metallb-ts speaker on 3 simulated nodes', () => {
   let cluster: TestCluster;
@@ -59,31 +73,7 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
   const logs = (): string => speakers.map((s) => `--- ${s.node}\n${s.lines.slice(-15).map((l) => JSON.stringify(l)).join('\n')}\n${s.stderr.join('').slice(-800)}`).join('\n') + `\n${cluster?.logTail(20) ?? ''}`;
 
   function startSpeaker(node: string): SpeakerProc {
-    // --l2-data-plane log: these speakers run in the machine's own network namespace and must not
-    // answer ARP or send gratuitous ARPs on its interfaces (test/integration/l2-netns.test.ts does, in namespaces).
-    const proc = spawn(BIN, ['speaker', '--node-name', node, '--kubeconfig', cluster.kubeconfigPath, '--l2-data-plane', 'log',
-      '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0', '--log-level', 'info'],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '' } });
-    const s: SpeakerProc = { node, proc, lines: [], stderr: [], exit: new Promise((r) => proc.on('exit', (code) => r(code))) };
-    let buf = '';
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      buf += chunk.toString('utf8');
-      let i: number;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        try {
-          const obj = JSON.parse(line) as Record<string, unknown>;
-          s.lines.push(obj);
-          if (typeof obj.metrics === 'string') s.metrics = obj.metrics;
-          if (typeof obj.health === 'string') s.health = obj.health;
-        } catch {
-          s.lines.push({ raw: line });
-        }
-      }
-    });
-    proc.stderr!.on('data', (c: Buffer) => s.stderr.push(c.toString('utf8')));
-    return s;
+    return spawnSpeaker(cluster.kubeconfigPath, node, ['--log-level', 'info'], {});
   }
 
   async function statuses(): Promise<Array<{ name: string; node: string; service: string; labels: Record<string, string>; interfaces: string[] | null }>> {
@@ -296,27 +286,8 @@ describe('metallb-ts speaker with memberlist (--ml-bindaddr, --ml-labels)', () =
       });
     });
     for (const { node, ip } of MEMBERS) {
-      // --l2-data-plane log: these speakers run in the machine's own network namespace.
-      const proc = spawn(BIN, ['speaker', '--node-name', node, '--kubeconfig', cluster.kubeconfigPath, '--l2-data-plane', 'log',
-        '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0',
-        '--ml-bindaddr', ip, '--ml-bindport', String(port), '--ml-labels', 'app=metallb,component=speaker'],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '', METALLB_ML_SECRET_KEY_PATH: '' } });
-      const s: SpeakerProc = { node, proc, lines: [], stderr: [], exit: new Promise((r) => proc.on('exit', (code) => r(code))) };
-      let buf = '';
-      proc.stdout!.on('data', (chunk: Buffer) => {
-        buf += chunk.toString('utf8');
-        let i: number;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, i);
-          buf = buf.slice(i + 1);
-          try {
-            s.lines.push(JSON.parse(line) as Record<string, unknown>);
-          } catch {
-            s.lines.push({ raw: line });
-          }
-        }
-      });
-      proc.stderr!.on('data', (c: Buffer) => s.stderr.push(c.toString('utf8')));
+      const s = spawnSpeaker(cluster.kubeconfigPath, node,
+        ['--ml-bindaddr', ip, '--ml-bindport', String(port), '--ml-labels', 'app=metallb,component=speaker'], { METALLB_ML_SECRET_KEY_PATH: '' });
       procs.push(s);
     }
     const detail = () => procs.map((s) => `--- ${s.node}\n${s.lines.slice(-20).map((l) => JSON.stringify(l)).join('\n')}\n${s.stderr.join('').slice(-800)}`).join('\n');
