@@ -1,6 +1,7 @@
+import { CLI, ROOT, runCliAsync, type Run } from '../helpers/cli.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,13 +15,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseWhoisIP } from '../../src/commands/whois.ts';
 import { UserError } from '../../src/core/errors.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
-const CLI = join(ROOT, 'src/cli.ts');
 const BIN = join(ROOT, 'bin/metallb-ts');
 const EXAMPLE = join(ROOT, 'examples/cluster.yaml');
 const dir = mkdtempSync(join(tmpdir(), 'metallb-ts-cli-'));
 
-interface Run { status: number | null; stdout: string; stderr: string }
 
 /** Runs the CLI (`node src/cli.ts ...`) as a subprocess, stdout not a TTY. */
 function run(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): Run {
@@ -31,18 +29,7 @@ function run(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } =
 }
 
 /** Like run, without blocking the event loop, so cases can run side by side. */
-function runAsync(args: string[], input = ''): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+const runAsync = runCliAsync;
 
 function write(name: string, text: string): string {
   const p = join(dir, name);

@@ -1,15 +1,12 @@
 // `metallb-ts members`: a local HTTP server on 127.0.0.1 plays the speaker's /debug/members.
+import { runCliAsync } from '../helpers/cli.ts';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { membersTable, speakerURL, type MembersView } from '../../src/commands/members.ts';
 import { serveEndpoints } from '../../src/speaker/http.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
-const CLI = join(ROOT, 'src/cli.ts');
 
 const VIEW: MembersView = {
   self: 'node-a',
@@ -20,19 +17,7 @@ const VIEW: MembersView = {
   ],
 };
 
-interface Run { status: number | null; stdout: string; stderr: string }
-
-function run(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const run = (args: string[]) => runCliAsync(args);
 
 let server: Server;
 let addr = '';
