@@ -3,9 +3,12 @@
  * Communities and Namespaces; gives each LoadBalancer Service its addresses through the core
  * (status.loadBalancer.ingress via the status subresource, the `metallb.io/ip-allocated-from-pool`
  * annotation, MetalLB's Events), keeps the IPAddressPool status counters, and serves `/metrics`,
- * `/healthz` and `/readyz`. Logs are JSON lines on stderr. Runs until SIGINT/SIGTERM, then
- * finishes the writes in flight and exits 0. Exit 2 for bad flags or kubeconfig, 3 when the
- * cluster cannot be reached or refuses the watches.
+ * `/healthz` and `/readyz`. With `--ml-secret-name` (env METALLB_ML_SECRET_NAME) it first creates
+ * the speakers' memberlist Secret, owned by its `--deployment` (env METALLB_DEPLOYMENT), unless it
+ * exists (src/controller/memberlist-secret.ts). Logs are JSON lines on stdout, as MetalLB's. Runs
+ * until SIGINT/SIGTERM, then finishes the writes in flight and exits 0. Exit 2 for bad flags or
+ * kubeconfig or a missing Deployment, 3 when the cluster cannot be reached or refuses the watches
+ * or the memberlist Secret.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
@@ -28,6 +31,8 @@ interface ControllerFlags {
   logLevel: LogLevel;
   podName?: string;
   writeConcurrency: number;
+  mlSecretName?: string;
+  deployment?: string;
 }
 
 
@@ -52,6 +57,8 @@ export function registerController(program: Command): void {
     .addOption(new Option('--port <port>', "MetalLB's name for --metrics-port").argParser(portNumber).hideHelp())
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .option('--pod-name <name>', 'this pod, named as the reporting instance of events (default: METALLB_POD_NAME)')
+    .option('--ml-secret-name <name>', 'create the memberlist Secret of this name in --namespace at start-up unless it exists (default: METALLB_ML_SECRET_NAME; none: no Secret)')
+    .option('--deployment <name>', "the controller's Deployment in --namespace, owner of the memberlist Secret (default: METALLB_DEPLOYMENT)")
     .addOption(new Option('--write-concurrency <n>', 'Service status writes in flight at once').argParser(positive).default(16))
     .action(async (flags: ControllerFlags) => {
       process.exitCode = await runController(flags);
@@ -62,9 +69,9 @@ export function registerController(program: Command): void {
 async function runController(flags: ControllerFlags): Promise<number> {
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
-  const [{ loadKubeConfig, serverOf }, { ClusterStateWatcher }, { ApiClient }, { ControllerLoop }, { ControllerMetrics, startHttpServer }, { KubeWriter }] =
+  const [{ loadKubeConfig, serverOf }, { ClusterStateWatcher }, { ApiClient }, { ControllerLoop }, { ControllerMetrics, startHttpServer }, { KubeWriter }, { createMlSecret }] =
     await Promise.all([import('../kube/client.ts'), import('../kube/live.ts'), import('../controller/api.ts'), import('../controller/loop.ts'),
-      import('../controller/metrics.ts'), import('../controller/writer.ts')]);
+      import('../controller/metrics.ts'), import('../controller/writer.ts'), import('../controller/memberlist-secret.ts')]);
   const log = jsonLogger({ level: flags.logLevel });
   const main = log.with({ caller: 'main.go' });
   const namespace = metallbNamespaceOf(flags.namespace);
@@ -98,6 +105,20 @@ async function runController(flags: ControllerFlags): Promise<number> {
   });
   const api = new ApiClient(kc, { maxSockets: flags.writeConcurrency + 4 });
   const podName = flags.podName ?? process.env.METALLB_POD_NAME ?? '';
+
+  // MetalLB's main.go: the memberlist Secret before anything is watched; failing exits.
+  const mlSecretName = flags.mlSecretName ?? process.env.METALLB_ML_SECRET_NAME ?? '';
+  if (mlSecretName) {
+    const deploymentName = flags.deployment ?? process.env.METALLB_DEPLOYMENT ?? '';
+    try {
+      await createMlSecret(api, { namespace, secretName: mlSecretName, deploymentName, logger: log });
+    } catch (err) {
+      main.error({ op: 'startup', error: err instanceof Error ? err.message : String(err), msg: 'failed to create memberlist secret' });
+      await http.close();
+      api.close();
+      throw err;
+    }
+  }
 
   let stopping: Promise<void> | undefined;
   let resolveDone!: () => void;
