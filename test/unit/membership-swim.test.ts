@@ -118,3 +118,39 @@ test('push/pull merge: remote dead starts only a suspicion, left becomes left; l
   assert.equal(s.members.get('c')!.state, 'left');
   assert.deepEqual(localPushState(s).map((n) => [n.name, n.state]).sort(), [['b', 1], ['c', 3], ['me', 0]]);
 });
+
+test('intervals of 0 switch timers off as memberlist schedule() does: no probe, gossip or push/pull, no busy wake', async () => {
+  const { nextWakeMs } = await import('../../src/core/membership/swim.ts');
+  const cases: { name: string; config: Partial<typeof LAN_CONFIG>; probes: boolean; gossips: boolean; pushPulls: boolean }[] = [
+    { name: 'defaults', config: {}, probes: true, gossips: true, pushPulls: true },
+    { name: 'ProbeInterval 0', config: { probeIntervalMs: 0 }, probes: false, gossips: true, pushPulls: true },
+    { name: 'GossipInterval 0', config: { gossipIntervalMs: 0 }, probes: true, gossips: false, pushPulls: true },
+    { name: 'GossipNodes 0', config: { gossipNodes: 0 }, probes: true, gossips: false, pushPulls: true },
+    { name: 'PushPullInterval 0', config: { pushPullIntervalMs: 0 }, probes: true, gossips: true, pushPulls: false },
+    { name: 'all off', config: { probeIntervalMs: 0, gossipIntervalMs: 0, pushPullIntervalMs: 0 }, probes: false, gossips: false, pushPulls: false },
+  ];
+  for (const c of cases) {
+    let s = createSwimState({ ...LAN_CONFIG, ...c.config }, { name: 'me', addr: ip(1), port: 7946 }, 0, 7);
+    ({ s } = run(s, [{ at: 0, e: { type: 'message', msg: alive('b', 2), from } }, { at: 0, e: { type: 'message', msg: alive('c', 3), from } }]));
+    // b and c answer every ping, so probes end without suspicion
+    const fx: Effect[] = [];
+    let wakes = 0;
+    for (let t = 0; t < 70_000 && wakes < 10_000; wakes++) {
+      const at = Math.max(t, nextWakeMs(s));
+      if (!Number.isFinite(at) || at >= 70_000) break;
+      const r = step(s, { type: 'tick' }, at);
+      s = r.state;
+      fx.push(...r.effects);
+      for (const m of sentMessages(r.effects)) {
+        if (m.type === 'ping') ({ s } = run(s, [{ at: at + 1, e: { type: 'message', msg: { type: 'ack', seqNo: m.seqNo, payload: null }, from } }]));
+      }
+      t = at + 1;
+    }
+    assert.ok(wakes < 10_000, `${c.name}: the clock moves (no busy wake at the same instant)`);
+    const msgs = sentMessages(fx);
+    assert.equal(msgs.some((m) => m.type === 'ping'), c.probes, `${c.name}: probes`);
+    assert.equal(fx.some((e) => e.kind === 'packet' && !sentMessages([e]).some((m) => m.type === 'ping' || m.type === 'ack')), c.gossips, `${c.name}: gossip packets`);
+    assert.equal(fx.some((e) => e.kind === 'pushPull'), c.pushPulls, `${c.name}: push/pulls`);
+    if (!c.probes && !c.gossips && !c.pushPulls) assert.equal(nextWakeMs(s), Infinity, `${c.name}: nothing to wake for`);
+  }
+});

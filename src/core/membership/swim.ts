@@ -2,7 +2,7 @@
  * The SWIM state machine of a memberlist v0.5.1 member (state.go, net.go, suspicion.go,
  * awareness.go, queue.go), as pure functions: `step(state, event, nowMs)` returns the next state
  * and the effects to carry out (packets to send, TCP pings, push/pulls, join/leave
- * notifications). No sockets, no timers, no clock: the shell (member.ts) feeds events and the
+ * notifications). No sockets, no timers, no clock: the shell (src/speaker/membership-memberlist.ts) feeds events and the
  * current time in milliseconds and calls `step(…, {type: 'tick'})` at `nextWakeMs(state)`.
  *
  * Behaviour followed: round-robin probes over a shuffled member list skipping self/dead/left,
@@ -151,11 +151,27 @@ export function createSwimState(config: MemberlistConfig, self: { name: string; 
     suspicions: new Map(), broadcasts: [], broadcastId: 0, probe: null, relays: new Map(), nextProbeMs: 0, nextGossipMs: 0, nextPushPullMs: 0,
     leaving: false, rng: (seed >>> 0) || 0x9e3779b9, overheadBytes,
   };
-  d.nextProbeMs = nowMs + rand(d, config.probeIntervalMs);
-  d.nextGossipMs = nowMs + rand(d, config.gossipIntervalMs);
-  d.nextPushPullMs = nowMs + rand(d, config.pushPullIntervalMs);
+  // memberlist's schedule(): a timer whose interval is 0 (gossip: or GossipNodes 0) never runs.
+  d.nextProbeMs = probeEnabled(config) ? nowMs + rand(d, config.probeIntervalMs) : Infinity;
+  d.nextGossipMs = gossipEnabled(config) ? nowMs + rand(d, config.gossipIntervalMs) : Infinity;
+  d.nextPushPullMs = pushPullEnabled(config) ? nowMs + rand(d, config.pushPullIntervalMs) : Infinity;
   queueBroadcast(d, self.name, encodeMessage(aliveOf(me)));
   return d;
+}
+
+/** Probing runs only with ProbeInterval > 0 (memberlist.go schedule()). */
+export function probeEnabled(c: MemberlistConfig): boolean {
+  return c.probeIntervalMs > 0;
+}
+
+/** Gossip runs only with GossipInterval > 0 and GossipNodes > 0 (memberlist.go schedule()). */
+export function gossipEnabled(c: MemberlistConfig): boolean {
+  return c.gossipIntervalMs > 0 && c.gossipNodes > 0;
+}
+
+/** Periodic push/pull runs only with PushPullInterval > 0 (memberlist.go schedule()); joins still push/pull. */
+export function pushPullEnabled(c: MemberlistConfig): boolean {
+  return c.pushPullIntervalMs > 0;
 }
 
 function aliveOf(m: MemberEntry): Message {
@@ -537,7 +553,10 @@ export function localPushState(s: SwimState): PushNodeState[] {
   return [...s.members.values()].map((m) => ({ name: m.name, addr: m.addr, port: m.port, meta: m.meta, incarnation: m.incarnation, state: memberStateNames.indexOf(m.state), vsn: m.vsn }));
 }
 
-/** The next time (ms) `step(tick)` has work. */
+/**
+ * The next time (ms) `step(tick)` has work; Infinity when nothing is pending (every periodic
+ * timer off, no probe, suspicion or relay running).
+ */
 export function nextWakeMs(s: SwimState): number {
   let t = Math.min(s.nextGossipMs, s.nextProbeMs, s.nextPushPullMs);
   if (s.probe) t = Math.min(t, s.probe.phase === 'direct' ? s.probe.sentMs + s.config.probeTimeoutMs : s.probe.sentMs + s.probe.intervalMs);
@@ -601,15 +620,15 @@ export function step(state: SwimState, event: SwimEvent, nowMs: number): { state
         }
       }
       probeTimers(d, fx, nowMs);
-      if (!d.probe && nowMs >= d.nextProbeMs && !d.leaving) {
+      if (!d.probe && nowMs >= d.nextProbeMs && !d.leaving && probeEnabled(d.config)) {
         startProbe(d, fx, nowMs);
         d.nextProbeMs = nowMs + d.config.probeIntervalMs;
       }
-      if (nowMs >= d.nextGossipMs) {
+      if (nowMs >= d.nextGossipMs && gossipEnabled(d.config)) {
         gossip(d, fx, nowMs);
         d.nextGossipMs = nowMs + d.config.gossipIntervalMs;
       }
-      if (nowMs >= d.nextPushPullMs) {
+      if (nowMs >= d.nextPushPullMs && pushPullEnabled(d.config)) {
         d.nextPushPullMs = nowMs + pushPullScaleMs(d.config.pushPullIntervalMs, numMembers(d));
         const peer = kRandom(d, 1, (m) => m.state === 'alive')[0];
         if (peer && !d.leaving) fx.push({ kind: 'pushPull', to: addrOf(peer) });

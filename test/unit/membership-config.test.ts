@@ -1,0 +1,113 @@
+// MetalLB v0.16.1's optional memberlist config file (src/core/membership/config.ts): Go's
+// time.ParseDuration, the strict parser, and what the file replaces.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  LAN_CONFIG, MEMBERLIST_FILE_FIELDS, WAN_CONFIG, DurationError, parseGoDuration, parseGoDurationNs, parseMemberlistConfigFile,
+} from '../../src/core/membership/config.ts';
+import { InputError } from '../../src/core/errors.ts';
+
+// Expected values printed by Go 1.22's time.ParseDuration (int64 nanoseconds, or the error kind).
+const DURATIONS: [string, bigint | 'invalid' | 'missing unit' | 'unknown unit'][] = [
+  ['0', 0n], ['-0', 0n], ['+0', 0n], ['', 'invalid'], ['+', 'invalid'], ['5', 'missing unit'], ['5x', 'unknown unit'],
+  ['1m30s', 90000000000n], ['1.5h', 5400000000000n], ['.5s', 500000000n], ['5.s', 5000000000n], ['1µs', 1000n], ['1μs', 1000n],
+  ['1us', 1000n], ['300ms', 300000000n], ['-1.5h', -5400000000000n], ['2h45m0.5s', 9900500000000n], ['1.0000000001s', 1000000000n],
+  ['9223372036854775807ns', 9223372036854775807n], ['9223372036854775808ns', 'invalid'], ['-9223372036854775808ns', -9223372036854775808n],
+  ['2562047h', 9223369200000000000n], ['2562048h', 'invalid'], ['0.3333333333333333333333s', 333333333n],
+  ['1.000000000000000000000000001h', 3600000000000n], ['.s', 'invalid'], ['1..5s', 'missing unit'], ['3s4', 'missing unit'],
+  ['1e3s', 'unknown unit'], ['1h1h', 7200000000000n], ['123456789.123456789ms', 123456789123456n], ['0.1ns', 0n],
+];
+
+test('durations parse exactly as Go time.ParseDuration', () => {
+  for (const [text, want] of DURATIONS) {
+    if (typeof want === 'bigint') assert.equal(parseGoDurationNs(text), want, JSON.stringify(text));
+    else {
+      assert.throws(() => parseGoDurationNs(text), (e: unknown) => {
+        assert.ok(e instanceof DurationError, JSON.stringify(text));
+        const kind = /^(missing unit|unknown unit)/.exec(e.message)?.[1] ?? 'invalid';
+        assert.equal(kind, want, `${JSON.stringify(text)}: ${e.message}`);
+        return true;
+      });
+    }
+  }
+  assert.equal(parseGoDuration('1m30s'), 90_000);
+  assert.equal(parseGoDuration('1500us'), 1.5);
+});
+
+/** A complete file with the DefaultLANConfig values, as MetalLB's docs show it. */
+const LAN_FILE = {
+  TCPTimeout: '10s', IndirectChecks: 3, RetransmitMult: 4, SuspicionMult: 4, SuspicionMaxTimeoutMult: 6, PushPullInterval: '30s',
+  ProbeTimeout: '500ms', ProbeInterval: '1s', DisableTcpPings: false, AwarenessMaxMultiplier: 8, GossipNodes: 3, GossipInterval: '200ms',
+  GossipToTheDeadTime: '30s', GossipVerifyIncoming: true, GossipVerifyOutgoing: true, EnableCompression: true, HandoffQueueDepth: 1024,
+  UDPBufferSize: 1400, QueueCheckInterval: '30s',
+};
+const PATH = '/etc/metallb/memberlist/config.json';
+const parse = (doc: unknown): ReturnType<typeof parseMemberlistConfigFile> => parseMemberlistConfigFile(typeof doc === 'string' ? doc : JSON.stringify(doc), PATH);
+
+test('a file with the LAN values gives DefaultLANConfig; every field lands in its place', () => {
+  assert.deepEqual(MEMBERLIST_FILE_FIELDS, Object.keys(LAN_FILE));
+  assert.deepEqual(parse(LAN_FILE), LAN_CONFIG);
+  const c = parse({
+    ...LAN_FILE, TCPTimeout: '1m30s', IndirectChecks: 5, RetransmitMult: 2, SuspicionMult: 7, SuspicionMaxTimeoutMult: 3, PushPullInterval: '45s',
+    ProbeTimeout: '250ms', ProbeInterval: '2s', DisableTcpPings: true, AwarenessMaxMultiplier: 4, GossipNodes: 6, GossipInterval: '1.5s',
+    GossipToTheDeadTime: '1h', GossipVerifyIncoming: false, GossipVerifyOutgoing: false, EnableCompression: false, HandoffQueueDepth: 64,
+    UDPBufferSize: 9000, QueueCheckInterval: '10s',
+  });
+  assert.deepEqual(c, {
+    ...LAN_CONFIG, tcpTimeoutMs: 90_000, indirectChecks: 5, retransmitMult: 2, suspicionMult: 7, suspicionMaxTimeoutMult: 3, pushPullIntervalMs: 45_000,
+    probeTimeoutMs: 250, probeIntervalMs: 2000, disableTcpPings: true, awarenessMaxMultiplier: 4, gossipNodes: 6, gossipIntervalMs: 1500,
+    gossipToTheDeadTimeMs: 3_600_000, gossipVerifyIncoming: false, gossipVerifyOutgoing: false, enableCompression: false, handoffQueueDepth: 64,
+    udpBufferSize: 9000, queueCheckIntervalMs: 10_000,
+  });
+});
+
+test('the file replaces the defaults from DefaultLANConfig, not the WAN ones (as MetalLB)', () => {
+  const c = parse(LAN_FILE);
+  assert.notEqual(c.probeIntervalMs, WAN_CONFIG.probeIntervalMs);
+  assert.equal(c.deadNodeReclaimTimeMs, LAN_CONFIG.deadNodeReclaimTimeMs);
+});
+
+test('names match case-insensitively as Go encoding/json does; intervals of 0 switch timers off', () => {
+  const lower = Object.fromEntries(Object.entries(LAN_FILE).map(([k, v]) => [k.toLowerCase(), v]));
+  assert.deepEqual(parse(lower), LAN_CONFIG);
+  const off = parse({ ...LAN_FILE, ProbeInterval: '0', GossipInterval: '0s', PushPullInterval: '0ms', GossipNodes: 0 });
+  assert.deepEqual([off.probeIntervalMs, off.gossipIntervalMs, off.pushPullIntervalMs, off.gossipNodes], [0, 0, 0, 0]);
+  // with probing off, ProbeTimeout 0 is harmless
+  assert.equal(parse({ ...LAN_FILE, ProbeInterval: '0', ProbeTimeout: '0' }).probeTimeoutMs, 0);
+});
+
+test('bad files: one line naming the file and the field', () => {
+  const { ProbeInterval: _p, ...noProbe } = LAN_FILE;
+  const { ProbeInterval: _q, GossipNodes: _g, ...noTwo } = LAN_FILE;
+  const cases: { name: string; doc: unknown; want: RegExp }[] = [
+    { name: 'not JSON', doc: '{"TCPTimeout": "10s",', want: /^\/etc\/metallb\/memberlist\/config\.json: not valid JSON: / },
+    { name: 'an array', doc: [LAN_FILE], want: /: want a JSON object of memberlist settings, got an array$/ },
+    { name: 'a missing field', doc: noProbe, want: /^\/etc\/metallb\/memberlist\/config\.json: ProbeInterval: missing/ },
+    { name: 'two missing fields', doc: noTwo, want: /: ProbeInterval, GossipNodes: missing/ },
+    { name: 'a typo', doc: { ...LAN_FILE, ProbeIntervall: '1s' }, want: /: unknown field "ProbeIntervall" \(did you mean ProbeInterval\?\)$/ },
+    { name: 'an unrelated field', doc: { ...LAN_FILE, BindPort: 7946 }, want: /: unknown field "BindPort" \(fields: TCPTimeout, IndirectChecks, / },
+    { name: 'a field twice (case)', doc: { ...LAN_FILE, probeinterval: '2s' }, want: /: ProbeInterval: given twice \("ProbeInterval" and "probeinterval"\)$/ },
+    { name: 'a bad duration', doc: { ...LAN_FILE, ProbeInterval: '5x' }, want: /: ProbeInterval: not a duration "5x" \(unknown unit "x"; units ns, us, ms, s, m, h/ },
+    { name: 'a duration without unit', doc: { ...LAN_FILE, GossipInterval: '200' }, want: /: GossipInterval: not a duration "200" \(missing unit; / },
+    { name: 'a duration as a number', doc: { ...LAN_FILE, TCPTimeout: 10 }, want: /: TCPTimeout: want a Go duration string such as "500ms" or "1m30s", got 10$/ },
+    { name: 'a negative duration', doc: { ...LAN_FILE, PushPullInterval: '-30s' }, want: /: PushPullInterval: must not be negative, got "-30s"$/ },
+    { name: 'a negative count', doc: { ...LAN_FILE, IndirectChecks: -1 }, want: /: IndirectChecks: must not be negative, got -1$/ },
+    { name: 'a fraction', doc: { ...LAN_FILE, GossipNodes: 1.5 }, want: /: GossipNodes: want a whole number, got 1.5$/ },
+    { name: 'a count as a string', doc: { ...LAN_FILE, RetransmitMult: '4' }, want: /: RetransmitMult: want a whole number, got "4"$/ },
+    { name: 'null', doc: { ...LAN_FILE, UDPBufferSize: null }, want: /: UDPBufferSize: want a whole number, got null$/ },
+    { name: 'a flag as a string', doc: { ...LAN_FILE, DisableTcpPings: 'false' }, want: /: DisableTcpPings: want true or false, got "false"$/ },
+    { name: 'TCPTimeout 0', doc: { ...LAN_FILE, TCPTimeout: '0s' }, want: /: TCPTimeout: must not be 0 \(every join, push\/pull and TCP ping would time out at once\)$/ },
+    { name: 'HandoffQueueDepth 0', doc: { ...LAN_FILE, HandoffQueueDepth: 0 }, want: /: HandoffQueueDepth: must not be 0 / },
+    { name: 'AwarenessMaxMultiplier 0', doc: { ...LAN_FILE, AwarenessMaxMultiplier: 0 }, want: /: AwarenessMaxMultiplier: must not be 0 / },
+    { name: 'ProbeTimeout 0 while probing', doc: { ...LAN_FILE, ProbeTimeout: '0' }, want: /: ProbeTimeout: must not be 0 while ProbeInterval is set/ },
+  ];
+  for (const c of cases) {
+    assert.throws(() => parse(c.doc), (e: unknown) => {
+      assert.ok(e instanceof InputError, c.name);
+      assert.equal(e.exitCode, 2, c.name);
+      assert.match(e.message, c.want, c.name);
+      assert.ok(!e.message.includes('\n'), `${c.name}: one line`);
+      return true;
+    }, c.name);
+  }
+});
