@@ -1,15 +1,18 @@
 // deploy/ against a real kube-apiserver (test/integration/setup): every manifest of
 // deploy/kustomization.yaml applies (server-side apply; server-side dry run for the Deployment and
-// DaemonSet, which nothing would run here), and the RBAC is enough and no more: the speaker and
-// the controller run as subprocesses with their ServiceAccounts' tokens (TokenRequest) and do
-// their job, a ServiceAccount without the roles is refused in one line (exit 3), and
-// SubjectAccessReviews show what each account may not do. Also the offline checks: the CRDs are
-// referenced (pinned to v0.16.1, the same files as ../shared/crds), and the Dockerfile installs
-// every package the source imports.
+// DaemonSet, which nothing would run here), and the RBAC is enough and no more: the controller
+// runs as a subprocess with its ServiceAccount's token and the manifest's memberlist variables and
+// creates the memberlist Secret (owned by its Deployment), the speaker runs with its token and
+// memberlist on, reading that key, and serves /debug/members; a ServiceAccount without the roles is
+// refused in one line (exit 3), and SubjectAccessReviews show what each account may and may not do.
+// Also the offline checks: memberlist settings of the manifests agree with each other (labels, port,
+// Secret, mounts), the CRDs are referenced (pinned to v0.16.1, the same files as ../shared/crds),
+// and the Dockerfile installs every package the source imports.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import {
@@ -40,10 +43,18 @@ interface Proc {
   exit: Promise<number | null>;
 }
 
-function start(args: string[]): Proc {
+/** The `env` of a container as name → literal value (fieldRef ones left out). */
+function literalEnv(container: { env: Array<{ name: string; value?: string }> }): Record<string, string> {
+  return Object.fromEntries(container.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+}
+
+/** Starts metallb-ts with `args`; the METALLB_* variables of this machine are cleared, `env` added. */
+function start(args: string[], env: Record<string, string> = {}): Proc {
   // Speakers here run in the machine's own network namespace: log announcements, never send ARP.
   if (args[0] === 'speaker') args = [...args, '--l2-data-plane', 'log'];
-  const proc = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '', METALLB_POD_NAME: '' } });
+  const proc = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: {
+    ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '', METALLB_POD_NAME: '', METALLB_ML_SECRET_NAME: '', METALLB_DEPLOYMENT: '',
+    METALLB_ML_BIND_ADDR: '', METALLB_ML_BIND_PORT: '', METALLB_ML_LABELS: '', METALLB_ML_SECRET_KEY_PATH: '', ...env } });
   const p: Proc = { proc, out: [], err: [], exit: new Promise((r) => proc.on('exit', (c) => r(c))) };
   proc.stdout!.on('data', (c: Buffer) => p.out.push(c.toString('utf8')));
   proc.stderr!.on('data', (c: Buffer) => p.err.push(c.toString('utf8')));
@@ -62,22 +73,50 @@ describe('deploy/ offline', () => {
     assert.deepEqual(readdirSync(join(DEPLOY, 'crds')), ['kustomization.yaml'], 'no CRD copied into deploy/');
   });
 
-  test('the speaker DaemonSet: host network, NET_RAW only, no memberlist variables; the controller runs as nobody', () => {
+  test('the speaker DaemonSet: host network, NET_RAW only; the controller runs as nobody', () => {
     const objs = manifests().map((m) => m.obj as any);
     const ds = objs.find((o) => o.kind === 'DaemonSet');
     const c = ds.spec.template.spec.containers[0];
     assert.equal(ds.spec.template.spec.hostNetwork, true);
     assert.deepEqual(c.securityContext.capabilities, { drop: ['ALL'], add: ['NET_RAW'] });
     assert.equal(c.args[0], 'speaker');
-    assert.ok(!c.env.some((e: { name: string }) => e.name.startsWith('METALLB_ML_')), 'memberlist is not available: the speaker would refuse');
     assert.equal(ds.spec.template.spec.serviceAccountName, 'speaker');
     const dep = objs.find((o) => o.kind === 'Deployment');
     assert.equal(dep.spec.template.spec.securityContext.runAsUser, 65534);
     assert.equal(dep.spec.template.spec.containers[0].args[0], 'controller');
     assert.equal(dep.spec.template.spec.serviceAccountName, 'controller');
-    const secret = objs.find((o) => o.kind === 'Secret');
-    assert.equal(secret.metadata.name, 'memberlist');
-    assert.equal(secret.data, undefined, 'no key committed');
+    assert.deepEqual(objs.filter((o) => o.kind === 'Secret'), [], 'no Secret in deploy/: the controller creates the memberlist Secret');
+  });
+
+  test('memberlist on, as MetalLB: the controller creates the Secret the speaker mounts; labels, port and paths agree', () => {
+    const objs = manifests().map((m) => m.obj as any);
+    const dep = objs.find((o) => o.kind === 'Deployment');
+    const ds = objs.find((o) => o.kind === 'DaemonSet');
+    const cenv = literalEnv(dep.spec.template.spec.containers[0]);
+    assert.equal(cenv.METALLB_ML_SECRET_NAME, 'memberlist');
+    assert.equal(cenv.METALLB_DEPLOYMENT, dep.metadata.name, 'METALLB_DEPLOYMENT names the controller Deployment (the Secret\'s owner)');
+
+    const spec = ds.spec.template.spec;
+    const c = spec.containers[0];
+    const env = Object.fromEntries(c.env.map((e: { name: string }) => [e.name, e]));
+    assert.deepEqual(env.METALLB_ML_BIND_ADDR.valueFrom, { fieldRef: { fieldPath: 'status.podIP' } });
+    const labels = Object.fromEntries((env.METALLB_ML_LABELS.value as string).split(',').map((kv) => kv.split('=')));
+    assert.deepEqual(labels, ds.spec.template.metadata.labels, 'METALLB_ML_LABELS selects exactly the speaker pods');
+    assert.deepEqual(labels, ds.spec.selector.matchLabels);
+    assert.equal(env.METALLB_ML_BIND_PORT.value, '7946');
+    assert.deepEqual(c.ports.filter((p: { name: string }) => p.name.startsWith('memberlist')).map((p: any) => [p.containerPort, p.protocol ?? 'TCP']),
+      [[7946, 'TCP'], [7946, 'UDP']]);
+    const mount = (path: string) => {
+      const m = c.volumeMounts.find((v: { mountPath: string }) => v.mountPath === path);
+      assert.ok(m, `a volume is mounted at ${path}`);
+      return spec.volumes.find((v: { name: string }) => v.name === m.name);
+    };
+    assert.equal(env.METALLB_ML_SECRET_KEY_PATH.value, '/etc/ml_secret_key');
+    const secretVol = mount('/etc/ml_secret_key');
+    assert.equal(secretVol.secret.secretName, cenv.METALLB_ML_SECRET_NAME, 'the Secret the controller creates');
+    assert.notEqual(secretVol.secret.optional, true, 'not optional, as MetalLB: the pod waits for the controller');
+    assert.deepEqual(mount('/etc/metallb/memberlist').configMap, { name: 'metallb-memberlist-config', optional: true });
+    assert.deepEqual(mount('/etc/metallb').configMap, { name: 'metallb-excludel2', optional: true, defaultMode: 256 });
   });
 
   test('Dockerfile: node:24-slim, runtime dependencies only, and they cover every package src/ imports', () => {
@@ -123,11 +162,11 @@ describe('deploy/ on a real API server', () => {
     return file;
   }
 
-  async function can(sa: string, attrs: { verb: string; resource: string; group?: string; subresource?: string; namespace?: string }): Promise<boolean> {
+  async function can(sa: string, attrs: { verb: string; resource: string; group?: string; subresource?: string; namespace?: string; name?: string }): Promise<boolean> {
     const authz = cluster.kubeConfig.makeApiClient(AuthorizationV1Api);
     const r = await authz.createSubjectAccessReview({ body: { spec: {
       user: `system:serviceaccount:${NS}:${sa}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${NS}`],
-      resourceAttributes: { verb: attrs.verb, resource: attrs.resource, group: attrs.group ?? '', subresource: attrs.subresource ?? '', namespace: attrs.namespace ?? '' },
+      resourceAttributes: { verb: attrs.verb, resource: attrs.resource, group: attrs.group ?? '', subresource: attrs.subresource ?? '', namespace: attrs.namespace ?? '', name: attrs.name ?? '' },
     } } });
     return r.status?.allowed === true;
   }
@@ -160,7 +199,6 @@ describe('deploy/ on a real API server', () => {
     assert.equal(ns.metadata?.labels?.['pod-security.kubernetes.io/enforce'], 'privileged');
     await core.readNamespacedServiceAccount({ namespace: NS, name: 'speaker' });
     await core.readNamespacedServiceAccount({ namespace: NS, name: 'controller' });
-    await core.readNamespacedSecret({ namespace: NS, name: 'memberlist' });
   });
 
   test('least privilege: what each ServiceAccount may and may not do', async () => {
@@ -178,6 +216,18 @@ describe('deploy/ on a real API server', () => {
       ['controller', { verb: 'create', resource: 'servicel2statuses', group: 'metallb.io', namespace: NS }, false],
       ['controller', { verb: 'list', resource: 'secrets', namespace: NS }, false],
       ['controller', { verb: 'list', resource: 'nodes' }, false],
+      // the memberlist Secret: list it by name, create it, get the owner Deployment; nothing more
+      ['controller', { verb: 'list', resource: 'secrets', namespace: NS, name: 'memberlist' }, true],
+      ['controller', { verb: 'create', resource: 'secrets', namespace: NS }, true],
+      ['controller', { verb: 'get', resource: 'deployments', group: 'apps', namespace: NS, name: 'controller' }, true],
+      ['controller', { verb: 'get', resource: 'secrets', namespace: NS, name: 'memberlist' }, false],
+      ['controller', { verb: 'list', resource: 'secrets', namespace: NS, name: 'other' }, false],
+      ['controller', { verb: 'create', resource: 'secrets', namespace: 'default' }, false],
+      ['controller', { verb: 'get', resource: 'deployments', group: 'apps', namespace: NS, name: 'other' }, false],
+      ['controller', { verb: 'update', resource: 'secrets', namespace: NS, name: 'memberlist' }, false],
+      // the speaker finds its memberlist peers by listing the speaker pods
+      ['speaker', { verb: 'list', resource: 'pods', namespace: NS }, true],
+      ['speaker', { verb: 'list', resource: 'pods', namespace: 'default' }, false],
     ];
     for (const [sa, attrs, expected] of cases) {
       assert.equal(await can(sa, attrs), expected, `${sa} ${attrs.verb} ${attrs.resource}${attrs.subresource ? `/${attrs.subresource}` : ''} in ${attrs.namespace || 'the cluster'}`);
@@ -199,12 +249,43 @@ describe('deploy/ on a real API server', () => {
     const pod = await core.createNamespacedPod({ namespace: NS, body: {
       metadata: { name: 'speaker-x', labels: { app: 'metallb-ts', component: 'speaker' } },
       spec: { serviceAccountName: 'speaker', automountServiceAccountToken: false, nodeName: 'node-x', containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0' }] } } });
+    // ... running, its pod IP 127.0.0.1 (hostNetwork: the node's address): the memberlist peer to join.
+    await core.patchNamespacedPodStatus({ namespace: NS, name: 'speaker-x', body: { status: { phase: 'Running', podIP: '127.0.0.1', podIPs: [{ ip: '127.0.0.1' }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    // The controller's Deployment for real this time (nothing runs it here): the Secret's owner.
+    const depManifest = manifests().find((m) => m.obj.kind === 'Deployment')!.obj as any;
+    await objects.patch(depManifest, undefined, undefined, 'metallb-ts-deploy-test', true, PatchStrategy.ServerSideApply);
+    const dep = await objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { namespace: NS, name: depManifest.metadata.name } });
 
-    const controller = start(['controller', '--kubeconfig', await saKubeconfig('controller'), '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0']);
-    const speaker = start(['speaker', '--node-name', 'node-x', '--pod-name', 'speaker-x', '--kubeconfig', await saKubeconfig('speaker'),
-      '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0']);
-    procs.push(controller, speaker);
-    const detail = () => `controller:\n${controller.out.join('').slice(-1500)}${controller.err.join('')}\nspeaker:\n${speaker.out.join('').slice(-1500)}${speaker.err.join('')}`;
+    // The controller with the manifest's variables (METALLB_ML_SECRET_NAME, METALLB_DEPLOYMENT).
+    const controllerEnv = literalEnv(depManifest.spec.template.spec.containers[0]);
+    const controller = start(['controller', '--kubeconfig', await saKubeconfig('controller'), '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'], controllerEnv);
+    procs.push(controller);
+    let speaker: Proc | undefined;
+    const detail = () => `controller:\n${controller.out.join('').slice(-1500)}${controller.err.join('')}\nspeaker:\n${speaker?.out.join('').slice(-1500)}${speaker?.err.join('')}`;
+    const secret = await waitFor('the controller creates the memberlist Secret', async () => {
+      try { return await core.readNamespacedSecret({ namespace: NS, name: controllerEnv.METALLB_ML_SECRET_NAME! }); } catch { return undefined; }
+    }, detail);
+    assert.deepEqual(secret.metadata!.ownerReferences!.map((r) => [r.apiVersion, r.kind, r.name, r.uid]), [['apps/v1', 'Deployment', 'controller', dep.metadata!.uid]]);
+    const key = Buffer.from(secret.data!.secretkey!, 'base64');
+    assert.match(key.toString('utf8'), /^[A-Za-z0-9+/]{22}$/);
+    assert.match(controller.out.join(''), /"msg":"secret successfully created","op":"CreateMlSecret"/);
+
+    // The speaker with memberlist on, the key as the kubelet would mount it (/etc/ml_secret_key/secretkey).
+    const keyDir = join(dir, 'ml_secret_key');
+    mkdirSync(keyDir);
+    writeFileSync(join(keyDir, 'secretkey'), key);
+    const mlPort = await new Promise<number>((resolve, reject) => {
+      const srv = createServer();
+      srv.once('error', reject);
+      srv.listen(0, '127.0.0.1', () => { const p = (srv.address() as AddressInfo).port; srv.close(() => resolve(p)); });
+    });
+    const dsManifest = manifests().find((m) => m.obj.kind === 'DaemonSet')!.obj as any;
+    speaker = start(['speaker', '--node-name', 'node-x', '--pod-name', 'speaker-x', '--kubeconfig', await saKubeconfig('speaker'),
+      '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0', '--log-level', 'debug'],
+      { METALLB_ML_BIND_ADDR: '127.0.0.1', METALLB_ML_BIND_PORT: String(mlPort), METALLB_ML_LABELS: literalEnv(dsManifest.spec.template.spec.containers[0]).METALLB_ML_LABELS!,
+        METALLB_ML_SECRET_KEY_PATH: keyDir });
+    procs.push(speaker);
 
     const ip = await waitFor('the controller writes an IP into the Service status', async () => {
       const svc = await core.readNamespacedService({ namespace: 'default', name: 'web' });
@@ -221,6 +302,16 @@ describe('deploy/ on a real API server', () => {
       return ev.items.find((e) => e.reason === 'nodeAssigned' && e.involvedObject.name === 'web');
     }, detail);
     const forbidden = (p: Proc) => (p.out.join('') + p.err.join('')).split('\n').filter((l) => /forbidden|403/i.test(l));
+    // memberlist: the speaker joined itself through its pod and serves the view.
+    const lines = () => speaker!.out.join('').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const metrics = await waitFor('the speaker logs its metrics address', async () => lines().find((l) => l.op === 'startup' && typeof l.metrics === 'string')?.metrics as string | undefined, detail);
+    const view = await waitFor('/debug/members lists the speaker as alive', async () => {
+      const v = await (await fetch(`http://${metrics}/debug/members`)).json() as { self?: string; members?: Array<{ name: string; address: string; port: number; state: string }> };
+      return v.members?.some((m) => m.state === 'alive') ? v : undefined;
+    }, detail);
+    assert.equal(view.self, 'node-x');
+    assert.deepEqual(view.members!.map((m) => [m.name, m.address, m.port, m.state]), [['node-x', '127.0.0.1', mlPort, 'alive']]);
+    assert.ok(!lines().some((l) => /not be encrypted/.test(String(l.warning ?? l.msg ?? ''))), 'the speaker read the key: memberlist encrypted');
     assert.deepEqual(forbidden(speaker), [], 'the speaker hit no RBAC refusal');
     assert.deepEqual(forbidden(controller), [], 'the controller hit no RBAC refusal');
 
