@@ -6,17 +6,30 @@
  *
  * Malformed, truncated, oversized, undecryptable or mislabelled packets and streams are dropped
  * and counted in `stats().dropped` by reason; nothing a peer sends throws out of a handler.
+ *
+ * Load limits, as memberlist v0.5.1's net.go: ping, indirect ping, ack and nack are handled as
+ * they arrive; alive, suspect and dead messages wait in the handoff queues
+ * (src/core/membership/handoff.ts, HandoffQueueDepth each, dropped when full:
+ * `dropped.handoffQueueFull`) drained in setImmediate batches, so a gossip flood cannot delay
+ * acks. Inbound push/pulls hold one of maxPushPullRequests (128) slots from when the message type
+ * is known until the socket closes; the 128th concurrent one is refused (`dropped.pushPullLimit`).
+ * Every inbound stream has an absolute deadline of TCPTimeout from accept (memberlist's
+ * SetDeadline; a slow-loris cannot renew it), and at most MAX_INBOUND_STREAMS (512) are open at
+ * once (metallb-ts's addition: memberlist has no such bound), the excess closed on accept
+ * (`dropped.streamLimit`).
  */
 import dgram from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import net from 'node:net';
 import type { Membership, MembershipListener } from '../core/membership/types.ts';
-import { LAN_CONFIG, type MemberlistConfig } from '../core/membership/config.ts';
+import { LAN_CONFIG, parseMemberlistConfigFile, type MemberlistConfig } from '../core/membership/config.ts';
+import { HandoffQueue, handoffRoute } from '../core/membership/handoff.ts';
+import { InputError } from '../core/errors.ts';
 import { ENCRYPT_OVERHEAD_BYTES, Keyring, metallbSecretKey } from '../core/membership/crypto.ts';
 import {
-  IncompleteError, MAX_PACKET_BYTES, MAX_STREAM_BYTES, MessageType, WireError, decodePacket, decodeStreamMessage, encodeMessage, encodePacket, encodePushPull,
-  encodeStreamMessage, ipToString, labelHeader, type StreamMessage, type WireOptions,
+  IncompleteError, MAX_STREAM_BYTES, MessageType, WireError, decodePacket, decodeStreamMessage, encodeMessage, encodePacket, encodePushPull,
+  encodeStreamMessage, ipToString, labelHeader, type Message, type StreamMessage, type WireOptions,
 } from '../core/membership/messages.ts';
 import {
   createSwimState, leavePending, liveMembers, localPushState, nextWakeMs, step, verifyProtocol, type Address, type Effect, type MemberEntry, type SwimEvent, type SwimState,
@@ -38,6 +51,23 @@ export interface MemberlistOptions {
   readonly log?: (message: string) => void;
 }
 
+/**
+ * memberlist's maxPushPullRequests (net.go): an inbound push/pull that would be the 128th in
+ * flight is refused (memberlist: `numConcurrent >= maxPushPullRequests`), so at most 127 run.
+ */
+export const MAX_PUSH_PULL_REQUESTS = 128;
+
+/**
+ * Inbound TCP streams open at once (any type, before their type is known too); more are closed
+ * on accept. 4 × MAX_PUSH_PULL_REQUESTS: room for the push/pulls plus fallback pings, while a peer
+ * opening thousands of trickling connections holds at most 512 sockets and their buffers, each
+ * closed TCPTimeout after accept. metallb-ts's addition; memberlist accepts without bound.
+ */
+export const MAX_INBOUND_STREAMS = 4 * MAX_PUSH_PULL_REQUESTS;
+
+/** Handoff messages handled per setImmediate turn, so UDP pings are read between batches. */
+const HANDOFF_BATCH = 64;
+
 /** One row of the member table (`metallb-ts members`, the debug endpoint). */
 export interface MemberView {
   readonly name: string;
@@ -47,13 +77,21 @@ export interface MemberView {
   readonly incarnation: number;
 }
 
-/** Counters of the member (packets/streams in and out, drops by reason). */
+/**
+ * Counters of the member (packets/streams in and out, drops by reason) and two gauges. Drop
+ * reasons include the wire errors (`malformed`, `truncated`, `decrypt`, …), `handoffQueueFull`,
+ * `pushPullLimit`, `streamLimit`, `unsupportedType` (an err message in a packet).
+ */
 export interface MemberlistStats {
   packetsIn: number;
   packetsOut: number;
   streamsIn: number;
   streamsOut: number;
   dropped: Record<string, number>;
+  /** Inbound push/pulls holding a slot now (≤ MAX_PUSH_PULL_REQUESTS − 1). */
+  pushPullsInFlight: number;
+  /** Inbound streams open now (≤ MAX_INBOUND_STREAMS). */
+  inboundStreams: number;
 }
 
 /** Parses an IP literal to its raw bytes (4 for IPv4, 16 for IPv6). */
@@ -101,10 +139,14 @@ export class MemberlistMember implements Membership {
   private listeners: MembershipListener[] = [];
   private lastAlive = '';
   private pushPullsIn = 0;
+  private inboundStreams = 0;
   private stopped = false;
   private readonly sockets = new Set<net.Socket>();
+  private readonly handoff: HandoffQueue<{ msg: Message; from: Address }>;
+  private draining: NodeJS.Immediate | null = null;
+  private handoffDropsLogged = 0;
   port = 0;
-  readonly counters: MemberlistStats = { packetsIn: 0, packetsOut: 0, streamsIn: 0, streamsOut: 0, dropped: {} };
+  readonly counters: Omit<MemberlistStats, 'pushPullsInFlight' | 'inboundStreams'> = { packetsIn: 0, packetsOut: 0, streamsIn: 0, streamsOut: 0, dropped: {} };
 
   constructor(opts: MemberlistOptions) {
     this.opts = opts;
@@ -115,6 +157,7 @@ export class MemberlistMember implements Membership {
       keyring: keys, label: opts.label ?? '', enableCompression: this.config.enableCompression,
       gossipVerifyIncoming: this.config.gossipVerifyIncoming, gossipVerifyOutgoing: this.config.gossipVerifyOutgoing,
     };
+    this.handoff = new HandoffQueue(this.config.handoffQueueDepth);
   }
 
   private log(message: string): void {
@@ -144,7 +187,7 @@ export class MemberlistMember implements Membership {
       throw new Error(`memberlist: cannot bind udp ${this.opts.bindAddr}:${this.port}: ${e.message}`);
     });
     udp.on('error', (e) => this.log(`udp socket: ${e.message}`));
-    udp.on('message', (buf, rinfo) => this.onPacket(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), { host: rinfo.address, port: rinfo.port }));
+    udp.on('message', (buf, rinfo) => this.receivePacket(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), { host: rinfo.address, port: rinfo.port }));
     this.udp = udp;
     const overhead = this.wire.keyring && this.wire.gossipVerifyOutgoing ? ENCRYPT_OVERHEAD_BYTES : 0;
     this.state = createSwimState(this.config, { name: this.name, addr: ipToBytes(this.opts.bindAddr), port: this.port }, Date.now(), this.opts.seed ?? (Math.random() * 2 ** 32) >>> 0, overhead, this.opts.incarnation ?? 1);
@@ -163,10 +206,18 @@ export class MemberlistMember implements Membership {
   }
 
   private apply(event: SwimEvent): void {
-    if (!this.state || this.stopped) return;
-    const { state, effects } = step(this.state, event, Date.now());
-    this.state = state;
-    for (const e of effects) this.effect(e);
+    this.applyAll([event]);
+  }
+
+  /** Steps through the events in order, then notifies listeners and re-arms the timer once. */
+  private applyAll(events: readonly SwimEvent[]): void {
+    if (!this.state || this.stopped || events.length === 0) return;
+    for (const event of events) {
+      const { state, effects } = step(this.state, event, Date.now());
+      this.state = state;
+      for (const e of effects) this.effect(e);
+      if (this.stopped) return;
+    }
     this.checkAlive();
     this.schedule();
   }
@@ -199,7 +250,14 @@ export class MemberlistMember implements Membership {
     });
   }
 
-  private onPacket(buf: Uint8Array, from: Address): void {
+  /**
+   * The UDP socket's message handler (public so tests can deliver many datagrams within one
+   * event-loop turn): decodes `buf` (the datagram's bytes) as memberlist's packetListen/ingestPacket
+   * do, answers ping/indirect ping/ack/nack at once and queues alive/suspect/dead/user messages
+   * in the handoff queues (memberlist's handleCommand). Never throws for bad input: drops count.
+   */
+  receivePacket(buf: Uint8Array, from: Address): void {
+    if (!this.state || this.stopped) return;
     this.counters.packetsIn++;
     let decoded;
     try {
@@ -212,7 +270,35 @@ export class MemberlistMember implements Membership {
       throw e;
     }
     for (const d of decoded.dropped) this.drop(d.reason);
-    for (const msg of decoded.messages) this.apply({ type: 'message', msg, from });
+    const inline: SwimEvent[] = [];
+    let queued = false;
+    for (const msg of decoded.messages) {
+      const route = handoffRoute(msg.type);
+      if (route === 'inline') inline.push({ type: 'message', msg, from });
+      else if (route === 'unsupported') this.drop('unsupportedType');
+      else if (this.handoff.push({ msg, from }, route) === 'dropped') this.drop('handoffQueueFull');
+      else queued = true;
+    }
+    this.applyAll(inline);
+    if (queued && !this.draining) this.draining = setImmediate(() => this.drainHandoff());
+  }
+
+  /** memberlist's packetHandler: up to HANDOFF_BATCH queued messages, newest alive first; again next turn if more wait. */
+  private drainHandoff(): void {
+    this.draining = null;
+    const dropped = this.counters.dropped.handoffQueueFull ?? 0;
+    if (dropped > this.handoffDropsLogged) {
+      this.log(`handler queue full, dropped ${dropped - this.handoffDropsLogged} alive/suspect/dead messages (HandoffQueueDepth ${this.handoff.depth})`);
+      this.handoffDropsLogged = dropped;
+    }
+    const batch: SwimEvent[] = [];
+    for (let i = 0; i < HANDOFF_BATCH; i++) {
+      const h = this.handoff.next();
+      if (!h) break;
+      if (h.msg.type !== 'user') batch.push({ type: 'message', msg: h.msg, from: h.from });
+    }
+    this.applyAll(batch);
+    if (this.handoff.size > 0 && !this.stopped) this.draining = setImmediate(() => this.drainHandoff());
   }
 
   private checkAlive(): void {
@@ -225,8 +311,12 @@ export class MemberlistMember implements Membership {
 
   // --- streams -------------------------------------------------------------------------------
 
-  /** Reads one stream message from a socket (after an optional label header), with a deadline. */
-  private readMessage(sock: net.Socket, timeoutMs: number): Promise<StreamMessage> {
+  /**
+   * Reads one stream message from a socket (after an optional label header), with a deadline.
+   * `onType` sees the first byte after the label (the message type, or compress/encrypt) as soon
+   * as it arrives; returning false aborts the read with WireError(`refusedReason`).
+   */
+  private readMessage(sock: net.Socket, timeoutMs: number, onType?: (type: number) => string | null): Promise<StreamMessage> {
     return new Promise((resolve, reject) => {
       let buf = new Uint8Array(0);
       let labelChecked = false;
@@ -257,6 +347,11 @@ export class MemberlistMember implements Membership {
           } else if (this.wire.label !== '') return done(new WireError('label', 'stream without the label'));
           labelChecked = true;
         }
+        if (onType && buf.length > 0) {
+          const refused = onType(buf[0]!);
+          onType = undefined;
+          if (refused) return done(new WireError(refused, `refused: ${refused}`));
+        }
         try {
           const { msg } = decodeStreamMessage(buf, this.wire);
           done(null, msg);
@@ -283,28 +378,49 @@ export class MemberlistMember implements Membership {
 
   private onStream(sock: net.Socket): void {
     this.counters.streamsIn++;
-    this.sockets.add(sock);
-    sock.on('close', () => this.sockets.delete(sock));
     sock.on('error', () => {});
-    sock.setTimeout(this.config.tcpTimeoutMs, () => sock.destroy());
-    void this.readMessage(sock, this.config.tcpTimeoutMs).then(
+    if (this.inboundStreams >= MAX_INBOUND_STREAMS) {
+      this.drop('streamLimit');
+      sock.destroy();
+      return;
+    }
+    this.inboundStreams++;
+    this.sockets.add(sock);
+    // memberlist's conn.SetDeadline(now + TCPTimeout): absolute, trickling bytes do not renew it.
+    const deadline = setTimeout(() => sock.destroy(), this.config.tcpTimeoutMs);
+    deadline.unref();
+    let pushPullSlot = false;
+    sock.on('close', () => {
+      clearTimeout(deadline);
+      this.sockets.delete(sock);
+      this.inboundStreams--;
+      if (pushPullSlot) this.pushPullsIn--;
+    });
+    // memberlist counts a push/pull from when its type is known (for a compressed or encrypted
+    // stream: once decoded) until the handler is done; here until the socket closes, which the
+    // peer does after reading our reply, or the deadline does.
+    const takePushPullSlot = (): string | null => {
+      if (pushPullSlot) return null;
+      if (this.pushPullsIn + 1 >= MAX_PUSH_PULL_REQUESTS) {
+        this.drop('pushPullLimit');
+        this.log(`too many pending push/pull requests (${this.pushPullsIn} in flight): closing the stream from ${sock.remoteAddress}:${sock.remotePort}`);
+        return 'pushPullLimit';
+      }
+      this.pushPullsIn++;
+      pushPullSlot = true;
+      return null;
+    };
+    const onType = (type: number): string | null => (type === MessageType.pushPull ? takePushPullSlot() : null);
+    void this.readMessage(sock, this.config.tcpTimeoutMs, onType).then(
       (msg) => {
-        if (!this.state) return sock.destroy();
+        if (!this.state || this.stopped) return sock.destroy();
         if (msg.type === 'pushPull') {
-          if (this.pushPullsIn >= 128) {
-            this.drop('pushPullLimit');
-            return sock.destroy();
-          }
-          this.pushPullsIn++;
-          try {
-            this.writeMessage(sock, this.localPushPull(msg.join), false);
-            const err = verifyProtocol(this.state, msg.nodes);
-            if (err) this.log(`push/pull from ${sock.remoteAddress}: ${err}`);
-            else this.apply({ type: 'merge', nodes: msg.nodes });
-          } finally {
-            this.pushPullsIn--;
-            sock.end();
-          }
+          if (takePushPullSlot()) return sock.destroy();
+          this.writeMessage(sock, this.localPushPull(msg.join), false);
+          sock.end();
+          const err = verifyProtocol(this.state, msg.nodes);
+          if (err) this.log(`push/pull from ${sock.remoteAddress}: ${err}`);
+          else this.apply({ type: 'merge', nodes: msg.nodes });
         } else if (msg.type === 'ping') {
           if (msg.node !== '' && msg.node !== this.name) {
             this.log(`got stream ping for unexpected node ${msg.node}`);
@@ -318,7 +434,9 @@ export class MemberlistMember implements Membership {
         }
       },
       (e: Error) => {
-        this.drop(e instanceof WireError ? e.reason : 'streamError');
+        const reason = e instanceof WireError ? e.reason : 'streamError';
+        if (reason === 'pushPullLimit') return sock.destroy(); // counted when refused
+        this.drop(reason);
         if (e instanceof WireError && e.reason !== 'timeout' && e.reason !== 'truncated' && !sock.destroyed) {
           try {
             this.writeMessage(sock, encodeMessage({ type: 'err', error: e.message }), false);
@@ -425,6 +543,9 @@ export class MemberlistMember implements Membership {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.draining) clearImmediate(this.draining);
+    this.draining = null;
+    this.handoff.clear();
     this.udp?.close();
     this.tcp?.close();
     for (const s of this.sockets) s.destroy();
@@ -446,7 +567,7 @@ export class MemberlistMember implements Membership {
 
   /** A copy of the counters. */
   stats(): MemberlistStats {
-    return { ...this.counters, dropped: { ...this.counters.dropped } };
+    return { ...this.counters, dropped: { ...this.counters.dropped }, pushPullsInFlight: this.pushPullsIn, inboundStreams: this.inboundStreams };
   }
 }
 
@@ -464,4 +585,24 @@ export function readMemberlistKey(secretKeyPath: string): Uint8Array | null {
 /** MetalLB turns memberlist on only when both `--ml-bindaddr` and `--ml-labels` are set. */
 export function memberlistEnabled(bindAddr: string | undefined, labels: string | undefined): boolean {
   return Boolean(bindAddr) && Boolean(labels);
+}
+
+/**
+ * MetalLB's optional memberlist config file (speakerlist.go tryToLoadMemberListConfig): null when
+ * `path` does not exist (ENOENT: memberlist's defaults apply); otherwise calls `onLoading(path)`
+ * (MetalLB logs "loading memberlist config from file" there) and parses it with
+ * parseMemberlistConfigFile. Throws InputError (exit 2, one line naming the file) when the file
+ * cannot be read (a directory, no permission…) or is invalid; MetalLB's speaker stops then too.
+ */
+export function readMemberlistConfigFile(path: string, onLoading?: (path: string) => void): MemberlistConfig | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === 'ENOENT') return null;
+    throw new InputError(path, `cannot read the memberlist config file: ${err.code ?? err.message}`);
+  }
+  onLoading?.(path);
+  return parseMemberlistConfigFile(text, path);
 }
