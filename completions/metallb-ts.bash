@@ -45,9 +45,11 @@ _metallb_ts() {
         --port) :; return 0 ;;
         --log-level) COMPREPLY=($(compgen -W "all debug info warn error none" -- "$cur")); return 0 ;;
         --pod-name) :; return 0 ;;
+        --ml-secret-name) :; return 0 ;;
+        --deployment) :; return 0 ;;
         --write-concurrency) :; return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--kubeconfig --context --namespace --lb-class --metrics-bind-address --metrics-port --port --log-level --pod-name --write-concurrency -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--kubeconfig --context --namespace --lb-class --metrics-bind-address --metrics-port --port --log-level --pod-name --ml-secret-name --deployment --write-concurrency -h --help" -- "$cur")); return 0; fi
       ;;
     explain)
       case "$prev" in

@@ -34,6 +34,8 @@ complete -c metallb-ts -n '__fish_seen_subcommand_from controller' -l metrics-po
 complete -c metallb-ts -n '__fish_seen_subcommand_from controller' -l port -x -d 'MetalLB\'s name for --metrics-port'
 complete -c metallb-ts -n '__fish_seen_subcommand_from controller' -l log-level -x -a 'all debug info warn error none' -d 'log level'
 complete -c metallb-ts -n '__fish_seen_subcommand_from controller' -l pod-name -x -d 'this pod, named as the reporting instance of events (default: METALLB_POD_NAME)'
+complete -c metallb-ts -n '__fish_seen_subcommand_from controller' -l ml-secret-name -x -d 'create the memberlist Secret of this name in --namespace at start-up unless it exists (default: METALLB_ML_SECRET_NAME; none: no Secret)'
+complete -c metallb-ts -n '__fish_seen_subcommand_from controller' -l deployment -x -d 'the controller\'s Deployment in --namespace, owner of the memberlist Secret (default: METALLB_DEPLOYMENT)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from controller' -l write-concurrency -x -d 'Service status writes in flight at once'
 complete -c metallb-ts -n '__fish_seen_subcommand_from controller' -s h -l help -d 'display help for command'
 complete -c metallb-ts -n '__fish_seen_subcommand_from explain' -s f -l filename -r -F -d 'cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read'

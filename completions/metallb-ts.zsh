@@ -57,6 +57,8 @@ _metallb-ts() {
             '--port=[MetalLB'\''s name for --metrics-port]:value: ' \
             '--log-level=[log level]:value:(all debug info warn error none)' \
             '--pod-name=[this pod, named as the reporting instance of events (default: METALLB_POD_NAME)]:value: ' \
+            '--ml-secret-name=[create the memberlist Secret of this name in --namespace at start-up unless it exists (default: METALLB_ML_SECRET_NAME; none: no Secret)]:value: ' \
+            '--deployment=[the controller'\''s Deployment in --namespace, owner of the memberlist Secret (default: METALLB_DEPLOYMENT)]:value: ' \
             '--write-concurrency=[Service status writes in flight at once]:value: ' \
             '(-h --help)'{-h,--help}'[display help for command]'
           ;;
