@@ -1,7 +1,10 @@
 /**
  * `metallb-ts explain svc/NAME|NS/NAME|NAME [-n NS]`: why a LoadBalancer service has (or lacks)
- * its IP and which node announces it, with the trace of every step. Exit 0 when some node
- * announces it, 1 when nobody does, 2 for bad input.
+ * its IP and which node announces it, with the trace of every step. Live, the election's speakers
+ * are a running speaker's memberlist view (`--speaker`, or a speaker pod found through the API
+ * server) unless `--speakers` is given; `speakers` in the output says which view was used. Exit 0
+ * when some node announces it, 1 when nobody does, 2 for bad input, 3 when the cluster or the
+ * speaker named with `--speaker` cannot be reached.
  */
 import type { Command } from 'commander';
 import type { ClusterState, Service } from '../core/kube.ts';
@@ -10,7 +13,7 @@ import { explainService as coreExplainService, isAnnounced, type DiagnosticConte
 import { writeResult } from '../render/output.ts';
 import { explainText } from '../render/explain.ts';
 import {
-  addFilenameOption, addNamespaceOption, addOutputOption, addSpeakerOptions, diagnostics, loadStateWithSource,
+  addFilenameOption, addNamespaceOption, addOutputOption, addSpeakerOptions, addSpeakerViewOption, diagnostics, loadDiagnosticState,
   type OutputOptions, type StateOptions,
 } from './options.ts';
 
@@ -68,18 +71,20 @@ export function registerExplain(program: Command): void {
     .command('explain')
     .description('explain how MetalLB treats a LoadBalancer service: its IP, its pool, and which node announces it and why')
     .argument('<service>', 'svc/NAME, NAMESPACE/NAME or NAME')
-    .addHelpText('after', '\nExamples:\n  metallb-ts explain svc/frontend -n shop -f examples/cluster.yaml\n  metallb-ts explain shop/frontend -f dump/ -o json');
+    .addHelpText('after', '\nExamples:\n  metallb-ts explain svc/frontend -n shop -f examples/cluster.yaml\n  metallb-ts explain shop/frontend -f dump/ -o json\n  metallb-ts explain svc/frontend -n shop                          # live: asks a speaker pod for its memberlist view\n  metallb-ts explain svc/frontend -n shop --speaker 10.0.0.5:7472');
   addFilenameOption(cmd);
   addNamespaceOption(cmd);
   addOutputOption(cmd);
   addSpeakerOptions(cmd);
+  addSpeakerViewOption(cmd);
   cmd.action(async (target: string, opts: ExplainOptions) => {
     const ref = parseServiceTarget(target, opts.namespace);
-    const { state, source } = await loadStateWithSource(opts);
+    const { state, source, speakerView } = await loadDiagnosticState(opts);
     findService(state, ref);
-    const explanation = explainServiceRef(diagnostics(state, opts), ref);
-    // `source` (live server or snapshot files) is the command's addition to the core's Explanation.
-    const output = { ...explanation, source };
+    const explanation = explainServiceRef(diagnostics(state, opts, speakerView), ref);
+    // `source` (live server or snapshot files) and where the speaker view came from (or why live
+    // mode fell back) are the command's additions to the core's Explanation.
+    const output = { ...explanation, speakers: { ...explanation.speakers, ...speakerView.report }, source };
     writeResult(opts.output, output, (wide) => explainText(output, wide));
     process.exitCode = isAnnounced(explanation) ? EXIT_OK : EXIT_NO;
   });

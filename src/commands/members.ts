@@ -1,36 +1,26 @@
 /**
- * `metallb-ts members --speaker HOST:PORT`: the memberlist view of one running speaker, read from
- * `GET /debug/members` on its metrics port. Table: NAME ADDRESS STATE INCARNATION (wide adds
- * PORT). With memberlist off the speaker counts every Node: the table lists them as alive.
- * Exit 0, 2 for bad input, 3 when the speaker cannot be reached or answers with an error.
- * Only node's own `fetch` here: the CLI loads every command file at start.
+ * `metallb-ts members [--speaker HOST:PORT]`: the memberlist view of one running speaker, read from
+ * `GET /debug/members` on its metrics port. Without `--speaker` it finds one as `explain` does:
+ * a Running speaker pod (`--speaker-selector`, default `component=speaker`, in
+ * `--metallb-namespace`; `--node NODE` for that node's speaker; Ready pods first) read through the
+ * API server's pod proxy with the kubeconfig's credentials (`--kubeconfig`, `--context`).
+ * Table: NAME ADDRESS STATE INCARNATION (wide adds PORT), after a line naming the pod when it was
+ * discovered. With memberlist off the speaker counts every Node: the table lists them as alive.
+ * Exit 0, 2 for bad input, 3 when no speaker can be reached or it answers with an error.
+ * Only node's own `fetch` here (the CLI loads every command file at start); the Kubernetes client
+ * is loaded for discovery only.
  */
 import type { Command } from 'commander';
 import { EXIT_UNREACHABLE, UserError } from '../core/errors.ts';
-import { addOutputOption } from './options.ts';
+import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
+import { fetchMembers, type MembersView, type SpeakerViewOrigin } from '../kube/speaker-view.ts';
+import { addClusterOptions, addOutputOption, addSpeakerViewOption, type SpeakerViewOptions } from './options.ts';
 import type { OutputFormat } from '../render/output.ts';
 
-/** One member as the speaker reports it. */
-export interface MemberRow {
-  name: string;
-  address: string;
-  port: number;
-  state: 'alive' | 'suspect' | 'dead' | 'left';
-  incarnation: number;
-}
+export { fetchMembers, speakerURL, type MemberRow, type MembersView } from '../kube/speaker-view.ts';
 
-/** The body of `/debug/members`: memberlist on (`self`, `members`) or off (`memberlist: false`, `alive`). */
-export type MembersView = { self: string; members: MemberRow[] } | { memberlist: false; alive: string[] };
-
-/** The `--speaker` value as a URL base; throws UserError (exit 2) when it is not HOST:PORT. */
-export function speakerURL(arg: string): string {
-  const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s/[\]]+):(\d{1,5})$/.exec(arg.trim());
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new UserError(`invalid --speaker "${arg}": expected HOST:PORT (the speaker's metrics address)`);
-  return `http://${m[1]}:${m[2]}`;
-}
-
-/** The table of a view (wide: with PORT). */
-export function membersTable(v: MembersView, wide: boolean): string {
+/** The table of a view (wide: with PORT); `from`: a first line naming the discovered speaker pod. */
+export function membersTable(v: MembersView, wide: boolean, from?: SpeakerViewOrigin): string {
   const rows: string[][] = 'members' in v
     ? v.members.map((m) => [m.name, m.address, ...(wide ? [String(m.port)] : []), m.state, String(m.incarnation)])
     : v.alive.map((n) => [n, '-', ...(wide ? ['-'] : []), 'alive', '-']);
@@ -38,41 +28,70 @@ export function membersTable(v: MembersView, wide: boolean): string {
   const all = [head, ...rows];
   const widths = head.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
   const lines = all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]! + 3))).join(''));
+  const origin = from?.pod ? `speaker pod ${from.pod}${from.node ? ` on node ${from.node}` : ''} (${from.address}, through the API server)\n` : '';
   const note = 'members' in v ? '' : 'memberlist is off on this speaker: every Node counts as a live speaker\n';
-  return note + lines.join('\n') + '\n';
+  return origin + note + lines.join('\n') + '\n';
 }
 
-/** Reads `/debug/members`; throws UserError (exit 3) naming the speaker when that fails. */
-export async function fetchMembers(speaker: string, timeoutMs = 5000): Promise<MembersView> {
-  const base = speakerURL(speaker);
-  let res: Response;
-  try {
-    res = await fetch(`${base}/debug/members`, { signal: AbortSignal.timeout(timeoutMs) });
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new UserError(`cannot reach speaker ${speaker}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, EXIT_UNREACHABLE);
+interface MembersOptions extends SpeakerViewOptions {
+  output: OutputFormat;
+  node?: string;
+  kubeconfig?: string;
+  context?: string;
+  metallbNamespace?: string;
+}
+
+/**
+ * The view `members` prints: `--speaker` directly, else discovered through the API server.
+ * @throws UserError (exit 2) for a bad `--speaker`, `--speaker-selector` or kubeconfig, or `--node`
+ *   with `--speaker`; UserError (exit 3) when no speaker answers (the reason names each pod tried);
+ *   ClusterUnreachableError (exit 3) when the API server cannot be reached or forbids listing pods.
+ */
+export async function membersView(opts: MembersOptions): Promise<{ view: MembersView; from?: SpeakerViewOrigin }> {
+  if (opts.speaker !== undefined) {
+    if (opts.node !== undefined) throw new UserError('--node picks a speaker pod to ask through the API server, --speaker names one directly: give one or the other');
+    return { view: await fetchMembers(opts.speaker) };
   }
-  if (!res.ok) throw new UserError(`speaker ${speaker}: GET /debug/members answered ${res.status}`, EXIT_UNREACHABLE);
-  try {
-    const v = await res.json() as MembersView;
-    if (('members' in v && Array.isArray(v.members)) || ('alive' in v && Array.isArray(v.alive))) return v;
-  } catch {
-    // falls through
-  }
-  throw new UserError(`speaker ${speaker}: GET /debug/members did not answer a member view`, EXIT_UNREACHABLE);
+  const [{ loadKubeConfig, kubeGet, apiError, serverOf }, { discoverSpeakerView }] = await Promise.all([import('../kube/client.ts'), import('../kube/speaker-view.ts')]);
+  const kc = loadKubeConfig({
+    ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
+    ...(opts.context !== undefined ? { context: opts.context } : {}),
+  });
+  const namespace = opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE;
+  // The pod list is the one request that tells whether the API server is there at all: its errors
+  // are the usual one-line cluster errors (exit 3 unreachable/forbidden).
+  const get = async (path: string, o: { query?: Record<string, string>; timeoutMs?: number }) => {
+    try {
+      return await kubeGet(kc, path, o);
+    } catch (err) {
+      if (!path.includes('/proxy/') && (err as { statusCode?: unknown }).statusCode !== 400) {
+        throw apiError(err, { verb: 'list', resource: 'v1 pods', server: serverOf(kc) });
+      }
+      throw err;
+    }
+  };
+  const found = await discoverSpeakerView(get, {
+    namespace, ...(opts.speakerSelector !== undefined ? { selector: opts.speakerSelector } : {}),
+    ...(opts.node !== undefined ? { node: opts.node } : {}),
+    onSlow: (m) => process.stderr.write(`metallb-ts: ${m}\n`),
+  });
+  if (!found.ok) throw new UserError(found.reason, EXIT_UNREACHABLE);
+  return { view: found.view, from: found.from };
 }
 
 /** Registers `members` on `program`. */
 export function registerMembers(program: Command): void {
   const cmd = program
     .command('members')
-    .description("print a running speaker's memberlist view (from its metrics port)")
-    .requiredOption('--speaker <host:port>', "the speaker's metrics address (--metrics-bind-address and --port)")
-    .addHelpText('after', '\nExample:\n  metallb-ts members --speaker 10.0.0.5:7472 -o wide');
+    .description("print a running speaker's memberlist view (from its metrics port; without --speaker, a speaker pod through the API server)")
+    .option('--node <node>', "ask the speaker pod on this node (discovery only)")
+    .addHelpText('after', '\nExamples:\n  metallb-ts members                       # a speaker pod of the current kubeconfig context\n  metallb-ts members --node worker-1 -o wide\n  metallb-ts members --speaker 10.0.0.5:7472 -o json');
+  addSpeakerViewOption(cmd, false);
+  addClusterOptions(cmd);
   addOutputOption(cmd);
-  cmd.action(async (opts: { speaker: string; output: OutputFormat }) => {
-    const view = await fetchMembers(opts.speaker);
+  cmd.action(async (opts: MembersOptions) => {
+    const { view, from } = await membersView(opts);
     const { writeResult } = await import('../render/output.ts');
-    writeResult(opts.output, view, (wide) => membersTable(view, wide));
+    writeResult(opts.output, view, (wide) => membersTable(view, wide, from));
   });
 }

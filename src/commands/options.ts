@@ -1,8 +1,10 @@
 /**
  * Options shared by the commands, so every command spells them the same way:
  * `-f, --filename` (repeatable), `--kubeconfig`, `--context`, `--metallb-namespace`, `-n, --namespace`,
- * `-o, --output`, `--speakers`, `--ignore-exclude-lb`, and the one place that turns them into a
- * ClusterState: the snapshot files of `-f`, or the live cluster without `-f`.
+ * `-o, --output`, `--speakers`, `--ignore-exclude-lb`, the speaker-view options (`--speaker`,
+ * `--speaker-selector`, `--no-speaker-discovery`), and the one place that turns them into a
+ * ClusterState (the snapshot files of `-f`, or the live cluster without `-f`) and a list of live
+ * speakers.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ClusterState } from '../core/kube.ts';
@@ -11,9 +13,23 @@ import { diagnosticContext, type DiagnosticContext } from '../core/explain/index
 import { loadSnapshot, STDIN_NAME } from '../kube/snapshot.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { OUTPUT_FORMATS, type OutputFormat } from '../render/output.ts';
+import {
+  DEFAULT_SPEAKER_SELECTOR, fetchMembers, speakersFromView, speakerURL, type SpeakerViewOrigin,
+} from '../kube/speaker-view.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/** Parsed `--speaker`, `--speaker-selector` and `--no-speaker-discovery`. */
+export interface SpeakerViewOptions {
+  /** `--speaker HOST:PORT`: ask this speaker (its metrics address) for its memberlist view. */
+  speaker?: string;
+  /** `--speaker-selector`: label selector of the speaker pods discovery asks (default `component=speaker`). */
+  speakerSelector?: string;
+  /** false with `--no-speaker-discovery`: derive the live speakers from the state, ask no speaker. */
+  speakerDiscovery?: boolean;
+}
 
 /** Parsed values of the state options (commander's camel-cased names). */
-export interface StateOptions {
+export interface StateOptions extends SpeakerViewOptions {
   /** `-f` paths in the order given; `-` is stdin. Absent: live cluster. */
   filename?: string[];
   /** `-n`; commands default it to `default` where a namespace is needed. */
@@ -77,6 +93,20 @@ export function addSpeakerOptions(cmd: Command): Command {
     .option('--lb-class <class>', "MetalLB's --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)");
 }
 
+/**
+ * Adds `--speaker <host:port>` and `--speaker-selector <selector>`, and with `discoveryToggle`
+ * `--no-speaker-discovery` (for `explain` and `whois`; `members` always asks a speaker).
+ */
+export function addSpeakerViewOption(cmd: Command, discoveryToggle = true): Command {
+  cmd
+    .option('--speaker <host:port>', "ask this speaker (its metrics address: --metrics-bind-address and --port) for its memberlist view instead of finding a speaker pod")
+    .option('--speaker-selector <selector>', `label selector of the speaker pods to ask through the API server (default "${DEFAULT_SPEAKER_SELECTOR}": MetalLB's and metallb-ts's)`);
+  if (discoveryToggle) {
+    cmd.option('--no-speaker-discovery', "live mode: do not ask a speaker pod for its memberlist view; derive the live speakers from the speaker pods' Ready condition");
+  }
+  return cmd;
+}
+
 /** Adds `-o, --output <format>` restricted to `choices` (commander rejects others: exit 2). */
 export function addOutputOption(
   cmd: Command,
@@ -117,25 +147,88 @@ export async function loadStateWithSource(
     const state = await loadSnapshot(opts.filename, stdin === undefined ? {} : { stdin });
     return { state, source: { kind: 'files', files: opts.filename.map((f) => (f === '-' ? STDIN_NAME : f)) } };
   }
+  const { kc, read } = await liveRead(opts);
+  return { state: await read, source: { kind: 'live', server: (await import('../kube/client.ts')).serverOf(kc) } };
+}
+
+/** The kubeconfig of the options and a started read of the live ClusterState (throws as loadState). */
+async function liveRead(opts: StateOptions): Promise<{ kc: KubeConfig; read: Promise<ClusterState> }> {
   // Loaded only for live access: the Kubernetes client takes about a second to import.
-  const [{ loadKubeConfig, serverOf }, { readClusterState }] = await Promise.all([import('../kube/client.ts'), import('../kube/live.ts')]);
+  const [{ loadKubeConfig }, { readClusterState }] = await Promise.all([import('../kube/client.ts'), import('../kube/live.ts')]);
   const kc = loadKubeConfig({
     ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
     ...(opts.context !== undefined ? { context: opts.context } : {}),
   });
-  const state = await readClusterState(kc, { metallbNamespace: opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE });
-  return { state, source: { kind: 'live', server: serverOf(kc) } };
+  return { kc, read: readClusterState(kc, { metallbNamespace: opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE }) };
+}
+
+/**
+ * Which live speakers the election uses beyond the state, and what the output says about it
+ * (added to `explain`'s `speakers` and `whois`'s `speakers`).
+ */
+export interface SpeakerViewChoice {
+  /** a speaker's view as the election's live speakers (speakersFromView); absent: `--speakers` or derived from the state */
+  memberlist?: { speakers: string[] | null };
+  /** `from`: where that view came from; `fallback`: why live mode derived the speakers instead (`no speaker reachable: ...`) */
+  report: { from?: SpeakerViewOrigin; fallback?: string };
+}
+
+/**
+ * loadStateWithSource, plus the speaker view the election should use, as MetalLB's speakers see
+ * it: `--speakers` wins (no view); else `--speaker HOST:PORT` is asked directly (with or without
+ * `-f`); else, live and without `--no-speaker-discovery`, a speaker pod is found and asked through
+ * the API server's pod proxy (discoverSpeakerView: `--speaker-selector` in `--metallb-namespace`,
+ * Ready pods first, a few pods with a short timeout each, progress on stderr when slow) while the
+ * state is read; when none answers, the speakers are derived from the state as before and
+ * `report.fallback` says why.
+ * @throws as loadStateWithSource; UserError (exit 2) for `--speaker` with `--speakers`, a bad
+ *   `--speaker` value or a selector the API server rejects; UserError (exit 3) when the speaker
+ *   named with `--speaker` cannot be reached or answers no member view.
+ */
+export async function loadDiagnosticState(
+  opts: StateOptions, stdin?: NodeJS.ReadableStream | string,
+): Promise<{ state: ClusterState; source: StateSource; speakerView: SpeakerViewChoice }> {
+  if (opts.speaker !== undefined) {
+    if (opts.speakers) throw new UserError('--speakers lists the live speakers, --speaker asks a speaker for them: give one or the other');
+    speakerURL(opts.speaker);
+    const asked = fetchMembers(opts.speaker);
+    asked.catch(() => {}); // awaited below, after the state: its errors come first
+    const loaded = await loadStateWithSource(opts, stdin);
+    const view = await asked;
+    return { ...loaded, speakerView: {
+      memberlist: { speakers: speakersFromView(view) },
+      report: { from: { via: 'address', address: opts.speaker.trim(), pod: null, node: 'self' in view ? view.self : null } },
+    } };
+  }
+  if (opts.speakers || (opts.filename && opts.filename.length > 0) || opts.speakerDiscovery === false) {
+    return { ...await loadStateWithSource(opts, stdin), speakerView: { report: {} } };
+  }
+  const { kc, read } = await liveRead(opts);
+  const [{ kubeGet, serverOf }, { discoverSpeakerView }] = await Promise.all([import('../kube/client.ts'), import('../kube/speaker-view.ts')]);
+  const discovery = discoverSpeakerView((path, o) => kubeGet(kc, path, o), {
+    namespace: opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE,
+    ...(opts.speakerSelector !== undefined ? { selector: opts.speakerSelector } : {}),
+    onSlow: (m) => process.stderr.write(`metallb-ts: ${m}\n`),
+  });
+  discovery.catch(() => {}); // awaited below, after the state: its errors come first
+  const state = await read;
+  const found = await discovery;
+  const source: StateSource = { kind: 'live', server: serverOf(kc) };
+  if (!found.ok) return { state, source, speakerView: { report: { fallback: found.reason } } };
+  return { state, source, speakerView: { memberlist: { speakers: speakersFromView(found.view) }, report: { from: found.from } } };
 }
 
 /**
  * The per-snapshot diagnostic context (effective config, live speakers, controller dry run,
- * election index) for `explain`, `whois` and `allocate`.
+ * election index) for `explain`, `whois` and `allocate`; `view` is loadDiagnosticState's speaker
+ * view (the live speakers when `--speakers` is absent).
  * @throws UserError (exit 2) when MetalLB would reject the configuration; `validate` lists why.
  */
-export function diagnostics(state: ClusterState, opts: StateOptions = {}): DiagnosticContext {
+export function diagnostics(state: ClusterState, opts: StateOptions = {}, view?: SpeakerViewChoice): DiagnosticContext {
   try {
     return diagnosticContext(state, {
       ...(opts.speakers ? { speakers: opts.speakers } : {}),
+      ...(view?.memberlist ? { memberlist: view.memberlist } : {}),
       ignoreExcludeLB: opts.ignoreExcludeLb === true,
       ...(opts.lbClass !== undefined ? { loadBalancerClass: opts.lbClass } : {}),
       ...(opts.metallbNamespace !== undefined ? { metallbNamespace: opts.metallbNamespace } : {}),

@@ -10,7 +10,7 @@ import { canonicalIP } from '../core/ip.ts';
 import { writeResult } from '../render/output.ts';
 import { whoisText } from '../render/explain.ts';
 import {
-  addFilenameOption, addOutputOption, addSpeakerOptions, diagnostics, loadState,
+  addFilenameOption, addOutputOption, addSpeakerOptions, addSpeakerViewOption, diagnostics, loadDiagnosticState,
   type OutputOptions, type StateOptions,
 } from './options.ts';
 
@@ -41,10 +41,13 @@ export function registerWhois(program: Command): void {
   addFilenameOption(cmd);
   addOutputOption(cmd);
   addSpeakerOptions(cmd);
+  addSpeakerViewOption(cmd);
   cmd.action(async (arg: string, opts: WhoisOptions) => {
     const ip = parseWhoisIP(arg);
-    const state = await loadState(opts);
-    const result = whoisIP({ ...diagnostics(state, opts), ip });
+    const { state, speakerView } = await loadDiagnosticState(opts);
+    const ctx = diagnostics(state, opts, speakerView);
+    // The live speakers the elections used (as in explain) are the command's addition.
+    const result = { ...whoisIP({ ...ctx, ip }), speakers: { source: ctx.speakersSource, nodes: ctx.speakers, ...speakerView.report } };
     writeResult(opts.output, result, (wide) => whoisText(result, wide));
     process.exitCode = whoisExitCode(result);
   });

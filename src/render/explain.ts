@@ -3,7 +3,8 @@
  * They print the core's decision objects; nothing here re-derives a decision.
  */
 import type { ChalkInstance } from 'chalk';
-import type { Explanation, Finding, WhoisResult } from '../core/explain/index.ts';
+import type { Explanation, Finding, SpeakersSource, WhoisResult } from '../core/explain/index.ts';
+import type { SpeakerViewOrigin } from '../kube/speaker-view.ts';
 import { palette } from './color.ts';
 import { NONE, PENDING, renderTable } from './table.ts';
 
@@ -20,6 +21,30 @@ function verdict(decision: string, c: ChalkInstance): string {
 
 function list(xs: readonly string[], max: number): string {
   return xs.length <= max ? xs.join(', ') : `${xs.slice(0, max).join(', ')} and ${xs.length - max} more`;
+}
+
+/** The `speakers` of `explain`/`whois` output: the core's source and nodes, and the command's `from` / `fallback`. */
+export interface SpeakersReport {
+  readonly source: SpeakersSource;
+  readonly nodes: readonly string[] | null;
+  readonly from?: SpeakerViewOrigin;
+  readonly fallback?: string;
+}
+
+/**
+ * The value of the `Speakers` line: how many speakers are alive and which, and which view that is
+ * (`memberlist of the speaker on node-a (pod metallb-system/speaker-x, through the API server)`,
+ * `memberlist of speaker 10.0.0.5:7472 (node-a)`, `speaker-pods; no speaker reachable: ...`).
+ */
+export function speakersText(sp: SpeakersReport): string {
+  const f = sp.from;
+  const speaker = !f ? 'a speaker'
+    : f.via === 'pod-proxy' ? `the speaker on ${f.node ? `node ${f.node}` : 'an unknown node'} (pod ${f.pod}, through the API server)`
+      : `speaker ${f.address}${f.node ? ` (node ${f.node})` : ''}`;
+  const what = sp.source === 'memberlist' ? `memberlist of ${speaker}`
+    : sp.source === 'memberlist-disabled' ? `memberlist off on ${speaker}`
+      : `${sp.source}${sp.fallback ? `; ${sp.fallback}` : ''}`;
+  return sp.nodes === null ? `every node (${what})` : `${sp.nodes.length} alive (${what}): ${list(sp.nodes, 8)}`;
 }
 
 /** Findings as an indented block (message, then `fix:` line). */
@@ -47,8 +72,7 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
   out += field('Addresses', `${ips} (${a.status}${a.pool ? `, pool ${a.pool}` : ''})${a.reason ? `: ${a.reason}` : ''}`);
   const ads = e.l2.advertisements.length > 0 ? ` (L2Advertisements: ${e.l2.advertisements.join(', ')})` : '';
   out += field('Mode', `${e.mode}${ads}`);
-  const sp = e.speakers.nodes;
-  out += field('Speakers', sp === null ? `every node (${e.speakers.source})` : `${sp.length} alive (${e.speakers.source}): ${list(sp, 8)}`);
+  out += field('Speakers', speakersText(e.speakers as SpeakersReport));
   const announced = e.announcer ?? (e.bgpAnnouncers.length > 0 ? e.bgpAnnouncers.join(', ') : null);
   out += field('Announced by', announced ? c.green(announced) : c.red('nobody'));
   out += field('Why', whyLine(e));
@@ -107,9 +131,10 @@ function indent(text: string): string {
 }
 
 /** `whois` for people: the address and pool, then one row per Service holding it. */
-export function whoisText(w: WhoisResult, wide: boolean, c: ChalkInstance = palette()): string {
+export function whoisText(w: WhoisResult & { speakers?: SpeakersReport }, wide: boolean, c: ChalkInstance = palette()): string {
   let out = field('IP', c.bold(w.ip));
   out += field('Pool', w.pool ?? `${NONE} (no IPAddressPool contains it)`);
+  if (w.speakers) out += field('Speakers', speakersText(w.speakers));
   out += '\n';
   const cols = ['service', 'mode', 'announced-by', 'l2-status', 'problems', ...(wide ? ['all-ips', 'pool'] : [])];
   const rows = w.holders.map((h) => {

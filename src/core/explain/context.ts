@@ -15,6 +15,12 @@ import type { SpeakersSource } from './explain.ts';
 export interface DiagnosticOptions {
   /** Node names with a live speaker (`--speakers`); absent: derived from the state. */
   readonly speakers?: readonly string[];
+  /**
+   * The live speakers a running speaker reports (speakersFromView of its `/debug/members`: its
+   * memberlist's alive and suspect members, or null when its memberlist is off and every Node
+   * counts); used when `speakers` is absent, before any derivation from the state.
+   */
+  readonly memberlist?: { readonly speakers: readonly string[] | null };
   readonly ignoreExcludeLB?: boolean;
   /** MetalLB's `--lb-class`: "" (default) handles only Services without `spec.loadBalancerClass`. */
   readonly loadBalancerClass?: string;
@@ -151,9 +157,9 @@ export function diagnosticConfig(state: ClusterState, metallbNamespace: string =
 }
 
 /**
- * Builds the context once per snapshot. Speakers: `--speakers` when given; else the nodes whose
- * speaker pod is Ready when the snapshot has speaker pods; else every Node (as MetalLB with
- * memberlist disabled).
+ * Builds the context once per snapshot. Speakers: `--speakers` when given; else a running
+ * speaker's memberlist view (`memberlist`) when given; else the nodes whose speaker pod is Ready
+ * when the snapshot has speaker pods; else every Node (as MetalLB with memberlist disabled).
  * @throws ConfigError for a configuration MetalLB would reject.
  */
 export function diagnosticContext(state: ClusterState, opts: DiagnosticOptions = {}): DiagnosticContext {
@@ -165,6 +171,9 @@ export function diagnosticContext(state: ClusterState, opts: DiagnosticOptions =
   if (opts.speakers) {
     speakers = [...opts.speakers];
     speakersSource = 'flag';
+  } else if (opts.memberlist) {
+    speakers = opts.memberlist.speakers === null ? null : [...opts.memberlist.speakers];
+    speakersSource = speakers === null ? 'memberlist-disabled' : 'memberlist';
   } else {
     speakers = aliveSpeakers(state);
     speakersSource = speakers ? 'speaker-pods' : 'all-nodes';

@@ -12,8 +12,13 @@ import type { BGPEvaluation, BGPNodeDecision, HashEntry, InterfaceSet, L2Electio
 import { namespacedName, type ClusterState, type KubeObject, type Service } from '../kube.ts';
 import { findingsFor, type Finding } from './findings.ts';
 
-/** Where the list of live speakers came from. */
-export type SpeakersSource = 'flag' | 'speaker-pods' | 'all-nodes';
+/**
+ * Where the list of live speakers came from: `flag` (`--speakers`), `memberlist` (a running
+ * speaker's memberlist: its alive and suspect members), `memberlist-disabled` (a running speaker
+ * without memberlist: every Node), `speaker-pods` (nodes with a Ready speaker pod), `all-nodes`
+ * (no speaker pods in the state: every Node).
+ */
+export type SpeakersSource = 'flag' | 'memberlist' | 'memberlist-disabled' | 'speaker-pods' | 'all-nodes';
 
 /** Input of explainService. */
 export interface ExplainInput {

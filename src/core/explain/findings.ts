@@ -191,12 +191,15 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
   const unknown = (f.speakers.nodes ?? []).filter((n) => !byName.has(n));
   if (unknown.length > 0) {
     out.push({ id: 'unknown-speaker-nodes', severity: 'warning',
-      message: `${f.speakers.source === 'flag' ? '--speakers names' : 'speaker pods run on'} ${list(unknown)}, which ${unknown.length === 1 ? 'is not a Node' : 'are not Nodes'} in the snapshot`,
-      fix: f.speakers.source === 'flag' ? 'use node names as `kubectl get nodes` shows them' : 'the snapshot may lack some Node objects: include `kubectl get nodes -o yaml`' });
+      message: `${f.speakers.source === 'flag' ? '--speakers names' : f.speakers.source === 'memberlist' ? 'the speaker\'s memberlist has members' : 'speaker pods run on'} ${list(unknown)}, which ${unknown.length === 1 ? 'is not a Node' : 'are not Nodes'} in the snapshot`,
+      fix: f.speakers.source === 'flag' ? 'use node names as `kubectl get nodes` shows them'
+        : f.speakers.source === 'memberlist' ? 'memberlist members are named after their node (--node-name): a deleted Node, or a speaker started with the wrong node name'
+          : 'the snapshot may lack some Node objects: include `kubectl get nodes -o yaml`' });
   }
   if (speakersStep && speakersStep.kept.every((n) => !byName.has(n))) {
     out.push({ id: 'no-live-speakers', severity: 'error',
-      message: f.speakers.source === 'flag' ? 'none of the nodes given with --speakers is a Node with a speaker' : 'no speaker pod is Ready on any node',
+      message: f.speakers.source === 'flag' ? 'none of the nodes given with --speakers is a Node with a speaker'
+        : f.speakers.source === 'memberlist' ? 'no Node has a speaker that memberlist considers alive' : 'no speaker pod is Ready on any node',
       fix: 'check the speaker DaemonSet (kubectl -n metallb-system get pods -l component=speaker)' });
   }
   const netStep = l2.trace.find((s) => s.step === 'networkUnavailable');
