@@ -61,8 +61,10 @@ _metallb_ts() {
         -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
         --speakers) :; return 0 ;;
         --lb-class) :; return 0 ;;
+        --speaker) :; return 0 ;;
+        --speaker-selector) :; return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -n --namespace -o --output --speakers --ignore-exclude-lb --lb-class -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -n --namespace -o --output --speakers --ignore-exclude-lb --lb-class --speaker --speaker-selector --no-speaker-discovery -h --help" -- "$cur")); return 0; fi
       ;;
     help)
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "" -- "$cur")); return 0; fi
@@ -73,10 +75,15 @@ _metallb_ts() {
       ;;
     members)
       case "$prev" in
+        --node) :; return 0 ;;
         --speaker) :; return 0 ;;
+        --speaker-selector) :; return 0 ;;
+        --kubeconfig) :; return 0 ;;
+        --context) :; return 0 ;;
+        --metallb-namespace) :; return 0 ;;
         -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--speaker -o --output -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--node --speaker --speaker-selector --kubeconfig --context --metallb-namespace -o --output -h --help" -- "$cur")); return 0; fi
       ;;
     snapshot)
       case "$prev" in
@@ -106,8 +113,9 @@ _metallb_ts() {
         --ml-labels) :; return 0 ;;
         --ml-namespace) :; return 0 ;;
         --ml-secret-key-path) :; return 0 ;;
+        --ml-config-path) :; return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--node-name --pod-name --namespace --kubeconfig --context --port --health-probe-port --metrics-bind-address --log-level --lb-class --ignore-exclude-lb --l2-data-plane --ml-bindaddr --ml-bindport --ml-labels --ml-namespace --ml-secret-key-path --ml-wan-config -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--node-name --pod-name --namespace --kubeconfig --context --port --health-probe-port --metrics-bind-address --log-level --lb-class --ignore-exclude-lb --l2-data-plane --ml-bindaddr --ml-bindport --ml-labels --ml-namespace --ml-secret-key-path --ml-wan-config --ml-config-path -h --help" -- "$cur")); return 0; fi
       ;;
     validate)
       case "$prev" in
@@ -128,8 +136,10 @@ _metallb_ts() {
         -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
         --speakers) :; return 0 ;;
         --lb-class) :; return 0 ;;
+        --speaker) :; return 0 ;;
+        --speaker-selector) :; return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -o --output --speakers --ignore-exclude-lb --lb-class -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-f --filename --kubeconfig --context --metallb-namespace -o --output --speakers --ignore-exclude-lb --lb-class --speaker --speaker-selector --no-speaker-discovery -h --help" -- "$cur")); return 0; fi
       ;;
   esac
   return 0

@@ -19,7 +19,7 @@ _metallb-ts() {
         'controller:run MetalLB'\''s controller against the cluster: allocate LoadBalancer addresses, write Service status, events, pool status'
         'explain:explain how MetalLB treats a LoadBalancer service: its IP, its pool, and which node announces it and why'
         'help:display help for command'
-        'members:print a running speaker'\''s memberlist view (from its metrics port)'
+        'members:print a running speaker'\''s memberlist view (from its metrics port; without --speaker, a speaker pod through the API server)'
         'snapshot:print the cluster state metallb-ts reads (Services, EndpointSlices, Nodes, speaker Pods, metallb.io CRs) as one List'
         'speaker:run MetalLB'\''s speaker for one node: announce/withdraw decisions, ServiceL2Status, events, /metrics'
         'validate:check the metallb.io configuration as MetalLB would: errors, and warnings for what parses but does nothing'
@@ -73,6 +73,9 @@ _metallb-ts() {
             '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
             '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does]' \
             '--lb-class=[MetalLB'\''s --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)]:value: ' \
+            '--speaker=[ask this speaker (its metrics address: --metrics-bind-address and --port) for its memberlist view instead of finding a speaker pod]:value: ' \
+            '--speaker-selector=[label selector of the speaker pods to ask through the API server (default "component=speaker": MetalLB'\''s and metallb-ts'\''s)]:value: ' \
+            '--no-speaker-discovery[live mode: do not ask a speaker pod for its memberlist view; derive the live speakers from the speaker pods'\'' Ready condition]' \
             '(-h --help)'{-h,--help}'[display help for command]' \
             '1:service: '
           ;;
@@ -82,7 +85,12 @@ _metallb-ts() {
           ;;
         members)
           _arguments \
-            '--speaker=[the speaker'\''s metrics address (--metrics-bind-address and --port)]:value: ' \
+            '--node=[ask the speaker pod on this node (discovery only)]:value: ' \
+            '--speaker=[ask this speaker (its metrics address: --metrics-bind-address and --port) for its memberlist view instead of finding a speaker pod]:value: ' \
+            '--speaker-selector=[label selector of the speaker pods to ask through the API server (default "component=speaker": MetalLB'\''s and metallb-ts'\''s)]:value: ' \
+            '--kubeconfig=[kubeconfig file for the live cluster (default: KUBECONFIG, ~/.kube/config, in-cluster service account)]:value: ' \
+            '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
+            '--metallb-namespace=[namespace MetalLB runs in: its CRs, speaker pods, secrets (default "metallb-system")]:value: ' \
             '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
             '(-h --help)'{-h,--help}'[display help for command]'
           ;;
@@ -115,6 +123,7 @@ _metallb-ts() {
             '--ml-namespace=[namespace of the speaker pods to join (default: the MetalLB namespace)]:value: ' \
             '--ml-secret-key-path=[directory holding the memberlist secret file `secretkey` (env METALLB_ML_SECRET_KEY_PATH; none: unencrypted)]:value: ' \
             '--ml-wan-config[memberlist'\''s WAN timings instead of the LAN ones]' \
+            '--ml-config-path=[MetalLB'\''s optional memberlist config file (JSON, every field required; replaces the LAN/WAN timings when it exists, a missing file means the defaults). metallb-ts'\''s addition: MetalLB has the path fixed]:value: ' \
             '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         validate)
@@ -137,6 +146,9 @@ _metallb-ts() {
             '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
             '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does]' \
             '--lb-class=[MetalLB'\''s --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)]:value: ' \
+            '--speaker=[ask this speaker (its metrics address: --metrics-bind-address and --port) for its memberlist view instead of finding a speaker pod]:value: ' \
+            '--speaker-selector=[label selector of the speaker pods to ask through the API server (default "component=speaker": MetalLB'\''s and metallb-ts'\''s)]:value: ' \
+            '--no-speaker-discovery[live mode: do not ask a speaker pod for its memberlist view; derive the live speakers from the speaker pods'\'' Ready condition]' \
             '(-h --help)'{-h,--help}'[display help for command]' \
             '1:ip: '
           ;;

@@ -43,6 +43,7 @@ interface SpeakerFlags {
   mlNamespace?: string;
   mlSecretKeyPath?: string;
   mlWanConfig?: boolean;
+  mlConfigPath: string;
   /** `raw`: answer ARP/NDP on the node's interfaces (needs CAP_NET_RAW); `log`: only log what would be announced. */
   l2DataPlane: L2DataPlane;
 }
@@ -58,10 +59,19 @@ export interface MemberlistSettings {
   namespace?: string;
   secretKeyPath?: string;
   wan: boolean;
+  /**
+   * MetalLB's optional memberlist config file (JSON; replaces the LAN/WAN timings when it exists).
+   * MetalLB reads the fixed path /etc/metallb/memberlist/config.json; `--ml-config-path` moves it.
+   * undefined = MetalLB's path.
+   */
+  configPath?: string;
 }
 
+/** MetalLB's fixed path of the memberlist config file (src/core/membership/config.ts has the same constant; not imported here to keep start-up light). */
+const DEFAULT_ML_CONFIG_PATH = '/etc/metallb/memberlist/config.json';
+
 /** The memberlist settings the `--ml-*` flags ask for, or null (memberlist off). Throws UserError for a bad port. */
-export function memberlistSettings(f: Pick<SpeakerFlags, 'mlBindaddr' | 'mlBindport' | 'mlLabels' | 'mlNamespace' | 'mlSecretKeyPath' | 'mlWanConfig'>): MemberlistSettings | null {
+export function memberlistSettings(f: Pick<SpeakerFlags, 'mlBindaddr' | 'mlBindport' | 'mlLabels' | 'mlNamespace' | 'mlSecretKeyPath' | 'mlWanConfig'> & { mlConfigPath?: string }): MemberlistSettings | null {
   // memberlistEnabled() of src/speaker/membership-memberlist.ts, inlined: importing that module
   // costs every command about 0.2 s at start-up.
   if (!f.mlBindaddr || !f.mlLabels) return null;
@@ -73,6 +83,7 @@ export function memberlistSettings(f: Pick<SpeakerFlags, 'mlBindaddr' | 'mlBindp
     bindAddr: f.mlBindaddr!, bindPort, labels: f.mlLabels!, wan: f.mlWanConfig === true,
     ...(f.mlNamespace ? { namespace: f.mlNamespace } : {}),
     ...(f.mlSecretKeyPath ? { secretKeyPath: f.mlSecretKeyPath } : {}),
+    ...(f.mlConfigPath ? { configPath: f.mlConfigPath } : {}),
   };
 }
 
@@ -101,6 +112,7 @@ export function registerSpeaker(program: Command): void {
     .option('--ml-namespace <ns>', 'namespace of the speaker pods to join (default: the MetalLB namespace)')
     .option('--ml-secret-key-path <dir>', 'directory holding the memberlist secret file `secretkey` (env METALLB_ML_SECRET_KEY_PATH; none: unencrypted)', env.METALLB_ML_SECRET_KEY_PATH)
     .option('--ml-wan-config', "memberlist's WAN timings instead of the LAN ones")
+    .option('--ml-config-path <file>', "MetalLB's optional memberlist config file (JSON, every field required; replaces the LAN/WAN timings when it exists, a missing file means the defaults). metallb-ts's addition: MetalLB has the path fixed", DEFAULT_ML_CONFIG_PATH)
     .addHelpText('after', '\nExample:\n  metallb-ts speaker --node-name worker-1 --kubeconfig ~/.kube/config --port 0 --health-probe-port 0');
   cmd.action(async (opts: SpeakerFlags) => {
     process.exitCode = await runSpeaker(opts);
@@ -153,9 +165,11 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
   // The view served on /debug/members (`metallb-ts members`): every Node when memberlist is off.
   let membersView: () => unknown = () => ({ memberlist: false, alive: source.state().nodes.map((n) => n.metadata?.name ?? '').filter(Boolean).sort() });
   if (ml) {
-    const [{ MemberlistMember, readMemberlistKey }, { SpeakerListMembership, speakerPodIPs }, { LAN_CONFIG, WAN_CONFIG }] = await Promise.all([
+    const [{ MemberlistMember, readMemberlistKey, readMemberlistConfigFile }, { SpeakerListMembership, speakerPodIPs }, { LAN_CONFIG, WAN_CONFIG }] = await Promise.all([
       import('../speaker/membership-memberlist.ts'), import('../speaker/membership-speakerlist.ts'), import('../core/membership/config.ts'),
     ]);
+    // MetalLB: a file there replaces the LAN/WAN defaults; absent = defaults; unreadable or invalid = exit (here: one line, exit 2).
+    const fileConfig = readMemberlistConfigFile(ml.configPath ?? DEFAULT_ML_CONFIG_PATH, (path) => log.info({ op: 'startup', msg: 'loading memberlist config from file', path }));
     let key: Uint8Array | null = null;
     if (ml.secretKeyPath) {
       try {
@@ -167,7 +181,7 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
     if (!key) log.warn({ op: 'startup', warning: 'no ml-secret-key set, memberlist traffic will not be encrypted' });
     const mlNamespace = ml.namespace ?? namespace;
     const mlLog = (message: string) => log.info({ op: 'memberDiscovery', msg: message });
-    const member = new MemberlistMember({ name: node, bindAddr: ml.bindAddr, bindPort: ml.bindPort, keys: key ? [key] : null, config: ml.wan ? WAN_CONFIG : LAN_CONFIG, log: mlLog });
+    const member = new MemberlistMember({ name: node, bindAddr: ml.bindAddr, bindPort: ml.bindPort, keys: key ? [key] : null, config: fileConfig ?? (ml.wan ? WAN_CONFIG : LAN_CONFIG), log: mlLog });
     membersView = () => ({ self: node, members: member.members().map((m) => ({ name: m.name, address: m.addr, port: m.port, state: m.state, incarnation: m.incarnation })) });
     const list = new SpeakerListMembership({
       member, log: mlLog,
