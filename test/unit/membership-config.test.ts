@@ -111,3 +111,30 @@ test('bad files: one line naming the file and the field', () => {
     }, c.name);
   }
 });
+
+test('metallb-ts speaker: a bad --ml-config-path file stops it with one line naming file and field, exit 2; MetalLB\'s log line first', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { runCliAsync } = await import('../helpers/cli.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'ml-config-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n');
+  const bad = join(dir, 'config.json');
+  writeFileSync(bad, JSON.stringify({ ...LAN_FILE, ProbeInterval: '5x' }));
+  const args = (path: string) => ['speaker', '--node-name', 'n1', '--kubeconfig', kubeconfig, '--port', '0', '--health-probe-port', '0', '--metrics-bind-address', '127.0.0.1',
+    '--l2-data-plane', 'log', '--ml-bindaddr', '127.0.0.1', '--ml-bindport', '0', '--ml-labels', 'app=metallb', '--ml-config-path', path];
+  const cases: { name: string; path: string; stderr: RegExp; logged: boolean }[] = [
+    { name: 'invalid duration', path: bad, stderr: new RegExp(`^metallb-ts: ${bad.replace(/[.]/g, '\\.')}: ProbeInterval: not a duration "5x"`), logged: true },
+    { name: 'a directory', path: dir, stderr: new RegExp(`^metallb-ts: ${dir.replace(/[.]/g, '\\.')}: cannot read the memberlist config file: EISDIR$`), logged: false },
+  ];
+  for (const c of cases) {
+    const r = await runCliAsync(args(c.path));
+    assert.equal(r.status, 2, `${c.name}: ${r.stderr}`);
+    assert.match(r.stderr.trim(), c.stderr, c.name);
+    assert.equal(r.stderr.trim().split('\n').length, 1, `${c.name}: one line, no stack`);
+    const loading = r.stdout.split('\n').filter((l) => l.includes('loading memberlist config from file')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.equal(loading.length, c.logged ? 1 : 0, c.name);
+    if (c.logged) assert.deepEqual([loading[0]!.op, loading[0]!.path], ['startup', c.path]);
+  }
+});
