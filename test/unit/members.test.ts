@@ -91,14 +91,21 @@ test('a server that answers no member view: exit 3; bad --speaker: exit 2', asyn
     assert.equal(r.status, 2, arg);
     assert.match(r.stderr, /^metallb-ts: invalid --speaker/, arg);
   }
-  const missing = await run(['members']);
-  assert.equal(missing.status, 2);
+  // Without --speaker, members finds a speaker pod through the kubeconfig's API server.
+  const noConfig = await run(['members', '--kubeconfig', '/nonexistent/kubeconfig']);
+  assert.equal(noConfig.status, 2);
+  assert.equal(noConfig.stderr, 'metallb-ts: kubeconfig /nonexistent/kubeconfig: no such file\n');
+  const both = await run(['members', '--speaker', addr, '--node', 'n1']);
+  assert.equal(both.status, 2);
+  assert.match(both.stderr, /^metallb-ts: --node picks a speaker pod .*give one or the other\n$/);
 });
 
 test('speakerURL and membersTable', () => {
   assert.equal(speakerURL('[::1]:7472'), 'http://[::1]:7472');
   assert.equal(speakerURL('speaker.local:7472'), 'http://speaker.local:7472');
   assert.equal(membersTable({ self: 'a', members: [] }, false), 'NAME   ADDRESS   STATE   INCARNATION\n');
+  assert.equal(membersTable({ self: 'a', members: [] }, false, { via: 'pod-proxy', address: '10.0.0.1:7472', pod: 'metallb-system/speaker-x', node: 'a' }),
+    'speaker pod metallb-system/speaker-x on node a (10.0.0.1:7472, through the API server)\nNAME   ADDRESS   STATE   INCARNATION\n');
 });
 
 test('the speaker endpoint serves /debug/members as JSON only when given a view', async () => {
