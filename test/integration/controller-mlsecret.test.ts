@@ -148,9 +148,13 @@ describe('the memberlist Secret on a real API server', () => {
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', METALLB_NAMESPACE: '', METALLB_POD_NAME: '', METALLB_ML_SECRET_NAME: '', METALLB_DEPLOYMENT: '', ...env } });
     let out = '';
     let err = '';
+    let stopped = false;
     proc.stdout!.on('data', (c: Buffer) => {
       out += c.toString('utf8');
-      if (until && until.test(out)) proc.kill('SIGTERM');
+      if (!stopped && until && until.test(out)) {
+        stopped = true; // once: a second SIGTERM after the shutdown would kill it by default
+        proc.kill('SIGTERM');
+      }
     });
     proc.stderr!.on('data', (c: Buffer) => { err += c.toString('utf8'); });
     const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
