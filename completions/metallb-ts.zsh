@@ -70,7 +70,7 @@ _metallb-ts() {
             '--metallb-namespace=[namespace MetalLB runs in: its CRs, speaker pods, secrets (default "metallb-system")]:value: ' \
             '(-n --namespace)'{-n+,--namespace=}'[namespace of the service (default "default")]:value: ' \
             '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
-            '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
+            '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: a running speaker'\''s memberlist view, else nodes with a Ready speaker pod)]:value: ' \
             '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does]' \
             '--lb-class=[MetalLB'\''s --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)]:value: ' \
             '--speaker=[ask this speaker (its metrics address: --metrics-bind-address and --port) for its memberlist view instead of finding a speaker pod]:value: ' \
@@ -143,7 +143,7 @@ _metallb-ts() {
             '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
             '--metallb-namespace=[namespace MetalLB runs in: its CRs, speaker pods, secrets (default "metallb-system")]:value: ' \
             '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
-            '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)]:value: ' \
+            '--speakers=[comma-separated nodes whose speaker is alive in memberlist (default: a running speaker'\''s memberlist view, else nodes with a Ready speaker pod)]:value: ' \
             '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does]' \
             '--lb-class=[MetalLB'\''s --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)]:value: ' \
             '--speaker=[ask this speaker (its metrics address: --metrics-bind-address and --port) for its memberlist view instead of finding a speaker pod]:value: ' \

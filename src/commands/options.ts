@@ -86,7 +86,7 @@ export function addSpeakerOptions(cmd: Command): Command {
   return cmd
     .option(
       '--speakers <nodes>',
-      'comma-separated nodes whose speaker is alive in memberlist (default: nodes with a Ready speaker pod)',
+      'comma-separated nodes whose speaker is alive in memberlist (default: a running speaker\'s memberlist view, else nodes with a Ready speaker pod)',
       parseNodeList,
     )
     .option('--ignore-exclude-lb', 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does')
