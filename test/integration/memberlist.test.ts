@@ -385,3 +385,154 @@ test('speakerlist: joins the speaker IPs the API lists, reports changes, a resta
   await s3.stop();
   await g2.kill();
 });
+
+// --- load limits (memberlist net.go): handoff queues, push/pull cap, inbound stream bound ----------
+
+const plainWire = { keyring: null, label: '', enableCompression: false, gossipVerifyIncoming: true, gossipVerifyOutgoing: true };
+
+/** Sends a UDP ping to `to` from `sock` and resolves true when the ack arrives within `timeoutMs`. */
+async function pingOverUdp(sock: dgram.Socket, to: { host: string; port: number }, node: string, seqNo: number, timeoutMs = 1000): Promise<boolean> {
+  const { decodePacket } = await import('../../src/core/membership/messages.ts');
+  return new Promise((resolve) => {
+    const t = setTimeout(() => {
+      sock.off('message', on);
+      resolve(false);
+    }, timeoutMs);
+    const on = (buf: Buffer): void => {
+      const acked = decodePacket(new Uint8Array(buf), plainWire).messages.some((m) => m.type === 'ack' && m.seqNo === seqNo);
+      if (!acked) return;
+      clearTimeout(t);
+      sock.off('message', on);
+      resolve(true);
+    };
+    sock.on('message', on);
+    sock.send(encodePacket(encodeMessage({ type: 'ping', seqNo, node }), plainWire, false), to.port, to.host);
+  });
+}
+
+/** A TCP connection to `to` that writes `first` and then never reads; resolves once connected. */
+function connectNoRead(to: { host: string; port: number }, first: Uint8Array): Promise<{ sock: net.Socket; closed: Promise<number> }> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host: to.host, port: to.port, localAddress: '127.0.8.9' });
+    sock.on('error', () => {});
+    const closed = new Promise<number>((r) => sock.once('close', () => r(Date.now())));
+    sock.once('connect', () => {
+      sock.write(first);
+      resolve({ sock, closed });
+    });
+    sock.once('error', reject);
+  });
+}
+
+test('handoff: one datagram of 1,100 suspects (nested compounds) fills the low-priority queue; 76 dropped and counted; pings and the Go peer unaffected', async () => {
+  const g = await startGo('go-h', '127.0.8.1');
+  const t = await startTs('ts-h', '127.0.8.2', { join: '127.0.8.1' });
+  await waitConverged([g, t], ['go-h', 'ts-h'], 10_000);
+  const udp = dgram.createSocket('udp4');
+  await new Promise<void>((r) => udp.bind(0, '127.0.8.9', () => r()));
+  try {
+    const suspects = Array.from({ length: 1100 }, (_, i) => encodeMessage({ type: 'suspect', incarnation: 1, node: `ghost-${i}`, from: 'flood' }));
+    const inner: Uint8Array[] = [];
+    for (let i = 0; i < suspects.length; i += 250) inner.push(encodeCompound(suspects.slice(i, i + 250)));
+    const datagram = encodePacket(encodeCompound(inner), plainWire, false);
+    assert.ok(datagram.length < 65_000, `one datagram (${datagram.length} bytes)`);
+    const before = t.member.stats().dropped.handoffQueueFull ?? 0;
+    udp.send(datagram, PORT, '127.0.8.2');
+    assert.ok(await pingOverUdp(udp, { host: '127.0.8.2', port: PORT }, 'ts-h', 4242), 'a ping right behind the flood is acked');
+    await waitFor('the flood to be counted', async () => (t.member.stats().dropped.handoffQueueFull ?? 0) - before === 1100 - 1024, 5000);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal((t.member.stats().dropped.handoffQueueFull ?? 0) - before, 76, 'exactly the excess over HandoffQueueDepth');
+    await waitConverged([g, t], ['go-h', 'ts-h'], 5000);
+  } finally {
+    udp.close();
+    await stopAll([g, t]);
+  }
+});
+
+test('push/pull cap: 127 push/pulls that never read hold their slots, the 128th is refused; pings answered; slots free at TCPTimeout', async () => {
+  const { LAN_CONFIG } = await import('../../src/core/membership/config.ts');
+  const { MAX_PUSH_PULL_REQUESTS } = await import('../../src/speaker/membership-memberlist.ts');
+  const tcpTimeoutMs = 4000;
+  const member = new MemberlistMember({ name: 'ts-cap', bindAddr: '127.0.8.3', bindPort: PORT, config: { ...LAN_CONFIG, tcpTimeoutMs } });
+  await member.start();
+  running.push({ name: 'ts-cap', kind: 'ts', view: async () => member.members() as View[], alive: async () => member.alive(), kill: async () => member.kill() });
+  const to = { host: '127.0.8.3', port: PORT };
+  const vsn = Uint8Array.from(METALLB_VSN);
+  const pushPull = (i: number) => encodeStreamMessage(encodePushPull({
+    join: false, nodes: [{ name: `peer-${i}`, addr: Uint8Array.from([127, 0, 8, 9]), port: 40000 + i, meta: null, incarnation: 1, state: 0, vsn }], userState: new Uint8Array(0),
+  }), plainWire);
+  const udp = dgram.createSocket('udp4');
+  await new Promise<void>((r) => udp.bind(0, '127.0.8.9', () => r()));
+  const conns: { sock: net.Socket; closed: Promise<number> }[] = [];
+  try {
+    const opened = Date.now();
+    for (let i = 0; i < MAX_PUSH_PULL_REQUESTS - 1; i++) conns.push(await connectNoRead(to, pushPull(i)));
+    await waitFor('127 push/pulls in flight', async () => member.stats().pushPullsInFlight === MAX_PUSH_PULL_REQUESTS - 1, 3000);
+    // the 128th: closed by the member without a reply
+    const extra = await connectNoRead(to, pushPull(999));
+    const replyBytes: number[] = [];
+    extra.sock.on('data', (d: Buffer) => replyBytes.push(d.length));
+    await extra.closed;
+    assert.equal(replyBytes.length, 0, 'no reply to the refused push/pull');
+    assert.equal(member.stats().dropped.pushPullLimit, 1);
+    assert.equal(member.stats().pushPullsInFlight, MAX_PUSH_PULL_REQUESTS - 1);
+    assert.ok(await pingOverUdp(udp, to, 'ts-cap', 1), 'UDP pings are answered while every slot is held');
+    assert.ok(member.alive().includes('peer-5'), 'the accepted push/pulls were merged');
+    // held until the absolute deadline (the peers never read nor close), then released
+    await new Promise((r) => setTimeout(r, Math.max(0, opened + tcpTimeoutMs - 700 - Date.now())));
+    assert.equal(member.stats().pushPullsInFlight, MAX_PUSH_PULL_REQUESTS - 1, 'still held shortly before the TCP timeout');
+    const releasedAt = await waitFor('slots released', async () => member.stats().pushPullsInFlight === 0 && Date.now(), 4000);
+    assert.ok(releasedAt - opened < tcpTimeoutMs + 2000, `released at the TCP timeout (${releasedAt - opened} ms after the first connection)`);
+    for (const c of conns) c.sock.resume(); // reading now, each sees our reply and the close
+    await Promise.all(conns.map((c) => c.closed));
+    // a real push/pull goes through again
+    const other = new MemberlistMember({ name: 'ts-cap-2', bindAddr: '127.0.8.4', bindPort: PORT });
+    await other.start();
+    running.push({ name: 'ts-cap-2', kind: 'ts', view: async () => other.members() as View[], alive: async () => other.alive(), kill: async () => other.kill() });
+    assert.equal(await other.join([to]), 1);
+    assert.ok(other.alive().includes('ts-cap'));
+    other.kill();
+  } finally {
+    for (const c of conns) c.sock.destroy();
+    udp.close();
+    member.kill();
+  }
+});
+
+test('slow-loris: 600 trickling connections; 512 held, the rest closed at accept; all closed at TCPTimeout although bytes keep coming; pings answered', async () => {
+  const { LAN_CONFIG } = await import('../../src/core/membership/config.ts');
+  const { MAX_INBOUND_STREAMS } = await import('../../src/speaker/membership-memberlist.ts');
+  const tcpTimeoutMs = 4000;
+  const member = new MemberlistMember({ name: 'ts-loris', bindAddr: '127.0.8.5', bindPort: PORT, config: { ...LAN_CONFIG, tcpTimeoutMs } });
+  await member.start();
+  running.push({ name: 'ts-loris', kind: 'ts', view: async () => member.members() as View[], alive: async () => member.alive(), kill: async () => member.kill() });
+  const to = { host: '127.0.8.5', port: PORT };
+  const udp = dgram.createSocket('udp4');
+  await new Promise<void>((r) => udp.bind(0, '127.0.8.9', () => r()));
+  const conns: { sock: net.Socket; closed: Promise<number> }[] = [];
+  // a label header announcing a 200-byte label, then one byte every 250 ms: never a whole message
+  const trickle = setInterval(() => {
+    for (const c of conns) if (!c.sock.destroyed) c.sock.write(Uint8Array.of(0x61));
+  }, 250);
+  try {
+    const opened = Date.now();
+    for (let i = 0; i < 600; i++) conns.push(await connectNoRead(to, Uint8Array.of(244, 200)));
+    await waitFor('the excess refused', async () => (member.stats().dropped.streamLimit ?? 0) === 600 - MAX_INBOUND_STREAMS, 3000);
+    assert.equal(member.stats().inboundStreams, MAX_INBOUND_STREAMS);
+    assert.ok(await pingOverUdp(udp, to, 'ts-loris', 7), 'UDP pings are answered meanwhile');
+    const closedAt = await Promise.all(conns.map((c) => c.closed));
+    const lastMs = Math.max(...closedAt) - opened;
+    assert.ok(lastMs < tcpTimeoutMs + 2000, `every trickling connection closed by the absolute deadline (${lastMs} ms)`);
+    await waitFor('the member to count them closed', async () => member.stats().inboundStreams === 0, 1000);
+    const other = new MemberlistMember({ name: 'ts-loris-2', bindAddr: '127.0.8.6', bindPort: PORT });
+    await other.start();
+    running.push({ name: 'ts-loris-2', kind: 'ts', view: async () => other.members() as View[], alive: async () => other.alive(), kill: async () => other.kill() });
+    assert.equal(await other.join([to]), 1, 'a real push/pull goes through afterwards');
+    other.kill();
+  } finally {
+    clearInterval(trickle);
+    for (const c of conns) c.sock.destroy();
+    udp.close();
+    member.kill();
+  }
+});
