@@ -536,3 +536,34 @@ test('slow-loris: 600 trickling connections; 512 held, the rest closed at accept
     member.kill();
   }
 });
+
+test('a member configured from a MetalLB memberlist config file (fast timings) interoperates with Go and sees a kill sooner', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { readMemberlistConfigFile } = await import('../../src/speaker/membership-memberlist.ts');
+  const file = join(mkdtempSync(join(tmpdir(), 'ml-file-')), 'config.json');
+  writeFileSync(file, JSON.stringify({
+    TCPTimeout: '2s', IndirectChecks: 3, RetransmitMult: 4, SuspicionMult: 2, SuspicionMaxTimeoutMult: 2, PushPullInterval: '10s',
+    ProbeTimeout: '100ms', ProbeInterval: '200ms', DisableTcpPings: false, AwarenessMaxMultiplier: 8, GossipNodes: 3, GossipInterval: '100ms',
+    GossipToTheDeadTime: '30s', GossipVerifyIncoming: true, GossipVerifyOutgoing: true, EnableCompression: true, HandoffQueueDepth: 1024,
+    UDPBufferSize: 1400, QueueCheckInterval: '30s',
+  }));
+  const config = readMemberlistConfigFile(file)!;
+  assert.equal(config.probeIntervalMs, 200);
+  const g1 = await startGo('go-cf1', '127.0.8.21');
+  const g2 = await startGo('go-cf2', '127.0.8.22', { join: '127.0.8.21' });
+  const member = new MemberlistMember({ name: 'ts-cf', bindAddr: '127.0.8.23', bindPort: PORT, config });
+  await member.start();
+  const t = { name: 'ts-cf', kind: 'ts' as const, view: async () => member.members() as View[], alive: async () => member.alive(), kill: async () => member.kill() };
+  running.push(t);
+  await member.join([{ host: '127.0.8.21', port: PORT }]);
+  await waitConverged([g1, g2, t], ['go-cf1', 'go-cf2', 'ts-cf'], 10_000);
+  const killedAt = Date.now();
+  await g2.kill();
+  await waitFor('ts-cf to see go-cf2 dead', async () => (await stateOf(t, 'go-cf2'))?.state === 'dead', 10_000);
+  const detectMs = Date.now() - killedAt;
+  // default LAN timing takes 5–7 s here (README); 200 ms probes and SuspicionMult 2 take about 1 s
+  assert.ok(detectMs < 3000, `dead after ${detectMs} ms`);
+  await waitConverged([g1, t], ['go-cf1', 'ts-cf'], 10_000);
+  await stopAll([g1, t]);
+});

@@ -138,3 +138,21 @@ test('metallb-ts speaker: a bad --ml-config-path file stops it with one line nam
     if (c.logged) assert.deepEqual([loading[0]!.op, loading[0]!.path], ['startup', c.path]);
   }
 });
+
+test('readMemberlistConfigFile: a missing file means the defaults (null, nothing logged); a present one is announced, then parsed', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { readMemberlistConfigFile } = await import('../../src/speaker/membership-memberlist.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'ml-read-'));
+  const seen: string[] = [];
+  assert.equal(readMemberlistConfigFile(join(dir, 'absent.json'), (p) => seen.push(p)), null);
+  assert.equal(seen.length, 0);
+  const file = join(dir, 'config.json');
+  writeFileSync(file, JSON.stringify({ ...LAN_FILE, ProbeInterval: '2s' }, null, 2));
+  assert.equal(readMemberlistConfigFile(file, (p) => seen.push(p))!.probeIntervalMs, 2000);
+  assert.deepEqual(seen, [file]);
+  writeFileSync(file, '{}');
+  assert.throws(() => readMemberlistConfigFile(file, (p) => seen.push(p)), /config\.json: TCPTimeout, IndirectChecks, .*: missing/);
+  assert.deepEqual(seen, [file, file], 'announced before the parse fails, as MetalLB logs before unmarshalling');
+});
