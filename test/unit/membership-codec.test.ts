@@ -6,7 +6,7 @@ import { lzwDecode, lzwEncode } from '../../src/core/membership/lzw.ts';
 import { Keyring, decryptPayload, encryptPayload, metallbSecretKey } from '../../src/core/membership/crypto.ts';
 import {
   METALLB_VSN, decodeMessage, decodePacket, decodeStreamMessage, encodeCompound, encodeCrc, encodeMessage, encodePacket, encodePushPull, encodeStreamMessage,
-  IncompleteError, WireError, type Message, type WireOptions,
+  IncompleteError, WireError, streamMessageLength, type Message, type WireOptions,
 } from '../../src/core/membership/messages.ts';
 
 const hex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s.replace(/\s+/g, ''), 'hex'));
@@ -147,6 +147,16 @@ test('streams: push/pull compressed and encrypted round-trip; partial buffers as
     }
   }
   assert.throws(() => decodeStreamMessage(encodeStreamMessage(pp, plain), enc), (e: unknown) => e instanceof WireError && e.reason === 'decrypt');
+});
+
+test('streamMessageLength: an encrypted stream message gives its whole length in its 5-byte header; plain and compressed ones do not', () => {
+  const pp = encodePushPull({ join: true, nodes: [], userState: new Uint8Array(300) });
+  const e = encodeStreamMessage(pp, enc);
+  for (let cutAt = 5; cutAt <= e.length; cutAt += 50) assert.equal(streamMessageLength(e.subarray(0, cutAt)), e.length);
+  assert.equal(streamMessageLength(e.subarray(0, 4)), null, 'header not whole yet');
+  assert.equal(streamMessageLength(encodeStreamMessage(pp, plain)), null, 'compressed');
+  assert.equal(streamMessageLength(pp), null, 'plain');
+  assert.equal(streamMessageLength(Uint8Array.of(10, 0xff, 0xff, 0xff, 0xff)), 5 + 0xffffffff, 'an announced length is reported as is (the decoder refuses it as oversized)');
 });
 
 test('fuzz: random and mutated packets and streams only ever throw WireError', () => {

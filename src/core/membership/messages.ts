@@ -389,6 +389,17 @@ export function encodeStreamMessage(msg: Uint8Array, opts: WireOptions): Uint8Ar
   return buf;
 }
 
+/**
+ * The whole length of the stream message at the start of `buf` (after the label header) when the
+ * encoding gives it up front: an encrypted message's `10 · uint32 BE length` header, so 5 +
+ * length. null when not known yet (fewer than 5 bytes of an encrypted message) or not given by
+ * the encoding (plain and compressed messages carry no total length: only decoding finds the end).
+ */
+export function streamMessageLength(buf: Uint8Array): number | null {
+  if (buf.length < 5 || buf[0] !== MessageType.encrypt) return null;
+  return 5 + new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getUint32(1);
+}
+
 /** A decoded stream message: push/pull, ping (fallback), ack, error, user or another type. */
 export type StreamMessage = PushPull | Message;
 
