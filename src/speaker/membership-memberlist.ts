@@ -16,7 +16,11 @@
  * Every inbound stream has an absolute deadline of TCPTimeout from accept (memberlist's
  * SetDeadline; a slow-loris cannot renew it), and at most MAX_INBOUND_STREAMS (512) are open at
  * once (metallb-ts's addition: memberlist has no such bound), the excess closed on accept
- * (`dropped.streamLimit`).
+ * (`dropped.streamLimit`). Each stream may buffer MAX_STREAM_BYTES (memberlist's limit), and all
+ * inbound streams together INBOUND_STREAM_BUDGET_BYTES (metallb-ts's addition): when a chunk would
+ * take the total over, the streams holding the most bytes are closed until it fits
+ * (`dropped.streamBudget`). A stream is decoded only when that can make progress (see readMessage),
+ * so a large or trickled stream costs linear, not quadratic, work.
  */
 import dgram from 'node:dgram';
 import { readFileSync } from 'node:fs';
@@ -29,7 +33,7 @@ import { InputError } from '../core/errors.ts';
 import { ENCRYPT_OVERHEAD_BYTES, Keyring, metallbSecretKey } from '../core/membership/crypto.ts';
 import {
   IncompleteError, MAX_STREAM_BYTES, MessageType, WireError, decodePacket, decodeStreamMessage, encodeMessage, encodePacket, encodePushPull,
-  encodeStreamMessage, ipToString, labelHeader, type Message, type StreamMessage, type WireOptions,
+  encodeStreamMessage, ipToString, labelHeader, streamMessageLength, type Message, type StreamMessage, type WireOptions,
 } from '../core/membership/messages.ts';
 import {
   createSwimState, leavePending, liveMembers, localPushState, nextWakeMs, step, verifyProtocol, type Address, type Effect, type MemberEntry, type SwimEvent, type SwimState,
@@ -65,6 +69,45 @@ export const MAX_PUSH_PULL_REQUESTS = 128;
  */
 export const MAX_INBOUND_STREAMS = 4 * MAX_PUSH_PULL_REQUESTS;
 
+/**
+ * Bytes all inbound streams together may buffer before their message is decoded: 64 MiB.
+ * memberlist's per-stream limit (MAX_STREAM_BYTES, its maxPushStateBytes: 20 MB) alone would let
+ * MAX_INBOUND_STREAMS hostile streams hold about 10 GB until their TCPTimeout deadline, while a
+ * real push/pull is a few KB (a 50-member cluster's table) and at most 127 run at once. When a
+ * chunk would take the total over, the inbound stream holding the most bytes is closed (the
+ * receiving stream itself when it would be the largest) until the chunk fits, counted as
+ * `dropped.streamBudget`: flooding streams cannot crowd out a small push/pull or fallback ping.
+ * A stream's bytes are released when its message is decoded or it fails or closes (the buffers
+ * holding them grow by doubling, so they take at most about twice the bytes counted). Streams this
+ * member opens (its own push/pulls and fallback pings) are bounded by MAX_STREAM_BYTES only.
+ * metallb-ts's addition; memberlist has no such bound.
+ */
+export const INBOUND_STREAM_BUDGET_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Pause without new bytes (ms) after which a stream whose length is unknown is decoded again
+ * (a whole message that arrived in pieces too small to trigger STREAM_DECODE_GROWTH); the pause
+ * doubles after each such attempt that finds the message incomplete, so a peer trickling bytes
+ * gets about log2(TCPTimeout / 20 ms) of these attempts.
+ */
+export const STREAM_IDLE_DECODE_MS = 20;
+
+/**
+ * A stream whose length is unknown is decoded on its first bytes, then again once its buffered
+ * bytes have grown by this factor since the last attempt that found it incomplete: the attempts
+ * over a stream of n bytes cost O(n) together, however small its chunks.
+ */
+export const STREAM_DECODE_GROWTH = 1.5;
+
+/** Bytes one stream may buffer: a message of MAX_STREAM_BYTES plus room for its framing. */
+const STREAM_READ_LIMIT = MAX_STREAM_BYTES + 1024;
+
+/** An inbound stream's share of INBOUND_STREAM_BUDGET_BYTES; `evict` closes it (synchronously releasing `bytes`). */
+interface BudgetHolder {
+  bytes: number;
+  evict(): void;
+}
+
 /** Handoff messages handled per setImmediate turn, so UDP pings are read between batches. */
 const HANDOFF_BATCH = 64;
 
@@ -78,9 +121,10 @@ export interface MemberView {
 }
 
 /**
- * Counters of the member (packets/streams in and out, drops by reason) and two gauges. Drop
- * reasons include the wire errors (`malformed`, `truncated`, `decrypt`, …), `handoffQueueFull`,
- * `pushPullLimit`, `streamLimit`, `unsupportedType` (an err message in a packet).
+ * Counters of the member (packets/streams in and out, stream decode attempts, drops by reason)
+ * and three gauges. Drop reasons include the wire errors (`malformed`, `truncated`, `decrypt`, …),
+ * `handoffQueueFull`, `pushPullLimit`, `streamLimit`, `streamBudget`, `unsupportedType` (an err
+ * message in a packet).
  */
 export interface MemberlistStats {
   packetsIn: number;
@@ -92,6 +136,10 @@ export interface MemberlistStats {
   pushPullsInFlight: number;
   /** Inbound streams open now (≤ MAX_INBOUND_STREAMS). */
   inboundStreams: number;
+  /** Bytes inbound streams hold now, not yet decoded (≤ INBOUND_STREAM_BUDGET_BYTES). */
+  inboundBufferedBytes: number;
+  /** Stream message decode attempts (in and out), each over the bytes buffered so far. */
+  streamDecodeAttempts: number;
 }
 
 /** Parses an IP literal to its raw bytes (4 for IPv4, 16 for IPv6). */
@@ -140,13 +188,18 @@ export class MemberlistMember implements Membership {
   private lastAlive = '';
   private pushPullsIn = 0;
   private inboundStreams = 0;
+  /** Sum of `budgetHolders[].bytes`. */
+  private inboundBuffered = 0;
+  private readonly budgetHolders = new Set<BudgetHolder>();
   private stopped = false;
   private readonly sockets = new Set<net.Socket>();
   private readonly handoff: HandoffQueue<{ msg: Message; from: Address }>;
   private draining: NodeJS.Immediate | null = null;
   private handoffDropsLogged = 0;
   port = 0;
-  readonly counters: Omit<MemberlistStats, 'pushPullsInFlight' | 'inboundStreams'> = { packetsIn: 0, packetsOut: 0, streamsIn: 0, streamsOut: 0, dropped: {} };
+  readonly counters: Omit<MemberlistStats, 'pushPullsInFlight' | 'inboundStreams' | 'inboundBufferedBytes'> = {
+    packetsIn: 0, packetsOut: 0, streamsIn: 0, streamsOut: 0, dropped: {}, streamDecodeAttempts: 0,
+  };
 
   constructor(opts: MemberlistOptions) {
     this.opts = opts;
@@ -312,18 +365,66 @@ export class MemberlistMember implements Membership {
   // --- streams -------------------------------------------------------------------------------
 
   /**
-   * Reads one stream message from a socket (after an optional label header), with a deadline.
-   * `onType` sees the first byte after the label (the message type, or compress/encrypt) as soon
-   * as it arrives; returning false aborts the read with WireError(`refusedReason`).
+   * Charges `n` more bytes of `holder` to INBOUND_STREAM_BUDGET_BYTES. While they do not fit, the
+   * holder with the most bytes is evicted — `holder` itself when it would be that large (ties
+   * included) — and false is returned once `holder` was. Each eviction frees a stream's bytes, so
+   * the loop ends.
    */
-  private readMessage(sock: net.Socket, timeoutMs: number, onType?: (type: number) => string | null): Promise<StreamMessage> {
+  private chargeBudget(holder: BudgetHolder, n: number): boolean {
+    while (this.inboundBuffered + n > INBOUND_STREAM_BUDGET_BYTES) {
+      let largest: BudgetHolder | null = null;
+      for (const h of this.budgetHolders) if (h !== holder && (!largest || h.bytes > largest.bytes)) largest = h;
+      if (!largest || holder.bytes + n >= largest.bytes) {
+        holder.evict();
+        return false;
+      }
+      largest.evict();
+    }
+    holder.bytes += n;
+    this.inboundBuffered += n;
+    return true;
+  }
+
+  /**
+   * Reads one stream message from a socket (after an optional label header), with a deadline.
+   * `inbound` marks a stream a peer opened: its bytes count against INBOUND_STREAM_BUDGET_BYTES
+   * (rejects with WireError `streamBudget` when evicted), and `inbound.onType` sees the first byte
+   * after the label (the message type, or compress/encrypt) as soon as it arrives; returning a
+   * reason aborts the read with WireError(reason).
+   *
+   * Bytes accumulate in one buffer grown geometrically (amortised linear copying). A decode is
+   * attempted only when it can make progress: for an encrypted stream (its length is given up
+   * front, when this member has a key) once every byte is there; otherwise on the first bytes,
+   * whenever the buffered bytes have grown STREAM_DECODE_GROWTH times since the last attempt
+   * that found the message incomplete, and after a pause of STREAM_IDLE_DECODE_MS without new
+   * bytes (doubling after each such attempt). Attempts are counted in `streamDecodeAttempts`.
+   */
+  private readMessage(sock: net.Socket, timeoutMs: number, inbound?: { onType: (type: number) => string | null }): Promise<StreamMessage> {
     return new Promise((resolve, reject) => {
-      let buf = new Uint8Array(0);
+      let buf = new Uint8Array(0); // capacity buf.length; the stream's bytes are buf[0, size)
+      let size = 0;
       let labelChecked = false;
+      let onType = inbound?.onType;
+      let lastTried = 0; // size at the last attempt that found the message incomplete; 0: none yet
+      let idleMs = STREAM_IDLE_DECODE_MS;
+      let idle: NodeJS.Timeout | null = null;
+      let finished = false;
+      const holder: BudgetHolder | null = inbound ? { bytes: 0, evict: () => done(new WireError('streamBudget', 'inbound stream budget exceeded')) } : null;
+      if (holder) this.budgetHolders.add(holder);
       const done = (err: Error | null, msg?: StreamMessage): void => {
+        if (finished) return;
+        finished = true;
         clearTimeout(t);
+        if (idle) clearTimeout(idle);
+        if (holder) {
+          this.inboundBuffered -= holder.bytes;
+          holder.bytes = 0;
+          this.budgetHolders.delete(holder);
+        }
+        buf = new Uint8Array(0);
         sock.off('data', onData);
         sock.off('end', onEnd);
+        sock.off('close', onEnd);
         sock.off('error', onErr);
         if (err) reject(err);
         else resolve(msg!);
@@ -332,36 +433,75 @@ export class MemberlistMember implements Membership {
       t.unref();
       const onEnd = (): void => done(new WireError('truncated', 'stream closed before a whole message'));
       const onErr = (e: Error): void => done(e);
-      const onData = (chunk: Buffer): void => {
-        if (buf.length + chunk.length > MAX_STREAM_BYTES + 1024) return done(new WireError('oversized', 'stream message too large'));
-        const next = new Uint8Array(buf.length + chunk.length);
-        next.set(buf);
-        next.set(chunk, buf.length);
+      const reserve = (capacity: number): void => {
+        if (capacity <= buf.length) return;
+        const next = new Uint8Array(capacity);
+        next.set(buf.subarray(0, size));
         buf = next;
+      };
+      const attempt = (): void => {
+        if (idle) {
+          clearTimeout(idle);
+          idle = null;
+        }
+        this.counters.streamDecodeAttempts++;
+        try {
+          const { msg } = decodeStreamMessage(buf.subarray(0, size), this.wire);
+          done(null, msg);
+        } catch (e) {
+          if (e instanceof IncompleteError) {
+            lastTried = size;
+            return;
+          }
+          done(e instanceof Error ? e : new Error(String(e)));
+        }
+      };
+      const onIdle = (): void => {
+        idle = null;
+        if (finished || size <= lastTried) return;
+        idleMs *= 2;
+        attempt();
+      };
+      const onData = (chunk: Buffer): void => {
+        if (size + chunk.length > STREAM_READ_LIMIT) return done(new WireError('oversized', 'stream message too large'));
+        if (holder && !this.chargeBudget(holder, chunk.length)) return;
+        if (size + chunk.length > buf.length) reserve(Math.min(STREAM_READ_LIMIT, Math.max(size + chunk.length, 2 * buf.length)));
+        buf.set(chunk, size);
+        size += chunk.length;
         if (!labelChecked) {
           if (buf[0] === MessageType.hasLabel) {
-            if (buf.length < 2 || buf.length < 2 + buf[1]!) return;
-            const label = new TextDecoder().decode(buf.subarray(2, 2 + buf[1]!));
-            if (buf[1] === 0 || label !== this.wire.label) return done(new WireError('label', `unacceptable stream label "${label}"`));
-            buf = buf.slice(2 + buf[1]!);
+            if (size < 2 || size < 2 + buf[1]!) return;
+            const n = buf[1]!;
+            const label = new TextDecoder().decode(buf.subarray(2, 2 + n));
+            if (n === 0 || label !== this.wire.label) return done(new WireError('label', `unacceptable stream label "${label}"`));
+            buf.copyWithin(0, 2 + n, size);
+            size -= 2 + n;
           } else if (this.wire.label !== '') return done(new WireError('label', 'stream without the label'));
           labelChecked = true;
         }
-        if (onType && buf.length > 0) {
+        if (size === 0) return;
+        if (onType) {
           const refused = onType(buf[0]!);
           onType = undefined;
           if (refused) return done(new WireError(refused, `refused: ${refused}`));
         }
-        try {
-          const { msg } = decodeStreamMessage(buf, this.wire);
-          done(null, msg);
-        } catch (e) {
-          if (e instanceof IncompleteError) return;
-          done(e instanceof Error ? e : new Error(String(e)));
+        // without a key an encrypted stream fails at once in decodeStreamMessage: no need to wait
+        const needed = this.wire.keyring ? streamMessageLength(buf.subarray(0, size)) : null;
+        if (needed !== null) {
+          if (size >= needed || needed > STREAM_READ_LIMIT) return attempt(); // whole, or announced too large (decode says oversized)
+          reserve(needed);
+          return;
+        }
+        if (lastTried === 0 || size >= lastTried * STREAM_DECODE_GROWTH) return attempt();
+        if (idle) idle.refresh();
+        else {
+          idle = setTimeout(onIdle, idleMs);
+          idle.unref();
         }
       };
       sock.on('data', onData);
       sock.on('end', onEnd);
+      sock.on('close', onEnd);
       sock.on('error', onErr);
     });
   }
@@ -387,7 +527,8 @@ export class MemberlistMember implements Membership {
     this.inboundStreams++;
     this.sockets.add(sock);
     // memberlist's conn.SetDeadline(now + TCPTimeout): absolute, trickling bytes do not renew it.
-    const deadline = setTimeout(() => sock.destroy(), this.config.tcpTimeoutMs);
+    // The error reaches a pending read (counted `timeout`) before the close does.
+    const deadline = setTimeout(() => sock.destroy(new WireError('timeout', 'stream deadline')), this.config.tcpTimeoutMs);
     deadline.unref();
     let pushPullSlot = false;
     sock.on('close', () => {
@@ -411,7 +552,7 @@ export class MemberlistMember implements Membership {
       return null;
     };
     const onType = (type: number): string | null => (type === MessageType.pushPull ? takePushPullSlot() : null);
-    void this.readMessage(sock, this.config.tcpTimeoutMs, onType).then(
+    void this.readMessage(sock, this.config.tcpTimeoutMs, { onType }).then(
       (msg) => {
         if (!this.state || this.stopped) return sock.destroy();
         if (msg.type === 'pushPull') {
@@ -437,6 +578,10 @@ export class MemberlistMember implements Membership {
         const reason = e instanceof WireError ? e.reason : 'streamError';
         if (reason === 'pushPullLimit') return sock.destroy(); // counted when refused
         this.drop(reason);
+        if (reason === 'streamBudget') {
+          this.log(`inbound stream budget (${INBOUND_STREAM_BUDGET_BYTES} bytes) exceeded: closing the stream from ${sock.remoteAddress}:${sock.remotePort}`);
+          return sock.destroy();
+        }
         if (e instanceof WireError && e.reason !== 'timeout' && e.reason !== 'truncated' && !sock.destroyed) {
           try {
             this.writeMessage(sock, encodeMessage({ type: 'err', error: e.message }), false);
@@ -567,7 +712,10 @@ export class MemberlistMember implements Membership {
 
   /** A copy of the counters. */
   stats(): MemberlistStats {
-    return { ...this.counters, dropped: { ...this.counters.dropped }, pushPullsInFlight: this.pushPullsIn, inboundStreams: this.inboundStreams };
+    return {
+      ...this.counters, dropped: { ...this.counters.dropped }, pushPullsInFlight: this.pushPullsIn, inboundStreams: this.inboundStreams,
+      inboundBufferedBytes: this.inboundBuffered,
+    };
   }
 }
 

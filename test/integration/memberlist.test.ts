@@ -567,3 +567,133 @@ test('a member configured from a MetalLB memberlist config file (fast timings) i
   await waitConverged([g1, t], ['go-cf1', 'ts-cf'], 10_000);
   await stopAll([g1, t]);
 });
+
+// --- inbound stream memory and CPU (issue #5): global buffer budget, decode attempts bounded ------
+
+test('stream budget: 100 streams each buffering 1 MiB of an unfinished push/pull hold at most 64 MiB together; the excess closed and counted; pings and a Go join go through meanwhile; all released', async () => {
+  const { INBOUND_STREAM_BUDGET_BYTES } = await import('../../src/speaker/membership-memberlist.ts');
+  const { LAN_CONFIG } = await import('../../src/core/membership/config.ts');
+  // a TCPTimeout longer than the test: every close here is the budget's (or ours)
+  const member = new MemberlistMember({ name: 'ts-budget', bindAddr: '127.0.8.31', bindPort: PORT, config: { ...LAN_CONFIG, tcpTimeoutMs: 120_000 } });
+  await member.start();
+  const t = { name: 'ts-budget', kind: 'ts' as const, view: async () => member.members() as View[], alive: async () => member.alive(), kill: async () => member.kill() };
+  running.push(t);
+  const to = { host: '127.0.8.31', port: PORT };
+  const udp = dgram.createSocket('udp4');
+  await new Promise<void>((r) => udp.bind(0, '127.0.8.9', () => r()));
+  const MiB = 1 << 20;
+  // a push/pull announcing 8 MiB of user state, of which 1 MiB is sent: valid so far, never whole
+  const partial = encodeStreamMessage(encodePushPull({ join: false, nodes: [], userState: new Uint8Array(8 * MiB) }), plainWire).subarray(0, MiB);
+  let highest = 0;
+  const sample = setInterval(() => (highest = Math.max(highest, member.stats().inboundBufferedBytes)), 1);
+  const conns: { sock: net.Socket; closed: Promise<number> }[] = [];
+  let closedByMember = 0;
+  try {
+    for (let i = 0; i < 100; i++) {
+      const c = await connectNoRead(to, new Uint8Array(0));
+      void c.closed.then(() => closedByMember++);
+      conns.push(c);
+    }
+    for (const c of conns) c.sock.write(partial);
+    const settled = (): boolean => {
+      const s = member.stats();
+      return closedByMember === (s.dropped.streamBudget ?? 0) && s.inboundBufferedBytes === (100 - closedByMember) * MiB;
+    };
+    await waitFor('every stream either wholly buffered or closed', async () => settled(), 30_000);
+    const s = member.stats();
+    assert.ok(s.inboundBufferedBytes <= INBOUND_STREAM_BUDGET_BYTES, `buffered ${s.inboundBufferedBytes}`);
+    assert.ok(closedByMember >= 100 - INBOUND_STREAM_BUDGET_BYTES / MiB, `${closedByMember} streams closed (dropped ${JSON.stringify(s.dropped)})`);
+    assert.ok(await pingOverUdp(udp, to, 'ts-budget', 11), 'UDP pings are answered with the budget full');
+    // a Go member joins through the full budget: its few-KB push/pull evicts the largest flooding stream
+    const g = await startGo('go-budget', '127.0.8.32', { join: '127.0.8.31' });
+    await waitConverged([g, t], ['go-budget', 'ts-budget'], 10_000);
+    assert.ok(member.stats().inboundBufferedBytes <= INBOUND_STREAM_BUDGET_BYTES);
+    for (const c of conns) c.sock.destroy();
+    await waitFor('every buffered byte released', async () => member.stats().inboundBufferedBytes === 0 && member.stats().inboundStreams === 0, 5000);
+    assert.ok(highest <= INBOUND_STREAM_BUDGET_BYTES, `never more than the budget buffered (highest sample ${highest})`);
+    assert.ok(highest > INBOUND_STREAM_BUDGET_BYTES / 2, `the flood did fill the budget (highest sample ${highest})`);
+    await g.kill();
+  } finally {
+    clearInterval(sample);
+    for (const c of conns) c.sock.destroy();
+    udp.close();
+    member.kill();
+  }
+});
+
+/** Connects from 127.0.8.9, writes `msg` in `chunk`-byte pieces (one per event-loop turn), and resolves with every byte the member replies before closing. */
+async function trickleAndRead(to: { host: string; port: number }, msg: Uint8Array, chunk: number): Promise<{ reply: Uint8Array; writes: number }> {
+  const sock = net.connect({ host: to.host, port: to.port, localAddress: '127.0.8.9' });
+  sock.setNoDelay(true);
+  const parts: Buffer[] = [];
+  sock.on('data', (d: Buffer) => parts.push(d));
+  const closed = new Promise<void>((r) => sock.once('close', () => r()));
+  await new Promise<void>((resolve, reject) => {
+    sock.once('connect', resolve);
+    sock.once('error', reject);
+  });
+  let writes = 0;
+  // one write per event-loop turn: the member (same process) reads each piece on its own, about
+  // one `data` event per write, rather than the kernel's coalesced 64 KB
+  for (let off = 0; off < msg.length; off += chunk, writes++) {
+    sock.write(msg.subarray(off, off + chunk));
+    await new Promise((r) => setImmediate(r));
+  }
+  await closed;
+  return { reply: new Uint8Array(Buffer.concat(parts)), writes };
+}
+
+test('a 5 MB push/pull trickled in 1 KB writes is decoded in a few dozen attempts (not one per chunk), plain or encrypted (length up front: one attempt); a message finished by a small last piece is decoded after the idle pause', async () => {
+  const { decodeStreamMessage } = await import('../../src/core/membership/messages.ts');
+  const { Keyring } = await import('../../src/core/membership/crypto.ts');
+  const key = metallbSecretKey(Buffer.from('trickle-secret'));
+  const encWire = { ...plainWire, keyring: new Keyring([key]) };
+  const vsn = Uint8Array.from(METALLB_VSN);
+  const pushPull = encodePushPull({
+    join: false, nodes: [{ name: 'trickler', addr: Uint8Array.from([127, 0, 8, 9]), port: 40999, meta: null, incarnation: 1, state: 0, vsn }], userState: new Uint8Array(5_000_000).fill(7),
+  });
+  for (const [name, ip, wire, maxAttempts] of [['ts-trickle', '127.0.8.33', plainWire, 40], ['ts-trickle-enc', '127.0.8.34', encWire, 1]] as const) {
+    const member = new MemberlistMember({ name, bindAddr: ip, bindPort: PORT, keys: wire.keyring ? [key] : null });
+    await member.start();
+    running.push({ name, kind: 'ts', view: async () => member.members() as View[], alive: async () => member.alive(), kill: async () => member.kill() });
+    try {
+      const before = member.stats().streamDecodeAttempts;
+      const { reply, writes } = await trickleAndRead({ host: ip, port: PORT }, encodeStreamMessage(pushPull, wire), 1024);
+      const attempts = member.stats().streamDecodeAttempts - before;
+      assert.ok(writes > 4800, `${writes} writes`);
+      const { msg } = decodeStreamMessage(reply, wire);
+      assert.equal(msg.type, 'pushPull', `${name} answered the push/pull`);
+      assert.ok(msg.type === 'pushPull' && msg.nodes.some((n) => n.name === name));
+      assert.ok(member.alive().includes('trickler'), 'and merged it');
+      assert.ok(attempts >= 1 && attempts <= maxAttempts, `${name}: ${attempts} decode attempts for ${writes} writes`);
+      console.log(`${name}: ${attempts} decode attempts for a ${pushPull.length}-byte push/pull in ${writes} writes`);
+      assert.equal(member.stats().inboundBufferedBytes, 0);
+    } finally {
+      member.kill();
+    }
+  }
+  // a fallback ping sent as 16 bytes, then (once those were tried) its last few: below the 1.5×
+  // growth that triggers a decode, so the idle pause decodes it; the ack comes back
+  const member = new MemberlistMember({ name: 'ts-idle', bindAddr: '127.0.8.35', bindPort: PORT });
+  await member.start();
+  running.push({ name: 'ts-idle', kind: 'ts', view: async () => member.members() as View[], alive: async () => member.alive(), kill: async () => member.kill() });
+  try {
+    const ping = encodeStreamMessage(encodeMessage({ type: 'ping', seqNo: 77, node: 'ts-idle' }), plainWire);
+    assert.ok(ping.length > 16 && ping.length < 24, `${ping.length} bytes`);
+    const before = member.stats().streamDecodeAttempts;
+    const sock = net.connect({ host: '127.0.8.35', port: PORT, localAddress: '127.0.8.9' });
+    const parts: Buffer[] = [];
+    sock.on('data', (d: Buffer) => parts.push(d));
+    const closed = new Promise<void>((r) => sock.once('close', () => r()));
+    await new Promise<void>((r) => sock.once('connect', () => r()));
+    sock.write(ping.subarray(0, 16));
+    await waitFor('the first piece tried', async () => member.stats().streamDecodeAttempts === before + 1, 2000);
+    sock.write(ping.subarray(16));
+    await closed;
+    const { msg } = decodeStreamMessage(new Uint8Array(Buffer.concat(parts)), plainWire);
+    assert.deepEqual(msg, { type: 'ack', seqNo: 77, payload: null });
+    assert.equal(member.stats().streamDecodeAttempts - before, 2, 'the first piece, then once after the pause');
+  } finally {
+    member.kill();
+  }
+});
