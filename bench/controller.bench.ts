@@ -9,7 +9,8 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ApiClient, corePath, metallbPath } from '../src/controller/api.ts';
+import { corePath, metallbPath } from '../src/controller/api.ts';
+import { KubeClient } from '../src/kube/client.ts';
 import type { Service } from '../src/core/kube.ts';
 import { REPO_ROOT, startTestCluster } from '../test/integration/setup/cluster.ts';
 
@@ -32,7 +33,7 @@ function ipOf(i: number): string {
 }
 
 const cluster = await startTestCluster({ namespaces: [NS, 'bench'] });
-const api = new ApiClient(cluster.kubeConfig, { maxSockets: 32 });
+const api = new KubeClient(cluster.kubeConfig, { maxSockets: 32 });
 try {
   await api.request({ method: 'POST', path: metallbPath(NS, 'ipaddresspools'), body: {
     apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'bench' }, spec: { addresses: ['10.100.0.0/16'] },

@@ -69,8 +69,8 @@ export function registerController(program: Command): void {
 async function runController(flags: ControllerFlags): Promise<number> {
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
-  const [{ loadKubeConfig, serverOf }, { ClusterStateWatcher }, { ApiClient }, { ControllerLoop }, { ControllerMetrics, startHttpServer }, { KubeWriter }, { createMlSecret }] =
-    await Promise.all([import('../kube/client.ts'), import('../kube/live.ts'), import('../controller/api.ts'), import('../controller/loop.ts'),
+  const [{ KubeClient, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { ControllerLoop }, { ControllerMetrics, startHttpServer }, { KubeWriter }, { createMlSecret }] =
+    await Promise.all([import('../kube/client.ts'), import('../kube/live.ts'), import('../controller/loop.ts'),
       import('../controller/metrics.ts'), import('../controller/writer.ts'), import('../controller/memberlist-secret.ts')]);
   const log = jsonLogger({ level: flags.logLevel });
   const main = log.with({ caller: 'main.go' });
@@ -103,7 +103,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
       (level === 'error' ? main.error : main.info)(rest);
     },
   });
-  const api = new ApiClient(kc, { maxSockets: flags.writeConcurrency + 4 });
+  const api = new KubeClient(kc, { maxSockets: flags.writeConcurrency + 4, userAgent: 'metallb-ts-controller' });
   const podName = flags.podName ?? process.env.METALLB_POD_NAME ?? '';
 
   // MetalLB's main.go: the memberlist Secret before anything is watched; failing exits.

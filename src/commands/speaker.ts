@@ -123,8 +123,8 @@ export function registerSpeaker(program: Command): void {
 async function runSpeaker(opts: SpeakerFlags): Promise<number> {
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
-  const [{ apiError, kubeGet, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { LoggingBGPPublisher, createL2Announcer },
-    { createEvent, RestClient, restL2StatusApi }, { EventRecorder }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
+  const [{ apiError, KubeClient, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { LoggingBGPPublisher, createL2Announcer },
+    { createEvent, restL2StatusApi }, { EventRecorder }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
     { Speaker, SPEAKER_KINDS }] = await Promise.all([
     import('../kube/client.ts'), import('../kube/live.ts'), import('../speaker/announcer.ts'), import('../speaker/api.ts'),
     import('../speaker/events.ts'), import('../speaker/http.ts'), import('../speaker/membership.ts'), import('../speaker/metrics.ts'),
@@ -139,12 +139,14 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
   const log = jsonLogger({ level: opts.logLevel });
   log.info({ op: 'startup', version: VERSION, node, namespace, server, msg: `metallb-ts speaker starting ${VERSION}` });
 
+  // One client for the speaker's reads of single objects and its writes (ServiceL2Status, Events).
+  const api = new KubeClient(kc, { timeoutMs: 15_000, userAgent: 'metallb-ts-speaker' });
   let owner: OwnerRef | null = null;
   if (opts.podName) {
     const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(opts.podName)}`;
     let pod: Pod;
     try {
-      pod = await kubeGet(kc, path) as Pod;
+      pod = await api.request<Pod>({ path, timeoutMs: 30_000 });
     } catch (err) {
       throw apiError(err, { verb: 'get', resource: `v1 pods ${namespace}/${opts.podName}`, server });
     }
@@ -154,8 +156,7 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
   }
 
   const metrics = speakerMetrics({ processMetrics: true });
-  const rest = new RestClient(kc);
-  const events = new EventRecorder(node, (ev) => createEvent(rest, ev), log);
+  const events = new EventRecorder(node, (ev) => createEvent(api, ev), log);
   const source = new ClusterStateWatcher(kc, {
     metallbNamespace: namespace,
     kinds: SPEAKER_KINDS,
@@ -185,7 +186,7 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
     membersView = () => ({ self: node, members: member.members().map((m) => ({ name: m.name, address: m.addr, port: m.port, state: m.state, incarnation: m.incarnation })) });
     const list = new SpeakerListMembership({
       member, log: mlLog,
-      speakerIPs: () => speakerPodIPs((path, query) => kubeGet(kc, path, { query }), mlNamespace, ml.labels, ml.bindAddr),
+      speakerIPs: () => speakerPodIPs((path, query) => api.request({ path, query, timeoutMs: 30_000 }), mlNamespace, ml.labels, ml.bindAddr),
     });
     // MetalLB's layer 2 controller calls Rejoin() on every Node change it handles.
     source.onChange((c) => { if (c.list === 'nodes') void list.rejoin(); });
@@ -207,7 +208,7 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
   const speaker = new Speaker({
     node, namespace, source, membership,
     l2: await createL2Announcer(opts.l2DataPlane, log, undefined, metrics.layer2), bgp: new LoggingBGPPublisher(log), log, metrics,
-    l2StatusApi: restL2StatusApi(rest), event: events.sink, owner,
+    l2StatusApi: restL2StatusApi(api), event: events.sink, owner,
     ignoreExcludeLB: opts.ignoreExcludeLb === true,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
   });

@@ -5,9 +5,9 @@
  */
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { ClusterUnreachableError, UserError } from '../core/errors.ts';
-import { apiError } from '../kube/client.ts';
+import { apiError, httpStatusOf, type KubeClient } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
-import { corePath, statusCodeOf, type ApiClient } from './api.ts';
+import { corePath } from './api.ts';
 
 /** The key of the memberlist Secret's data (MetalLB's `k8s.MLSecretKeyName`). */
 export const ML_SECRET_KEY_NAME = 'secretkey';
@@ -59,7 +59,7 @@ interface ObjectMeta { name?: string; uid?: string }
  * rejects the Secret. One difference: a 409 on create (another controller created it in between)
  * counts as `exists`, where MetalLB exits and finds it on its restart.
  */
-export async function createMlSecret(api: ApiClient, opts: MlSecretOptions): Promise<MlSecretOutcome> {
+export async function createMlSecret(api: KubeClient, opts: MlSecretOptions): Promise<MlSecretOutcome> {
   const { namespace, secretName, deploymentName } = opts;
   const log = opts.logger?.with({ caller: 'k8s.go', op: 'CreateMlSecret' });
   const secretRef = `memberlist Secret ${namespace}/${secretName}`;
@@ -94,7 +94,7 @@ export async function createMlSecret(api: ApiClient, opts: MlSecretOptions): Pro
       method: 'GET', path: `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/deployments/${encodeURIComponent(deploymentName)}`,
     });
   } catch (err) {
-    if (statusCodeOf(err) === 404) {
+    if (httpStatusOf(err) === 404) {
       throw new UserError(`cannot create the ${secretRef}: its owner, the controller's ${deploymentRef}, does not exist (--deployment / METALLB_DEPLOYMENT must name the Deployment this controller runs in)`);
     }
     throw fail(err, 'get', `apps/v1 deployments ${deploymentName} in ${namespace} (the owner of the Secret)`);
@@ -114,7 +114,7 @@ export async function createMlSecret(api: ApiClient, opts: MlSecretOptions): Pro
       },
     });
   } catch (err) {
-    if (statusCodeOf(err) === 409) {
+    if (httpStatusOf(err) === 409) {
       log?.debug({ msg: 'secret already exists, nothing to do' });
       return 'exists';
     }

@@ -5,7 +5,8 @@
  */
 import type { IPAddressPool, Service } from '../core/kube.ts';
 import type { ControllerEvent } from '../core/controller/index.ts';
-import { ApiClient, MERGE_PATCH, corePath, metallbPath, statusCodeOf } from './api.ts';
+import { httpStatusOf, MERGE_PATCH, type KubeClient } from '../kube/client.ts';
+import { corePath, metallbPath } from './api.ts';
 
 /** MetalLB's IPAddressPool status (counts; bigint because IPv6 pools reach 2^63-1). */
 export interface PoolStatusCounts {
@@ -53,7 +54,7 @@ export interface ControllerWriter {
 }
 
 function rethrow(err: unknown, what: string): never {
-  const code = statusCodeOf(err);
+  const code = httpStatusOf(err);
   if (code === 409) throw new ConflictError(what);
   if (code === 404) throw new NotFoundError(what);
   throw err;
@@ -94,14 +95,14 @@ export interface KubeWriterOptions {
  * - IPAddressPool: `PUT .../ipaddresspools/<name>/status` (int64 counts written exactly).
  */
 export class KubeWriter implements ControllerWriter {
-  private readonly api: ApiClient;
+  private readonly api: KubeClient;
   private readonly component: string;
   private readonly instance: string;
   private readonly now: () => number;
   private readonly series = new Map<string, { namespace: string; name: string; count: number; first: string }>();
   private readonly cacheSize: number;
 
-  constructor(api: ApiClient, opts: KubeWriterOptions = {}) {
+  constructor(api: KubeClient, opts: KubeWriterOptions = {}) {
     this.api = api;
     this.component = opts.component ?? 'metallb-controller';
     this.instance = opts.instance ?? '';
@@ -147,7 +148,7 @@ export class KubeWriter implements ControllerWriter {
     try {
       return await this.api.request<Service>({ method: 'GET', path: corePath(namespace, 'services', name) });
     } catch (err) {
-      if (statusCodeOf(err) === 404) return null;
+      if (httpStatusOf(err) === 404) return null;
       throw err;
     }
   }
@@ -168,7 +169,7 @@ export class KubeWriter implements ControllerWriter {
         prev.count++;
         return;
       } catch (err) {
-        if (statusCodeOf(err) !== 404) throw err;
+        if (httpStatusOf(err) !== 404) throw err;
         this.series.delete(key); // expired (events have a TTL): start a new series
       }
     }
@@ -210,7 +211,7 @@ export class KubeWriter implements ControllerWriter {
     try {
       return await this.api.request<IPAddressPool>({ method: 'GET', path: metallbPath(namespace, 'ipaddresspools', name) });
     } catch (err) {
-      if (statusCodeOf(err) === 404) return null;
+      if (httpStatusOf(err) === 404) return null;
       throw err;
     }
   }

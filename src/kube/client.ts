@@ -1,6 +1,7 @@
 /**
- * Cluster access: which kubeconfig to use, raw GET requests to the API server, and the mapping of
- * whatever goes wrong on the way to the one-line errors the CLI prints.
+ * Cluster access: which kubeconfig to use, the one raw HTTP client to the API server (KubeClient:
+ * the CLI's reads, the controller's and the speaker's reads and writes), and the mapping of
+ * whatever goes wrong on the way to the one-line errors the CLI prints (apiError).
  *
  * Requests are raw (node:http/https with the TLS material and credentials client-node derives from
  * the kubeconfig) rather than through client-node's typed APIs: those turn objects into class
@@ -283,59 +284,158 @@ function oneLineMessage(err: unknown): string {
   return m.split('\n').map((s) => s.trim()).filter(Boolean).join(' ');
 }
 
+/** Content type of a JSON merge patch (the default for PATCH). */
+export const MERGE_PATCH = 'application/merge-patch+json';
+/** Content type of a JSON patch. */
+export const JSON_PATCH = 'application/json-patch+json';
+
+/** One request: `path` is absolute on the server (`/api/v1/namespaces/ns/services/x/status`). */
+export interface KubeRequest {
+  /** default GET */
+  method?: 'GET' | 'PUT' | 'PATCH' | 'POST' | 'DELETE';
+  path: string;
+  /** query parameters (undefined values are left out) */
+  query?: Record<string, string | number | boolean | undefined>;
+  /** JSON body (serialized here) */
+  body?: unknown;
+  /** JSON body already serialized (wins over `body`) */
+  rawBody?: string;
+  /** Content-Type of a PATCH body (default MERGE_PATCH); other bodies are `application/json` */
+  contentType?: string;
+  /** timeout in milliseconds (default: the client's) */
+  timeoutMs?: number;
+}
+
+/** Options of KubeClient. */
+export interface KubeClientOptions {
+  /** per-request timeout in milliseconds (default 30000) */
+  timeoutMs?: number;
+  /** User-Agent header (default `metallb-ts`) */
+  userAgent?: string;
+  /**
+   * Keep up to this many connections open to the server (a keep-alive pool of the client's own,
+   * closed by close()). Default: none, every request on client-node's agent for the cluster.
+   */
+  maxSockets?: number;
+}
+
+/**
+ * The one HTTP client to the API server (the CLI's reads, the controller's and the speaker's reads
+ * and writes): JSON requests on the kubeconfig's server with its TLS material and credentials
+ * (client certificates, tokens, token files, exec and auth-provider plugins, basic auth, proxies:
+ * whatever client-node supports). Watches are client-node's Watch on the same KubeConfig (see
+ * src/kube/live.ts).
+ */
+export class KubeClient {
+  /** the API server URL, without a trailing slash */
+  readonly server: string;
+  private readonly kc: KubeConfig;
+  private readonly timeoutMs: number;
+  private readonly userAgent: string;
+  private readonly maxSockets: number | undefined;
+  private agent: http.Agent | undefined;
+
+  /** @throws UserError when the kubeconfig has no current cluster (loadKubeConfig's configs always have one). */
+  constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
+    const server = kc.getCurrentCluster()?.server;
+    if (!server) throw new UserError('the kubeconfig has no current cluster');
+    this.kc = kc;
+    this.server = server.replace(/\/+$/, '');
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.userAgent = opts.userAgent ?? 'metallb-ts';
+    this.maxSockets = opts.maxSockets;
+  }
+
+  /**
+   * Sends one request and resolves to the parsed JSON answer (undefined for an empty answer to
+   * a write).
+   *
+   * @throws KubeApiError for a non-2xx answer (with the Kubernetes Status message; `statusCode` 409
+   *   for conflicts, 404 for not found) or a 2xx answer that is not JSON; the socket's error (`code`
+   *   ECONNREFUSED, TLS codes, ...) when the server cannot be reached; an error with code ETIMEDOUT
+   *   when the socket is idle for the timeout. Map them with apiError.
+   */
+  async request<T = unknown>(req: KubeRequest): Promise<T> {
+    const method = req.method ?? 'GET';
+    const url = new URL(this.server + req.path);
+    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const opts: https.RequestOptions = { method, headers: {} };
+    await this.kc.applyToHTTPSOptions(opts);
+    if (this.maxSockets !== undefined) opts.agent = this.keepAlive(opts);
+    const body = req.rawBody !== undefined ? Buffer.from(req.rawBody) : req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+    opts.headers = {
+      ...(opts.headers as Record<string, string>),
+      Accept: 'application/json',
+      'User-Agent': this.userAgent,
+      ...(body ? { 'Content-Type': method === 'PATCH' ? (req.contentType ?? MERGE_PATCH) : 'application/json', 'Content-Length': String(body.length) } : {}),
+    };
+    const mod = url.protocol === 'http:' ? http : https;
+    const timeoutMs = req.timeoutMs ?? this.timeoutMs;
+    return new Promise<T>((resolve, reject) => {
+      const r = mod.request(url, opts, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const code = res.statusCode ?? 0;
+          let parsed: unknown;
+          try { parsed = JSON.parse(text); } catch { parsed = undefined; }
+          if (code < 200 || code >= 300) {
+            const status = parsed && typeof parsed === 'object' ? parsed as KubeApiError['status'] : undefined;
+            reject(new KubeApiError(code, status, text.trim().slice(0, 200) || (http.STATUS_CODES[code] ?? '')));
+            return;
+          }
+          if (parsed === undefined && !(text === '' && method !== 'GET')) {
+            reject(new KubeApiError(code, undefined, `the server did not answer JSON: ${text.trim().slice(0, 100)}`));
+            return;
+          }
+          resolve(parsed as T);
+        });
+      });
+      r.setTimeout(timeoutMs, () => {
+        r.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+      });
+      r.on('error', reject);
+      r.end(body);
+    });
+  }
+
+  /** Closes the kept-alive connections (with maxSockets; otherwise nothing to do). */
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+  }
+
+  /** One keep-alive agent with the TLS material client-node put on `opts` (proxy agents are kept as they are). */
+  private keepAlive(opts: https.RequestOptions): http.Agent | undefined {
+    const given = opts.agent;
+    if (given && !(given instanceof https.Agent) && !(given instanceof http.Agent && given.constructor === http.Agent)) return given as http.Agent;
+    if (this.agent) return this.agent;
+    const base = given && 'options' in given ? (given as https.Agent).options : {};
+    this.agent = this.server.startsWith('http:')
+      ? new http.Agent({ keepAlive: true, maxSockets: this.maxSockets })
+      : new https.Agent({ ...base, ca: opts.ca ?? base.ca, cert: opts.cert ?? base.cert, key: opts.key ?? base.key, keepAlive: true, maxSockets: this.maxSockets });
+    return this.agent;
+  }
+}
+
 /** Options of kubeGet. */
 export interface KubeGetOptions {
   /** query parameters (undefined values are left out) */
   query?: Record<string, string | number | boolean | undefined>;
-  /** whole-request timeout in milliseconds (default 30000) */
+  /** timeout in milliseconds (default 30000) */
   timeoutMs?: number;
 }
 
 /**
- * GET `path` (`/api/v1/services`) on the kubeconfig's server and parse the JSON answer, with the
- * kubeconfig's TLS material and credentials (client certificates, tokens, token files, exec and
- * auth-provider plugins, basic auth, proxies: whatever client-node supports).
+ * GET `path` (`/api/v1/services`) on the kubeconfig's server and parse the JSON answer: one
+ * KubeClient request with the kubeconfig's TLS material and credentials.
  *
- * @throws KubeApiError for a non-2xx answer (with the Kubernetes Status message); the socket's
- *   error (`code` ECONNREFUSED, TLS codes, ...) when the server cannot be reached; an error with
- *   code ETIMEDOUT after `timeoutMs`. Map them with apiError.
+ * @throws KubeApiError for a non-2xx answer (with the Kubernetes Status message) or one that is
+ *   not JSON; the socket's error (`code` ECONNREFUSED, TLS codes, ...) when the server cannot be
+ *   reached; an error with code ETIMEDOUT after `timeoutMs`. Map them with apiError.
  */
 export async function kubeGet(kc: KubeConfig, path: string, opts: KubeGetOptions = {}): Promise<unknown> {
-  const server = kc.getCurrentCluster()?.server;
-  if (!server) throw new UserError('the kubeconfig has no current cluster');
-  const url = new URL(server.replace(/\/+$/, '') + path);
-  for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-  const reqOpts: https.RequestOptions = { method: 'GET', headers: {} };
-  await kc.applyToHTTPSOptions(reqOpts);
-  reqOpts.headers = { ...(reqOpts.headers as Record<string, string>), Accept: 'application/json', 'User-Agent': 'metallb-ts' };
-  const mod = url.protocol === 'http:' ? http : https;
-  const timeoutMs = opts.timeoutMs ?? 30_000;
-  return new Promise((resolve, reject) => {
-    const req = mod.request(url, reqOpts, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const code = res.statusCode ?? 0;
-        let body: unknown;
-        try { body = JSON.parse(text); } catch { body = undefined; }
-        if (code < 200 || code >= 300) {
-          const status = body && typeof body === 'object' ? body as KubeApiError['status'] : undefined;
-          reject(new KubeApiError(code, status, text.trim().slice(0, 200) || (http.STATUS_CODES[code] ?? '')));
-          return;
-        }
-        if (body === undefined) {
-          reject(new KubeApiError(code, undefined, `the server did not answer JSON: ${text.trim().slice(0, 100)}`));
-          return;
-        }
-        resolve(body);
-      });
-    });
-    req.setTimeout(timeoutMs, () => {
-      req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  return new KubeClient(kc).request({ path, query: opts.query, timeoutMs: opts.timeoutMs });
 }

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestCluster, REPO_ROOT, type TestCluster } from './setup/cluster.ts';
 import { waitFor } from './setup/wait.ts';
-import { ApiClient, corePath } from '../../src/controller/api.ts';
+import { corePath } from '../../src/controller/api.ts';
+import { KubeClient } from '../../src/kube/client.ts';
 import { createMlSecret, newMlSecretKey } from '../../src/controller/memberlist-secret.ts';
 import { ClusterUnreachableError, UserError } from '../../src/core/errors.ts';
 import { jsonLogger } from '../../src/log.ts';
@@ -32,10 +33,10 @@ test('newMlSecretKey: 16 bytes, base64 without padding (Go RawStdEncoding), 22 c
 
 describe('the memberlist Secret on a real API server', () => {
   let cluster: TestCluster;
-  let admin: ApiClient;
+  let admin: KubeClient;
   let dir: string;
   let deploymentUid: string;
-  const clients: ApiClient[] = [];
+  const clients: KubeClient[] = [];
 
   const get = <T = any>(path: string): Promise<T> => admin.request<T>({ method: 'GET', path });
   const secretPath = (name: string): string => corePath(NS, 'secrets', name);
@@ -46,22 +47,22 @@ describe('the memberlist Secret on a real API server', () => {
     const lines: any[] = [];
     return { lines, logger: jsonLogger({ level: 'debug', write: (l) => lines.push(JSON.parse(l)) }) };
   }
-  /** An ApiClient authenticating as the static user `name`, with the rules given (a Role in NS). */
-  async function clientFor(user: string, rules: unknown[]): Promise<ApiClient> {
+  /** A KubeClient authenticating as the static user `name`, with the rules given (a Role in NS). */
+  async function clientFor(user: string, rules: unknown[]): Promise<KubeClient> {
     if (rules.length > 0) {
       await admin.request({ method: 'POST', path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, body: { metadata: { name: user }, rules } });
       await admin.request({ method: 'POST', path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, body: {
         metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user },
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }] } });
     }
-    const c = new ApiClient(cluster.kubeConfigForToken(cluster.userTokens[user]!, user));
+    const c = new KubeClient(cluster.kubeConfigForToken(cluster.userTokens[user]!, user), { maxSockets: 16 });
     clients.push(c);
     return c;
   }
 
   before(async () => {
     cluster = await startTestCluster({ users: [{ name: 'nobody' }, { name: 'lister' }, { name: 'deploy-test' }] });
-    admin = new ApiClient(cluster.kubeConfig);
+    admin = new KubeClient(cluster.kubeConfig, { maxSockets: 16 });
     dir = mkdtempSync(join(tmpdir(), 'metallb-ts-mlsecret-'));
     // The controller's Deployment: a real object (no controller-manager here, so it runs nothing).
     const dep = await admin.request<any>({ method: 'POST', path: `/apis/apps/v1/namespaces/${NS}/deployments`, body: {
@@ -107,7 +108,7 @@ describe('the memberlist Secret on a real API server', () => {
   test('errors: one line naming the Secret (and the Deployment); nothing created', async () => {
     const lister = await clientFor('lister', [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }]);
     const nobody = await clientFor('nobody', []);
-    const cases: Array<{ name: string; api: () => ApiClient; deployment: string; type: typeof UserError; exit: number; message: RegExp }> = [
+    const cases: Array<{ name: string; api: () => KubeClient; deployment: string; type: typeof UserError; exit: number; message: RegExp }> = [
       { name: 'the Deployment does not exist', api: () => admin, deployment: 'no-such', type: UserError, exit: 2,
         message: /^cannot create the memberlist Secret metallb-system\/ml-a: its owner, the controller's Deployment metallb-system\/no-such, does not exist/ },
       { name: 'no Deployment named', api: () => admin, deployment: '', type: UserError, exit: 2,

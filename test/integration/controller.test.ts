@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestCluster, REPO_ROOT, type TestCluster } from './setup/cluster.ts';
-import { ApiClient, corePath, metallbPath } from '../../src/controller/api.ts';
+import { corePath, metallbPath } from '../../src/controller/api.ts';
+import { KubeClient } from '../../src/kube/client.ts';
 import type { KubeObject, Service } from '../../src/core/kube.ts';
 
 const NS = 'metallb-system';
@@ -34,7 +35,7 @@ const tick = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms)
 
 describe('metallb-ts controller against a real API server', () => {
   let cluster: TestCluster;
-  let api: ApiClient;
+  let api: KubeClient;
   let dir: string;
   let controller: Controller | undefined;
 
@@ -170,7 +171,7 @@ describe('metallb-ts controller against a real API server', () => {
 
   before(async () => {
     cluster = await startTestCluster({ namespaces: [NS, 'team-a', 'team-b'] });
-    api = new ApiClient(cluster.kubeConfig);
+    api = new KubeClient(cluster.kubeConfig, { maxSockets: 16 });
     dir = mkdtempSync(join(tmpdir(), 'metallb-ts-controller-test-'));
 
     const pools = [

@@ -3,12 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClusterUnreachableError, UserError } from '../../src/core/errors.ts';
-import { apiError, KubeApiError, kubeConfigSource, kubeGet, loadKubeConfig } from '../../src/kube/client.ts';
+import { apiError, JSON_PATCH, KubeApiError, KubeClient, kubeConfigSource, kubeGet, loadKubeConfig, MERGE_PATCH, type KubeRequest } from '../../src/kube/client.ts';
 import { resourcePath, RESOURCES } from '../../src/kube/live.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'metallb-ts-kube-client-'));
@@ -139,6 +140,77 @@ test('kubeGet on a closed loopback port: ECONNREFUSED, mapped to exit 3 naming t
   const mapped = apiError(err, { verb: 'list', resource: 'v1 services', server });
   assert.ok(mapped instanceof ClusterUnreachableError, String(err));
   assert.equal(mapped.message, `cannot list v1 services at ${server}: connection refused`);
+});
+
+test('KubeClient.request: method, query, body and content type on the wire; answers and failures as apiError maps them', async () => {
+  const seen: Array<{ method: string; url: string; type: string | undefined; agent: string | undefined; auth: string | undefined; body: string }> = [];
+  const sockets = new Set<unknown>();
+  const http = createHttpServer((req: IncomingMessage, res) => {
+    sockets.add(req.socket);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      seen.push({ method: req.method!, url: req.url!, type: req.headers['content-type'], agent: req.headers['user-agent'], auth: req.headers.authorization, body: Buffer.concat(chunks).toString() });
+      const path = new URL(req.url!, 'http://x').pathname;
+      const answer = (code: number, text: string) => { res.writeHead(code, { 'Content-Type': 'application/json' }); res.end(text); };
+      if (path === '/slow') return; // never answers
+      if (path === '/empty') return answer(200, '');
+      if (path === '/html') return answer(200, '<html>proxy</html>');
+      if (path === '/missing') return answer(404, JSON.stringify({ kind: 'Status', message: 'services "x" not found', code: 404 }));
+      if (path === '/forbidden') return answer(403, JSON.stringify({ kind: 'Status', message: 'services is forbidden: User "u" cannot list', code: 403 }));
+      answer(200, JSON.stringify({ ok: true }));
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const server = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+  });
+  const api = new KubeClient(kc, { userAgent: 'ua-test', maxSockets: 2, timeoutMs: 200 });
+  const CTX = { verb: 'get', resource: 'v1 services', server };
+  const cases: Array<{ name: string; req: KubeRequest; wire?: { method: string; url: string; type?: string; body?: string }; resolves?: unknown; exit?: number; message?: string }> = [
+    { name: 'GET with a query (undefined values left out)', req: { path: '/api/v1/services', query: { limit: 500, continue: undefined, labelSelector: 'a=b' } },
+      wire: { method: 'GET', url: '/api/v1/services?limit=500&labelSelector=a%3Db' }, resolves: { ok: true } },
+    { name: 'POST: a JSON body', req: { method: 'POST', path: '/p', body: { a: 1 } }, wire: { method: 'POST', url: '/p', type: 'application/json', body: '{"a":1}' }, resolves: { ok: true } },
+    { name: 'PATCH: merge patch by default', req: { method: 'PATCH', path: '/p', body: { a: null } }, wire: { method: 'PATCH', url: '/p', type: MERGE_PATCH, body: '{"a":null}' }, resolves: { ok: true } },
+    { name: 'PATCH: the content type given, a raw body', req: { method: 'PATCH', path: '/p', rawBody: '[]', contentType: JSON_PATCH }, wire: { method: 'PATCH', url: '/p', type: JSON_PATCH, body: '[]' }, resolves: { ok: true } },
+    { name: 'an empty answer to a write is undefined', req: { method: 'DELETE', path: '/empty' }, resolves: undefined },
+    { name: 'a GET answered with no JSON is an API error', req: { path: '/html' }, exit: 2, message: `cannot get v1 services at ${server}: the server did not answer JSON: <html>proxy</html> (HTTP 200)` },
+    { name: '404: the Status message, exit 2', req: { path: '/missing' }, exit: 2, message: `cannot get v1 services at ${server}: services "x" not found (HTTP 404)` },
+    { name: '403: forbidden, exit 3', req: { path: '/forbidden' }, exit: 3, message: `cannot get v1 services at ${server}: forbidden: services is forbidden: User "u" cannot list` },
+    { name: 'no answer within the timeout: exit 3', req: { path: '/slow', timeoutMs: 100 }, exit: 3, message: `cannot get v1 services at ${server}: timed out` },
+  ];
+  try {
+    for (const c of cases) {
+      seen.length = 0;
+      const got = await api.request(c.req).then((v) => ({ ok: true as const, v }), (e: unknown) => ({ ok: false as const, e }));
+      if (c.exit === undefined) {
+        assert.ok(got.ok, `${c.name}: ${got.ok ? '' : String(got.e)}`);
+        assert.deepEqual(got.v, c.resolves, c.name);
+      } else {
+        assert.ok(!got.ok, `${c.name}: resolved`);
+        const mapped = apiError(got.e, CTX) as UserError;
+        assert.ok(mapped instanceof UserError, `${c.name}: ${String(got.e)}`);
+        assert.equal(mapped.exitCode, c.exit, c.name);
+        assert.equal(mapped.message, c.message, c.name);
+        if (c.exit === 2 && got.e instanceof KubeApiError) assert.equal(got.e.statusCode, c.req.path === '/missing' ? 404 : 200, c.name);
+      }
+      if (c.wire) {
+        assert.equal(seen.length, 1, c.name);
+        const w = seen[0]!;
+        assert.deepEqual({ method: w.method, url: w.url, ...(w.type ? { type: w.type } : {}), ...(w.body ? { body: w.body } : {}) }, c.wire, c.name);
+        assert.equal(w.agent, 'ua-test', c.name);
+        assert.equal(w.auth, 'Bearer t', `${c.name}: the kubeconfig's credentials`);
+      }
+    }
+    assert.equal(sockets.size, 1, 'maxSockets: one kept-alive connection serves the requests one after another');
+  } finally {
+    api.close();
+    http.closeAllConnections();
+    await new Promise((r) => http.close(r));
+  }
 });
 
 test('resource paths: cluster-wide core and group kinds, MetalLB kinds in the MetalLB namespace', () => {
