@@ -144,13 +144,18 @@ export class KubeWriter implements ControllerWriter {
     return stored;
   }
 
-  async readService(namespace: string, name: string): Promise<Service | null> {
+  /** GET `path`; null when the object does not exist (404). Other errors propagate. */
+  private async getOrNull<T>(path: string): Promise<T | null> {
     try {
-      return await this.api.request<Service>({ method: 'GET', path: corePath(namespace, 'services', name) });
+      return await this.api.request<T>({ method: 'GET', path });
     } catch (err) {
       if (httpStatusOf(err) === 404) return null;
       throw err;
     }
+  }
+
+  readService(namespace: string, name: string): Promise<Service | null> {
+    return this.getOrNull<Service>(corePath(namespace, 'services', name));
   }
 
   async recordEvent(svc: Service, e: ControllerEvent): Promise<void> {
@@ -207,12 +212,7 @@ export class KubeWriter implements ControllerWriter {
     }
   }
 
-  async readPool(namespace: string, name: string): Promise<IPAddressPool | null> {
-    try {
-      return await this.api.request<IPAddressPool>({ method: 'GET', path: metallbPath(namespace, 'ipaddresspools', name) });
-    } catch (err) {
-      if (httpStatusOf(err) === 404) return null;
-      throw err;
-    }
+  readPool(namespace: string, name: string): Promise<IPAddressPool | null> {
+    return this.getOrNull<IPAddressPool>(metallbPath(namespace, 'ipaddresspools', name));
   }
 }
