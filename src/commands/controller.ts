@@ -62,6 +62,9 @@ export function registerController(program: Command): void {
     .addOption(new Option('--write-concurrency <n>', 'Service status writes in flight at once').argParser(positive).default(16))
     .action(async (flags: ControllerFlags) => {
       process.exitCode = await runController(flags);
+      // Shut down: a request still waiting on the API server (a watch, a list) must not keep the
+      // process alive past the pod's grace period. stdout/stderr are synchronous here (files, pipes).
+      process.exit();
     });
 }
 

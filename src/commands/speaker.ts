@@ -116,6 +116,9 @@ export function registerSpeaker(program: Command): void {
     .addHelpText('after', '\nExample:\n  metallb-ts speaker --node-name worker-1 --kubeconfig ~/.kube/config --port 0 --health-probe-port 0');
   cmd.action(async (opts: SpeakerFlags) => {
     process.exitCode = await runSpeaker(opts);
+    // Shut down: a request still waiting on the API server (a watch, a list) must not keep the
+    // process alive past the pod's grace period. stdout/stderr are synchronous here (files, pipes).
+    process.exit();
   });
 }
 
