@@ -121,6 +121,8 @@ async function runController(flags: ControllerFlags): Promise<number> {
       api.close();
       throw err;
     }
+  } else if (flags.deployment) {
+    main.warn({ op: 'startup', msg: '--deployment only names the owner of the memberlist Secret: ignored without --ml-secret-name', deployment: flags.deployment });
   }
 
   let stopping: Promise<void> | undefined;

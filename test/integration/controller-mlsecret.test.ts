@@ -180,9 +180,10 @@ describe('the memberlist Secret on a real API server', () => {
     assert.match(r2.out, /"msg":"secret already exists, nothing to do".*"op":"CreateMlSecret"/);
     assert.equal((await get(secretPath('ml-cli'))).metadata.resourceVersion, s.metadata.resourceVersion);
 
-    const r3 = await runController(['--kubeconfig', kubeconfig], {}, /caches synced/);
+    const r3 = await runController(['--kubeconfig', kubeconfig, '--deployment', 'controller'], {}, /caches synced/);
     assert.equal(r3.code, 0, r3.out + r3.err);
     assert.doesNotMatch(r3.out, /CreateMlSecret/, 'no --ml-secret-name: no Secret');
+    assert.match(r3.out, /"level":"warn".*--deployment only names the owner of the memberlist Secret: ignored without --ml-secret-name/);
   });
 
   test('metallb-ts controller: a missing Deployment exits 2, a forbidden list exits 3, one line on stderr and MetalLB\'s error log line', async () => {
