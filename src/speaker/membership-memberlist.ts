@@ -99,6 +99,22 @@ export const STREAM_IDLE_DECODE_MS = 20;
  */
 export const STREAM_DECODE_GROWTH = 1.5;
 
+/**
+ * The longest delay Node's timers take: 2^31 − 1 ms (about 24.8 days). A longer one (a Go duration
+ * such as TCPTimeout "720h", which Go's timers take) would make Node warn (TimeoutOverflowWarning)
+ * and fire after 1 ms, closing every stream at once.
+ */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/**
+ * A delay (ms, from a config duration) as Node's setTimeout can take it: at most
+ * MAX_TIMER_DELAY_MS (a timer that far out is, as in Go, effectively never), at least 1 ms (Node's
+ * own floor; NaN also gives 1 ms, as Node would).
+ */
+export function timerDelayMs(ms: number): number {
+  return ms >= MAX_TIMER_DELAY_MS ? MAX_TIMER_DELAY_MS : ms > 1 ? ms : 1;
+}
+
 /** Bytes one stream may buffer: a message of MAX_STREAM_BYTES plus room for its framing. */
 const STREAM_READ_LIMIT = MAX_STREAM_BYTES + 1024;
 
@@ -250,7 +266,8 @@ export class MemberlistMember implements Membership {
   private schedule(): void {
     if (this.stopped || !this.state) return;
     if (this.timer) clearTimeout(this.timer);
-    const delay = Math.max(1, Math.min(1000, nextWakeMs(this.state) - Date.now()));
+    // at most 1 s ahead whatever the configured intervals (nextWakeMs may be Infinity: every timer off)
+    const delay = timerDelayMs(Math.min(1000, nextWakeMs(this.state) - Date.now()));
     this.timer = setTimeout(() => {
       this.timer = null;
       this.apply({ type: 'tick' });
@@ -281,7 +298,7 @@ export class MemberlistMember implements Membership {
         this.sendPacket(e.to, encodePacket(e.payload, this.wire, e.crc));
         return;
       case 'tcpPing':
-        void this.tcpPing(e.to, e.node, e.seqNo, Math.max(1, e.deadlineMs - Date.now())).then((ok) => this.apply({ type: 'tcpPingResult', seqNo: e.seqNo, ok }));
+        void this.tcpPing(e.to, e.node, e.seqNo, timerDelayMs(e.deadlineMs - Date.now())).then((ok) => this.apply({ type: 'tcpPingResult', seqNo: e.seqNo, ok }));
         return;
       case 'pushPull':
         void this.pushPull(e.to, false).catch((err: Error) => this.log(`push/pull with ${e.to.host}:${e.to.port} failed: ${err.message}`));
@@ -429,7 +446,7 @@ export class MemberlistMember implements Membership {
         if (err) reject(err);
         else resolve(msg!);
       };
-      const t = setTimeout(() => done(new WireError('timeout', 'stream read timed out')), timeoutMs);
+      const t = setTimeout(() => done(new WireError('timeout', 'stream read timed out')), timerDelayMs(timeoutMs));
       t.unref();
       const onEnd = (): void => done(new WireError('truncated', 'stream closed before a whole message'));
       const onErr = (e: Error): void => done(e);
@@ -495,7 +512,7 @@ export class MemberlistMember implements Membership {
         if (lastTried === 0 || size >= lastTried * STREAM_DECODE_GROWTH) return attempt();
         if (idle) idle.refresh();
         else {
-          idle = setTimeout(onIdle, idleMs);
+          idle = setTimeout(onIdle, timerDelayMs(idleMs));
           idle.unref();
         }
       };
@@ -528,7 +545,7 @@ export class MemberlistMember implements Membership {
     this.sockets.add(sock);
     // memberlist's conn.SetDeadline(now + TCPTimeout): absolute, trickling bytes do not renew it.
     // The error reaches a pending read (counted `timeout`) before the close does.
-    const deadline = setTimeout(() => sock.destroy(new WireError('timeout', 'stream deadline')), this.config.tcpTimeoutMs);
+    const deadline = setTimeout(() => sock.destroy(new WireError('timeout', 'stream deadline')), timerDelayMs(this.config.tcpTimeoutMs));
     deadline.unref();
     let pushPullSlot = false;
     sock.on('close', () => {
@@ -600,7 +617,7 @@ export class MemberlistMember implements Membership {
       const t = setTimeout(() => {
         sock.destroy();
         reject(new Error('dial timeout'));
-      }, timeoutMs);
+      }, timerDelayMs(timeoutMs));
       t.unref();
       sock.once('connect', () => {
         clearTimeout(t);
