@@ -114,16 +114,20 @@ export function registerSpeaker(program: Command): void {
     .option('--ml-wan-config', "memberlist's WAN timings instead of the LAN ones")
     .option('--ml-config-path <file>', "MetalLB's optional memberlist config file (JSON, every field required; replaces the LAN/WAN timings when it exists, a missing file means the defaults). metallb-ts's addition: MetalLB has the path fixed", DEFAULT_ML_CONFIG_PATH)
     .addHelpText('after', '\nExample:\n  metallb-ts speaker --node-name worker-1 --kubeconfig ~/.kube/config --port 0 --health-probe-port 0');
-  cmd.action(async (opts: SpeakerFlags) => {
-    process.exitCode = await runSpeaker(opts);
+  cmd.action(async (opts: SpeakerFlags, command: Command) => {
+    process.exitCode = await runSpeaker(opts, { configPathGiven: command.getOptionValueSource('mlConfigPath') === 'cli' });
     // Shut down: a request still waiting on the API server (a watch, a list) must not keep the
     // process alive past the pod's grace period. stdout/stderr are synchronous here (files, pipes).
     process.exit();
   });
 }
 
-/** Runs the speaker until SIGINT/SIGTERM; resolves with the exit status. Throws UserError for bad flags or an unreachable cluster. */
-async function runSpeaker(opts: SpeakerFlags): Promise<number> {
+/**
+ * Runs the speaker until SIGINT/SIGTERM; resolves with the exit status. `configPathGiven`: whether
+ * `--ml-config-path` was on the command line (warned about as ignored when memberlist is off).
+ * Throws UserError for bad flags or an unreachable cluster, InputError for a bad memberlist config file.
+ */
+async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { configPathGiven?: boolean } = {}): Promise<number> {
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
   const [{ apiError, KubeClient, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { LoggingBGPPublisher, createL2Announcer },
@@ -173,7 +177,12 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
       import('../speaker/membership-memberlist.ts'), import('../speaker/membership-speakerlist.ts'), import('../core/membership/config.ts'),
     ]);
     // MetalLB: a file there replaces the LAN/WAN defaults; absent = defaults; unreadable or invalid = exit (here: one line, exit 2).
-    const fileConfig = readMemberlistConfigFile(ml.configPath ?? DEFAULT_ML_CONFIG_PATH, (path) => log.info({ op: 'startup', msg: 'loading memberlist config from file', path }));
+    // Unknown fields: MetalLB (Go's encoding/json) ignores them; here each is a warn line with a "did you mean".
+    const configPath = ml.configPath ?? DEFAULT_ML_CONFIG_PATH;
+    const file = readMemberlistConfigFile(configPath, (path) => log.info({ op: 'startup', msg: 'loading memberlist config from file', path }));
+    if (file) for (const warning of file.warnings) log.warn({ op: 'startup', path: configPath, warning });
+    else log.info({ op: 'startup', msg: `no memberlist config file, using memberlist's default ${ml.wan ? 'WAN' : 'LAN'} configuration`, path: configPath });
+    const fileConfig = file?.config;
     let key: Uint8Array | null = null;
     if (ml.secretKeyPath) {
       try {
@@ -206,6 +215,7 @@ async function runSpeaker(opts: SpeakerFlags): Promise<number> {
     };
   } else {
     log.info({ op: 'startup', msg: 'not starting fast dead node detection (memberlist), need ml-bindaddr / ml-labels config; every Node counts as a live speaker' });
+    if (configPathGiven) log.warn({ op: 'startup', path: opts.mlConfigPath, warning: '--ml-config-path is ignored: memberlist is off (it needs --ml-bindaddr and --ml-labels)' });
     membership = new NodeListMembership();
   }
   const speaker = new Speaker({

@@ -23,11 +23,11 @@
  * so a large or trickled stream costs linear, not quadratic, work.
  */
 import dgram from 'node:dgram';
-import { readFileSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import net from 'node:net';
 import type { Membership, MembershipListener } from '../core/membership/types.ts';
-import { LAN_CONFIG, parseMemberlistConfigFile, type MemberlistConfig } from '../core/membership/config.ts';
+import { LAN_CONFIG, parseMemberlistConfigFile, type MemberlistConfig, type MemberlistFileResult } from '../core/membership/config.ts';
 import { HandoffQueue, handoffRoute } from '../core/membership/handoff.ts';
 import { InputError } from '../core/errors.ts';
 import { ENCRYPT_OVERHEAD_BYTES, Keyring, metallbSecretKey } from '../core/membership/crypto.ts';
@@ -752,21 +752,64 @@ export function memberlistEnabled(bindAddr: string | undefined, labels: string |
   return Boolean(bindAddr) && Boolean(labels);
 }
 
+/** The largest memberlist config file read: 1 MiB (MetalLB's has 19 short fields: a few hundred bytes). */
+export const MAX_MEMBERLIST_CONFIG_BYTES = 1024 * 1024;
+
+function fileKind(st: Stats): string {
+  return st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device'
+    : st.isSocket() ? 'a socket' : 'not a regular file';
+}
+
 /**
  * MetalLB's optional memberlist config file (speakerlist.go tryToLoadMemberListConfig): null when
- * `path` does not exist (ENOENT: memberlist's defaults apply); otherwise calls `onLoading(path)`
- * (MetalLB logs "loading memberlist config from file" there) and parses it with
- * parseMemberlistConfigFile. Throws InputError (exit 2, one line naming the file) when the file
- * cannot be read (a directory, no permission…) or is invalid; MetalLB's speaker stops then too.
+ * `path` does not exist (ENOENT, as Go's os.IsNotExist: memberlist's defaults apply; the caller
+ * logs that); otherwise calls `onLoading(path)` (MetalLB logs "loading memberlist config from
+ * file" there) and parses it with parseMemberlistConfigFile, returning the config and its
+ * warnings (unknown fields, which MetalLB ignores silently).
+ *
+ * Unlike MetalLB's os.ReadFile, `path` (symlinks followed, as a ConfigMap mount has them) must be a
+ * regular file of at most MAX_MEMBERLIST_CONFIG_BYTES: a directory, FIFO or device (`/dev/zero`,
+ * which would read without end; a FIFO, which would block the speaker) is refused before it is
+ * opened. Throws InputError (exit 2, one line naming the file) when the file is not a regular file,
+ * is too large, cannot be read (no permission…) or is invalid; MetalLB's speaker stops then too.
  */
-export function readMemberlistConfigFile(path: string, onLoading?: (path: string) => void): MemberlistConfig | null {
-  let text: string;
+export function readMemberlistConfigFile(path: string, onLoading?: (path: string) => void): MemberlistFileResult | null {
+  const cannot = (why: string): never => {
+    throw new InputError(path, `cannot read the memberlist config file: ${why}`);
+  };
+  const tooLarge = `larger than ${MAX_MEMBERLIST_CONFIG_BYTES} bytes (1 MiB)`;
+  let st: Stats;
   try {
-    text = readFileSync(path, 'utf8');
+    st = statSync(path);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'ENOENT') return null;
-    throw new InputError(path, `cannot read the memberlist config file: ${err.code ?? err.message}`);
+    return cannot(err.code ?? err.message);
+  }
+  if (!st.isFile()) cannot(`${fileKind(st)}, not a regular file`);
+  if (st.size > MAX_MEMBERLIST_CONFIG_BYTES) cannot(tooLarge);
+  let text: string;
+  let fd: number | null = null;
+  try {
+    // O_NONBLOCK: should the path have become a FIFO since the stat, opening it must not block.
+    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    const st2 = fstatSync(fd);
+    if (!st2.isFile()) cannot(`${fileKind(st2)}, not a regular file`);
+    const buf = Buffer.alloc(MAX_MEMBERLIST_CONFIG_BYTES + 1);
+    let size = 0;
+    for (;;) {
+      const n = readSync(fd, buf, size, buf.length - size, null);
+      if (n === 0) break;
+      size += n;
+      if (size > MAX_MEMBERLIST_CONFIG_BYTES) cannot(tooLarge); // grown since the stat
+    }
+    text = buf.subarray(0, size).toString('utf8');
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    const err = e as NodeJS.ErrnoException;
+    return cannot(err.code ?? err.message);
+  } finally {
+    if (fd !== null) closeSync(fd);
   }
   onLoading?.(path);
   return parseMemberlistConfigFile(text, path);

@@ -548,7 +548,8 @@ test('a member configured from a MetalLB memberlist config file (fast timings) i
     GossipToTheDeadTime: '30s', GossipVerifyIncoming: true, GossipVerifyOutgoing: true, EnableCompression: true, HandoffQueueDepth: 1024,
     UDPBufferSize: 1400, QueueCheckInterval: '30s',
   }));
-  const config = readMemberlistConfigFile(file)!;
+  const { config, warnings } = readMemberlistConfigFile(file)!;
+  assert.deepEqual(warnings, []);
   assert.equal(config.probeIntervalMs, 200);
   const g1 = await startGo('go-cf1', '127.0.8.21');
   const g2 = await startGo('go-cf2', '127.0.8.22', { join: '127.0.8.21' });
@@ -566,6 +567,51 @@ test('a member configured from a MetalLB memberlist config file (fast timings) i
   assert.ok(detectMs < 3000, `dead after ${detectMs} ms`);
   await waitConverged([g1, t], ['go-cf1', 'ts-cf'], 10_000);
   await stopAll([g1, t]);
+});
+
+test('TCPTimeout "720h" (Go accepts it; beyond Node\'s 2^31-1 ms timer limit): the member joins and is joined, push/pulls both ways, no TimeoutOverflowWarning', async () => {
+  const { parseMemberlistConfigFile } = await import('../../src/core/membership/config.ts');
+  const { MAX_TIMER_DELAY_MS } = await import('../../src/speaker/membership-memberlist.ts');
+  const { config, warnings } = parseMemberlistConfigFile(JSON.stringify({
+    TCPTimeout: '720h', IndirectChecks: 3, RetransmitMult: 4, SuspicionMult: 4, SuspicionMaxTimeoutMult: 6, PushPullInterval: '1s',
+    ProbeTimeout: '500ms', ProbeInterval: '1s', DisableTcpPings: false, AwarenessMaxMultiplier: 8, GossipNodes: 3, GossipInterval: '200ms',
+    GossipToTheDeadTime: '720h', GossipVerifyIncoming: true, GossipVerifyOutgoing: true, EnableCompression: true, HandoffQueueDepth: 1024,
+    UDPBufferSize: 1400, QueueCheckInterval: '720h',
+  }), 'config.json');
+  assert.deepEqual(warnings, []);
+  assert.ok(config.tcpTimeoutMs > MAX_TIMER_DELAY_MS);
+  const overflow: string[] = [];
+  const onWarning = (w: Error) => { if (w.name === 'TimeoutOverflowWarning' || w.name === 'TimeoutNegativeWarning' || w.name === 'TimeoutNaNWarning') overflow.push(w.message); };
+  process.on('warning', onWarning);
+  try {
+    const g1 = await startGo('go-long1', '127.0.8.31');
+    const member = new MemberlistMember({ name: 'ts-long', bindAddr: '127.0.8.32', bindPort: PORT, config });
+    await member.start();
+    const t = { name: 'ts-long', kind: 'ts' as const, view: async () => member.members() as View[], alive: async () => member.alive(), kill: async () => member.kill() };
+    running.push(t);
+    // outbound: dial, write, read the reply (each timer from TCPTimeout)
+    assert.equal(await member.join([{ host: '127.0.8.31', port: PORT }]), 1);
+    // inbound: a Go member and a metallb-ts member join through it (the stream deadline, the read timer)
+    const g2 = await startGo('go-long2', '127.0.8.33', { join: '127.0.8.32' });
+    const other = await startTs('ts-long2', '127.0.8.34', { join: '127.0.8.32' });
+    const all = ['go-long1', 'go-long2', 'ts-long', 'ts-long2'];
+    await waitConverged([g1, g2, t, other], all, 10_000);
+    // periodic push/pulls (PushPullInterval 1s) keep going both ways; streams are not cut by a 1 ms deadline
+    const before = member.stats();
+    await other.member.pushPull({ host: '127.0.8.32', port: PORT }, false);
+    await waitFor('more push/pulls in and out', async () => {
+      const s = member.stats();
+      return s.streamsOut >= before.streamsOut + 2 && s.streamsIn >= before.streamsIn + 1;
+    }, 10_000);
+    const s = member.stats();
+    assert.equal(s.dropped.timeout ?? 0, 0, `no stream timed out: ${JSON.stringify(s.dropped)}`);
+    assert.equal(s.dropped.truncated ?? 0, 0, `no stream cut short: ${JSON.stringify(s.dropped)}`);
+    await waitConverged([g1, g2, t, other], all, 5_000);
+    assert.deepEqual(overflow, [], 'no timer overflowed');
+    await stopAll([g1, g2, t, other]);
+  } finally {
+    process.off('warning', onWarning);
+  }
 });
 
 // --- inbound stream memory and CPU (issue #5): global buffer budget, decode attempts bounded ------

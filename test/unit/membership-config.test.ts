@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  LAN_CONFIG, MEMBERLIST_FILE_FIELDS, WAN_CONFIG, DurationError, parseGoDuration, parseGoDurationNs, parseMemberlistConfigFile,
+  LAN_CONFIG, MEMBERLIST_FILE_FIELDS, WAN_CONFIG, DurationError, parseGoDuration, parseGoDurationNs, parseMemberlistConfigFile, type MemberlistConfig,
 } from '../../src/core/membership/config.ts';
 import { InputError } from '../../src/core/errors.ts';
 
@@ -42,7 +42,13 @@ const LAN_FILE = {
   UDPBufferSize: 1400, QueueCheckInterval: '30s',
 };
 const PATH = '/etc/metallb/memberlist/config.json';
-const parse = (doc: unknown): ReturnType<typeof parseMemberlistConfigFile> => parseMemberlistConfigFile(typeof doc === 'string' ? doc : JSON.stringify(doc), PATH);
+const parseFile = (doc: unknown): ReturnType<typeof parseMemberlistConfigFile> => parseMemberlistConfigFile(typeof doc === 'string' ? doc : JSON.stringify(doc), PATH);
+/** The config of a file that must parse without warnings. */
+const parse = (doc: unknown): MemberlistConfig => {
+  const r = parseFile(doc);
+  assert.deepEqual(r.warnings, []);
+  return r.config;
+};
 
 test('a file with the LAN values gives DefaultLANConfig; every field lands in its place', () => {
   assert.deepEqual(MEMBERLIST_FILE_FIELDS, Object.keys(LAN_FILE));
@@ -84,15 +90,18 @@ test('bad files: one line naming the file and the field', () => {
     { name: 'an array', doc: [LAN_FILE], want: /: want a JSON object of memberlist settings, got an array$/ },
     { name: 'a missing field', doc: noProbe, want: /^\/etc\/metallb\/memberlist\/config\.json: ProbeInterval: missing/ },
     { name: 'two missing fields', doc: noTwo, want: /: ProbeInterval, GossipNodes: missing/ },
-    { name: 'a typo', doc: { ...LAN_FILE, ProbeIntervall: '1s' }, want: /: unknown field "ProbeIntervall" \(did you mean ProbeInterval\?\)$/ },
-    { name: 'an unrelated field', doc: { ...LAN_FILE, BindPort: 7946 }, want: /: unknown field "BindPort" \(fields: TCPTimeout, IndirectChecks, / },
+    { name: 'a typo instead of the field', doc: { ...noProbe, ProbeIntervall: '1s' }, want: /: ProbeInterval: missing \(every field of the file is required, as MetalLB documents; "ProbeIntervall": did you mean ProbeInterval\?\)$/ },
     { name: 'a field twice (case)', doc: { ...LAN_FILE, probeinterval: '2s' }, want: /: ProbeInterval: given twice \("ProbeInterval" and "probeinterval"\)$/ },
     { name: 'a bad duration', doc: { ...LAN_FILE, ProbeInterval: '5x' }, want: /: ProbeInterval: not a duration "5x" \(unknown unit "x"; units ns, us, ms, s, m, h/ },
     { name: 'a duration without unit', doc: { ...LAN_FILE, GossipInterval: '200' }, want: /: GossipInterval: not a duration "200" \(missing unit; / },
     { name: 'a duration as a number', doc: { ...LAN_FILE, TCPTimeout: 10 }, want: /: TCPTimeout: want a Go duration string such as "500ms" or "1m30s", got 10$/ },
     { name: 'a negative duration', doc: { ...LAN_FILE, PushPullInterval: '-30s' }, want: /: PushPullInterval: must not be negative, got "-30s"$/ },
     { name: 'a negative count', doc: { ...LAN_FILE, IndirectChecks: -1 }, want: /: IndirectChecks: must not be negative, got -1$/ },
-    { name: 'a fraction', doc: { ...LAN_FILE, GossipNodes: 1.5 }, want: /: GossipNodes: want a whole number, got 1.5$/ },
+    { name: 'a fraction', doc: { ...LAN_FILE, GossipNodes: 1.5 }, want: /: GossipNodes: want a whole number written as an integer, got 1.5 / },
+    { name: 'a whole number with a fraction part', doc: JSON.stringify(LAN_FILE).replace('"IndirectChecks":3', '"IndirectChecks":3.0'), want: /: IndirectChecks: want a whole number written as an integer, got 3\.0 \(Go's encoding\/json refuses it for an int field, and so does MetalLB\)$/ },
+    { name: 'an exponent', doc: JSON.stringify(LAN_FILE).replace('"HandoffQueueDepth":1024', '"HandoffQueueDepth":1e3'), want: /: HandoffQueueDepth: want a whole number written as an integer, got 1e3 / },
+    { name: 'an exponent, capital, with sign', doc: JSON.stringify(LAN_FILE).replace('"UDPBufferSize":1400', '"UDPBufferSize":14E+2'), want: /: UDPBufferSize: want a whole number written as an integer, got 14E\+2 / },
+    { name: 'beyond 2^53', doc: JSON.stringify(LAN_FILE).replace('"GossipNodes":3', '"GossipNodes":9007199254740993'), want: /: GossipNodes: want a whole number, got 9007199254740993$/ },
     { name: 'a count as a string', doc: { ...LAN_FILE, RetransmitMult: '4' }, want: /: RetransmitMult: want a whole number, got "4"$/ },
     { name: 'null', doc: { ...LAN_FILE, UDPBufferSize: null }, want: /: UDPBufferSize: want a whole number, got null$/ },
     { name: 'a flag as a string', doc: { ...LAN_FILE, DisableTcpPings: 'false' }, want: /: DisableTcpPings: want true or false, got "false"$/ },
@@ -112,6 +121,32 @@ test('bad files: one line naming the file and the field', () => {
   }
 });
 
+test('unknown fields are ignored with a warning (as Go\'s encoding/json ignores them), a "did you mean" for a typo', () => {
+  const r = parseFile({ ...LAN_FILE, ProbeIntervall: '1s', BindPort: 7946, nested: { a: 1.5 } });
+  assert.deepEqual(r.config, LAN_CONFIG);
+  assert.deepEqual(r.warnings, [
+    `${PATH}: unknown field "ProbeIntervall" ignored (did you mean ProbeInterval?; MetalLB ignores unknown fields too)`,
+    `${PATH}: unknown field "BindPort" ignored (fields: ${MEMBERLIST_FILE_FIELDS.join(', ')}; MetalLB ignores unknown fields too)`,
+    `${PATH}: unknown field "nested" ignored (fields: ${MEMBERLIST_FILE_FIELDS.join(', ')}; MetalLB ignores unknown fields too)`,
+  ]);
+  for (const w of r.warnings) assert.ok(!w.includes('\n'));
+});
+
+test('counts: integer literals only, as Go\'s encoding/json for an int field; -0 is 0; whitespace and key case do not matter', () => {
+  assert.equal(parse(JSON.stringify(LAN_FILE).replace('"IndirectChecks":3', '"IndirectChecks":-0')).indirectChecks, 0);
+  assert.ok(Object.is(parse(JSON.stringify(LAN_FILE).replace('"IndirectChecks":3', '"IndirectChecks":-0')).indirectChecks, 0));
+  const pretty = JSON.stringify(Object.fromEntries(Object.entries(LAN_FILE).map(([k, v]) => [k.toUpperCase(), v])), null, 4);
+  assert.deepEqual(parse(pretty), LAN_CONFIG);
+  assert.equal(parse({ ...LAN_FILE, HandoffQueueDepth: 1e3 }).handoffQueueDepth, 1000, 'JSON.stringify writes 1e3 as 1000');
+  // an unknown field may hold any number: only the 8 count fields are checked
+  assert.equal(parseFile(JSON.stringify(LAN_FILE).replace('{', '{"Extra":1.0e9,')).warnings.length, 1);
+});
+
+test('very long durations are accepted as Go accepts them (the member clamps its timers)', () => {
+  assert.equal(parse({ ...LAN_FILE, TCPTimeout: '720h' }).tcpTimeoutMs, 720 * 3_600_000);
+  assert.equal(parse({ ...LAN_FILE, PushPullInterval: '2562047h' }).pushPullIntervalMs, 2562047 * 3_600_000);
+});
+
 test('metallb-ts speaker: a bad --ml-config-path file stops it with one line naming file and field, exit 2; MetalLB\'s log line first', async () => {
   const { mkdtempSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
@@ -122,11 +157,19 @@ test('metallb-ts speaker: a bad --ml-config-path file stops it with one line nam
   writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n');
   const bad = join(dir, 'config.json');
   writeFileSync(bad, JSON.stringify({ ...LAN_FILE, ProbeInterval: '5x' }));
+  const fifo = join(dir, 'fifo.json');
+  (await import('node:child_process')).execFileSync('mkfifo', [fifo]);
+  const big = join(dir, 'big.json');
+  writeFileSync(big, JSON.stringify(LAN_FILE) + ' '.repeat(1024 * 1024));
   const args = (path: string) => ['speaker', '--node-name', 'n1', '--kubeconfig', kubeconfig, '--port', '0', '--health-probe-port', '0', '--metrics-bind-address', '127.0.0.1',
     '--l2-data-plane', 'log', '--ml-bindaddr', '127.0.0.1', '--ml-bindport', '0', '--ml-labels', 'app=metallb', '--ml-config-path', path];
   const cases: { name: string; path: string; stderr: RegExp; logged: boolean }[] = [
     { name: 'invalid duration', path: bad, stderr: new RegExp(`^metallb-ts: ${bad.replace(/[.]/g, '\\.')}: ProbeInterval: not a duration "5x"`), logged: true },
-    { name: 'a directory', path: dir, stderr: new RegExp(`^metallb-ts: ${dir.replace(/[.]/g, '\\.')}: cannot read the memberlist config file: EISDIR$`), logged: false },
+    { name: 'a directory', path: dir, stderr: new RegExp(`^metallb-ts: ${dir.replace(/[.]/g, '\\.')}: cannot read the memberlist config file: a directory, not a regular file$`), logged: false },
+    // /dev/zero would read gigabytes, a FIFO would block the speaker forever: refused before opening
+    { name: '/dev/zero', path: '/dev/zero', stderr: /^metallb-ts: \/dev\/zero: cannot read the memberlist config file: a character device, not a regular file$/, logged: false },
+    { name: 'a FIFO', path: fifo, stderr: new RegExp(`^metallb-ts: ${fifo.replace(/[.]/g, '\\.')}: cannot read the memberlist config file: a FIFO, not a regular file$`), logged: false },
+    { name: 'over 1 MiB', path: big, stderr: new RegExp(`^metallb-ts: ${big.replace(/[.]/g, '\\.')}: cannot read the memberlist config file: larger than 1048576 bytes \\(1 MiB\\)$`), logged: false },
   ];
   for (const c of cases) {
     const r = await runCliAsync(args(c.path));
@@ -137,6 +180,75 @@ test('metallb-ts speaker: a bad --ml-config-path file stops it with one line nam
     assert.equal(loading.length, c.logged ? 1 : 0, c.name);
     if (c.logged) assert.deepEqual([loading[0]!.op, loading[0]!.path], ['startup', c.path]);
   }
+});
+
+/**
+ * Runs `metallb-ts speaker ARGS` (cluster unreachable: it keeps retrying) until a stdout line
+ * satisfies `until` or 20 s pass, then stops it with SIGTERM; resolves with its log lines.
+ */
+async function speakerLines(args: string[], until: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>[]> {
+  const { spawn } = await import('node:child_process');
+  const { CLI, ROOT } = await import('../helpers/cli.ts');
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  let rest = '';
+  const timer = setTimeout(() => child.kill('SIGTERM'), 20_000);
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    rest += d;
+    const parts = rest.split('\n');
+    rest = parts.pop()!;
+    for (const p of parts) {
+      const line = JSON.parse(p) as Record<string, unknown>;
+      lines.push(line);
+      if (until(line)) child.kill('SIGTERM');
+    }
+  });
+  await new Promise((r) => child.on('close', r));
+  clearTimeout(timer);
+  assert.equal(stderr, '', 'nothing on stderr');
+  return lines;
+}
+
+test('metallb-ts speaker: a missing config file is logged with its path; unknown fields are warn lines; --ml-config-path with memberlist off is warned about', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'ml-config-log-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n');
+  const base = ['speaker', '--node-name', 'n1', '--kubeconfig', kubeconfig, '--port', '0', '--health-probe-port', '0', '--metrics-bind-address', '127.0.0.1', '--l2-data-plane', 'log'];
+  const ml = ['--ml-bindaddr', '127.0.0.1', '--ml-bindport', '0', '--ml-labels', 'app=metallb'];
+  const serving = (l: Record<string, unknown>) => typeof l.msg === 'string' && l.msg.startsWith('serving /metrics');
+  const pick = (lines: Record<string, unknown>[], keys: string[]) => lines.map((l) => Object.fromEntries(keys.filter((k) => k in l).map((k) => [k, l[k]])));
+
+  const absent = join(dir, 'conifg.json');
+  for (const [extra, kind] of [[[], 'LAN'], [['--ml-wan-config'], 'WAN']] as const) {
+    const lines = await speakerLines([...base, ...ml, ...extra, '--ml-config-path', absent], serving);
+    const about = lines.filter((l) => l.path === absent);
+    assert.deepEqual(pick(about, ['level', 'op', 'msg', 'path']), [
+      { level: 'info', op: 'startup', msg: `no memberlist config file, using memberlist's default ${kind} configuration`, path: absent },
+    ]);
+  }
+
+  const file = join(dir, 'config.json');
+  writeFileSync(file, JSON.stringify({ ...LAN_FILE, ProbeIntervall: '2s', Comment: 'from MetalLB' }));
+  const lines = await speakerLines([...base, ...ml, '--ml-config-path', file], serving);
+  assert.deepEqual(pick(lines.filter((l) => l.path === file), ['level', 'op', 'msg', 'path', 'warning']), [
+    { level: 'info', op: 'startup', msg: 'loading memberlist config from file', path: file },
+    { level: 'warn', op: 'startup', path: file, warning: `${file}: unknown field "ProbeIntervall" ignored (did you mean ProbeInterval?; MetalLB ignores unknown fields too)` },
+    { level: 'warn', op: 'startup', path: file, warning: `${file}: unknown field "Comment" ignored (fields: ${MEMBERLIST_FILE_FIELDS.join(', ')}; MetalLB ignores unknown fields too)` },
+  ]);
+  assert.ok(lines.some((l) => l.msg === 'memberlist on: joining the speaker pods'), 'the speaker went on');
+
+  const off = await speakerLines([...base, '--ml-config-path', absent], serving);
+  assert.deepEqual(pick(off.filter((l) => l.path === absent), ['level', 'op', 'path', 'warning']), [
+    { level: 'warn', op: 'startup', path: absent, warning: '--ml-config-path is ignored: memberlist is off (it needs --ml-bindaddr and --ml-labels)' },
+  ]);
+  // not given: no warning about the default path
+  const quiet = await speakerLines(base, serving);
+  assert.equal(quiet.filter((l) => l.level === 'warn').length, 0);
 });
 
 test('readMemberlistConfigFile: a missing file means the defaults (null, nothing logged); a present one is announced, then parsed', async () => {
@@ -150,7 +262,7 @@ test('readMemberlistConfigFile: a missing file means the defaults (null, nothing
   assert.equal(seen.length, 0);
   const file = join(dir, 'config.json');
   writeFileSync(file, JSON.stringify({ ...LAN_FILE, ProbeInterval: '2s' }, null, 2));
-  assert.equal(readMemberlistConfigFile(file, (p) => seen.push(p))!.probeIntervalMs, 2000);
+  assert.equal(readMemberlistConfigFile(file, (p) => seen.push(p))!.config.probeIntervalMs, 2000);
   assert.deepEqual(seen, [file]);
   writeFileSync(file, '{}');
   assert.throws(() => readMemberlistConfigFile(file, (p) => seen.push(p)), /config\.json: TCPTimeout, IndirectChecks, .*: missing/);

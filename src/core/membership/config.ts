@@ -239,59 +239,105 @@ function describe(v: unknown): string {
   return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : JSON.stringify(v);
 }
 
+/** What parseMemberlistConfigFile found: the configuration, and one-line warnings (unknown fields). */
+export interface MemberlistFileResult {
+  readonly config: MemberlistConfig;
+  /**
+   * One line each, naming the file, e.g.
+   * `/etc/metallb/memberlist/config.json: unknown field "ProbeIntervall" ignored (did you mean ProbeInterval?; MetalLB ignores unknown fields too)`.
+   */
+  readonly warnings: readonly string[];
+}
+
+/** JSON's integer literal (RFC 8259 `int` with its optional minus): what Go's encoding/json accepts for an int field. */
+const JSON_INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
+
+/** The "did you mean" hint for a key matching no field: the nearest field name, or the list of all. */
+function nearestField(key: string): string {
+  const near = FILE_FIELDS.map((f) => ({ f, d: levenshtein(f.name.toLowerCase(), key.toLowerCase()) })).sort((a, b) => a.d - b.d)[0]!;
+  return near.d <= 3 ? `did you mean ${near.f.name}?` : `fields: ${MEMBERLIST_FILE_FIELDS.join(', ')}`;
+}
+
 /**
  * Parses MetalLB v0.16.1's memberlist config file (JSON, the 19 fields of memberlistFileConfig:
  * durations as Go duration strings, counts as integers, flags as booleans) into a
  * MemberlistConfig. As MetalLB, the result starts from DefaultLANConfig (also when the speaker
  * runs with --ml-wan-config): the file replaces the defaults, it does not patch them.
  *
+ * As Go's encoding/json (which MetalLB uses): names match case-insensitively; a name matching no
+ * field is ignored — here with a warning in `warnings` carrying a "did you mean" hint, so a
+ * ConfigMap MetalLB accepts also starts metallb-ts; a count must be a JSON integer literal (`3`,
+ * not `3.0` or `3e0`: Go refuses those with "cannot unmarshal number 3.0 into Go struct field …
+ * of type int"); durations are parsed as Go's time.ParseDuration.
+ *
  * Stricter than MetalLB, which fills an omitted number or flag with 0/false silently: every field
- * is required; names match case-insensitively as Go's encoding/json does, but a name matching no
- * field (a typo) is an error, as is one field given twice; wrong types, fractions, negative numbers
- * and negative durations are errors; TCPTimeout, AwarenessMaxMultiplier, HandoffQueueDepth,
- * UDPBufferSize of 0 are errors (memberlist accepts them and stops working); so is ProbeTimeout 0
- * while ProbeInterval is not 0. ProbeInterval, GossipInterval, PushPullInterval (and GossipNodes)
- * of 0 are accepted and switch that timer off, as in memberlist.
+ * is required (a missing one is an error; when an unknown name looks like a typo of it the error
+ * says so); one field given twice under two spellings is an error; wrong types, negative numbers,
+ * numbers beyond 2^53 and negative durations are errors; TCPTimeout, AwarenessMaxMultiplier,
+ * HandoffQueueDepth, UDPBufferSize of 0 are errors (memberlist accepts them and stops working); so
+ * is ProbeTimeout 0 while ProbeInterval is not 0. ProbeInterval, GossipInterval, PushPullInterval
+ * (and GossipNodes) of 0 are accepted and switch that timer off, as in memberlist. Durations may be
+ * as long as Go allows (about 292 years); the member clamps its timers (see membership-memberlist.ts).
  *
  * Throws InputError (exit 2) whose one-line message names `path` and the field, e.g.
  * `/etc/metallb/memberlist/config.json: ProbeInterval: missing`.
  */
-export function parseMemberlistConfigFile(text: string, path: string): MemberlistConfig {
+export function parseMemberlistConfigFile(text: string, path: string): MemberlistFileResult {
   const fail = (msg: string): never => {
     throw new InputError(path, msg);
   };
+  // The JSON text of every number, by holder object and key (Node >= 24 passes it to the reviver).
+  const numberSource = new WeakMap<object, Map<string, string>>();
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = JSON.parse(text, function (this: unknown, key: string, value: unknown, context?: { source?: string }) {
+      if (typeof value === 'number' && context?.source !== undefined && this !== null && typeof this === 'object') {
+        let m = numberSource.get(this);
+        if (!m) numberSource.set(this, (m = new Map()));
+        m.set(key, context.source);
+      }
+      return value;
+    } as (this: unknown, key: string, value: unknown) => unknown);
   } catch (e) {
     fail(`not valid JSON: ${(e as Error).message}`);
   }
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) fail(`want a JSON object of memberlist settings, got ${describe(doc)}`);
   const given = new Map<FileField, { key: string; value: unknown }>();
+  const unknown: string[] = [];
   for (const [key, value] of Object.entries(doc as Record<string, unknown>)) {
     const field = FILE_FIELDS.find((f) => f.name === key) ?? FILE_FIELDS.find((f) => f.name.toLowerCase() === key.toLowerCase());
     if (!field) {
-      const near = FILE_FIELDS.map((f) => ({ f, d: levenshtein(f.name.toLowerCase(), key.toLowerCase()) })).sort((a, b) => a.d - b.d)[0]!;
-      fail(`unknown field ${JSON.stringify(key)}${near.d <= 3 ? ` (did you mean ${near.f.name}?)` : ` (fields: ${MEMBERLIST_FILE_FIELDS.join(', ')})`}`);
+      unknown.push(key);
+      continue;
     }
-    const prev = given.get(field!);
-    if (prev) fail(`${field!.name}: given twice (${JSON.stringify(prev.key)} and ${JSON.stringify(key)})`);
-    given.set(field!, { key, value });
+    const prev = given.get(field);
+    if (prev) fail(`${field.name}: given twice (${JSON.stringify(prev.key)} and ${JSON.stringify(key)})`);
+    given.set(field, { key, value });
   }
+  const warnings = unknown.map((key) => `${path}: unknown field ${JSON.stringify(key)} ignored (${nearestField(key)}; MetalLB ignores unknown fields too)`);
   const missing = FILE_FIELDS.filter((f) => !given.has(f)).map((f) => f.name);
-  if (missing.length > 0) fail(`${missing.join(', ')}: missing (every field of the file is required, as MetalLB documents)`);
+  if (missing.length > 0) {
+    const typos = unknown.filter((k) => missing.some((m) => nearestField(k) === `did you mean ${m}?`));
+    const hint = typos.length > 0 ? `; ${typos.map((k) => `${JSON.stringify(k)}: ${nearestField(k)}`).join('; ')}` : '';
+    fail(`${missing.join(', ')}: missing (every field of the file is required, as MetalLB documents${hint})`);
+  }
+  const sources = numberSource.get(doc as object);
   const out: Record<string, unknown> = { ...LAN_CONFIG };
   for (const field of FILE_FIELDS) {
-    const { value } = given.get(field)!;
+    const { key, value } = given.get(field)!;
     const where = field.name;
     let n: number | boolean;
     if (field.kind === 'bool') {
       if (typeof value !== 'boolean') fail(`${where}: want true or false, got ${describe(value)}`);
       n = value as boolean;
     } else if (field.kind === 'int') {
-      if (typeof value !== 'number' || !Number.isSafeInteger(value)) fail(`${where}: want a whole number, got ${describe(value)}`);
-      if ((value as number) < 0) fail(`${where}: must not be negative, got ${value}`);
-      n = value as number;
+      const source = sources?.get(key);
+      if (typeof value === 'number' && source !== undefined && !JSON_INTEGER.test(source)) {
+        fail(`${where}: want a whole number written as an integer, got ${source} (Go's encoding/json refuses it for an int field, and so does MetalLB)`);
+      }
+      if (typeof value !== 'number' || !Number.isSafeInteger(value)) fail(`${where}: want a whole number, got ${source ?? describe(value)}`);
+      if ((value as number) < 0) fail(`${where}: must not be negative, got ${source ?? value}`);
+      n = (value as number) + 0; // -0 is 0
     } else {
       if (typeof value !== 'string') fail(`${where}: want a Go duration string such as "500ms" or "1m30s", got ${describe(value)}`);
       let ns: bigint;
@@ -309,5 +355,5 @@ export function parseMemberlistConfigFile(text: string, path: string): Memberlis
   }
   const cfg = out as unknown as MemberlistConfig;
   if (cfg.probeIntervalMs > 0 && cfg.probeTimeoutMs <= 0) fail('ProbeTimeout: must not be 0 while ProbeInterval is set (every probe would fail at once; ProbeInterval "0" switches probing off)');
-  return cfg;
+  return { config: cfg, warnings };
 }
