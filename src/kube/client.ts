@@ -15,6 +15,7 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClusterUnreachableError, UserError } from '../core/errors.ts';
+import { RESPONSE_TOO_LARGE, timeoutError, tooLargeError } from './http-limits.ts';
 
 /** Options that choose the kubeconfig (the CLI's `--kubeconfig` and `--context`). */
 export interface KubeConfigOptions {
@@ -230,6 +231,7 @@ function networkReason(err: unknown): string | undefined {
       return `TLS: ${oneLineMessage(c)}`;
     }
     if (c.name === 'TimeoutError') return 'timed out';
+    if (code === RESPONSE_TOO_LARGE) return oneLineMessage(c);
   }
   const msg = causes(err).map((c) => String(c.message ?? '')).join(' ');
   if (/certificate|self[- ]signed|tls|ssl/i.test(msg)) return `TLS: ${oneLineMessage(err)}`;
@@ -302,9 +304,24 @@ export interface KubeRequest {
   rawBody?: string;
   /** Content-Type of a PATCH body (default MERGE_PATCH); other bodies are `application/json` */
   contentType?: string;
-  /** timeout in milliseconds (default: the client's) */
+  /** idle timeout in milliseconds: the socket may be silent this long (default: the client's) */
   timeoutMs?: number;
+  /**
+   * absolute deadline in milliseconds for the whole request (credentials, connect, answer and
+   * body), however the bytes trickle in; absent: none. Past it the request is destroyed and
+   * rejects with `no answer within N ms` (code ETIMEDOUT).
+   */
+  deadlineMs?: number;
+  /**
+   * largest answer body accepted, in bytes; absent: no limit. A larger one (by Content-Length or
+   * as it arrives) is cut off and rejects with `answer larger than N bytes` (code ERESPONSETOOLARGE).
+   */
+  maxBytes?: number;
+  /** aborts the request: rejects with the signal's reason (an AbortError by default) */
+  signal?: AbortSignal;
 }
+
+export { RESPONSE_TOO_LARGE, timeoutError, tooLargeError } from './http-limits.ts';
 
 /** Options of KubeClient. */
 export interface KubeClientOptions {
@@ -352,53 +369,89 @@ export class KubeClient {
    *
    * @throws KubeApiError for a non-2xx answer (with the Kubernetes Status message; `statusCode` 409
    *   for conflicts, 404 for not found) or a 2xx answer that is not JSON; the socket's error (`code`
-   *   ECONNREFUSED, TLS codes, ...) when the server cannot be reached; an error with code ETIMEDOUT
-   *   when the socket is idle for the timeout. Map them with apiError.
+   *   ECONNREFUSED, TLS codes, ...) when the server cannot be reached; an error `no answer within N
+   *   ms` with code ETIMEDOUT when the socket is idle for `timeoutMs` or the request is not done by
+   *   `deadlineMs`; `answer larger than N bytes` (code ERESPONSETOOLARGE) past `maxBytes`; the
+   *   signal's reason when `signal` aborts. Map them with apiError.
    */
   async request<T = unknown>(req: KubeRequest): Promise<T> {
     const method = req.method ?? 'GET';
     const url = new URL(this.server + req.path);
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const opts: https.RequestOptions = { method, headers: {} };
-    await this.kc.applyToHTTPSOptions(opts);
-    if (this.maxSockets !== undefined) opts.agent = this.keepAlive(opts);
-    const body = req.rawBody !== undefined ? Buffer.from(req.rawBody) : req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-    opts.headers = {
-      ...(opts.headers as Record<string, string>),
-      Accept: 'application/json',
-      'User-Agent': this.userAgent,
-      ...(body ? { 'Content-Type': method === 'PATCH' ? (req.contentType ?? MERGE_PATCH) : 'application/json', 'Content-Length': String(body.length) } : {}),
-    };
-    const mod = url.protocol === 'http:' ? http : https;
     const timeoutMs = req.timeoutMs ?? this.timeoutMs;
-    return new Promise<T>((resolve, reject) => {
-      const r = mod.request(url, opts, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const code = res.statusCode ?? 0;
-          let parsed: unknown;
-          try { parsed = JSON.parse(text); } catch { parsed = undefined; }
-          if (code < 200 || code >= 300) {
-            const status = parsed && typeof parsed === 'object' ? parsed as KubeApiError['status'] : undefined;
-            reject(new KubeApiError(code, status, text.trim().slice(0, 200) || (http.STATUS_CODES[code] ?? '')));
-            return;
-          }
-          if (parsed === undefined && !(text === '' && method !== 'GET')) {
-            reject(new KubeApiError(code, undefined, `the server did not answer JSON: ${text.trim().slice(0, 100)}`));
-            return;
-          }
-          resolve(parsed as T);
-        });
-      });
-      r.setTimeout(timeoutMs, () => {
-        r.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
-      });
-      r.on('error', reject);
-      r.end(body);
+    const { deadlineMs, maxBytes, signal } = req;
+    let r: http.ClientRequest | undefined;
+    let res: http.IncomingMessage | undefined;
+    let fail: (err: unknown) => void = () => {};
+    const stopped = new Promise<never>((_, reject) => {
+      fail = (err) => {
+        reject(err);
+        res?.destroy();
+        r?.destroy();
+      };
     });
+    stopped.catch(() => {});
+    const deadline = deadlineMs !== undefined ? setTimeout(() => fail(timeoutError(deadlineMs)), deadlineMs) : undefined;
+    const onAbort = () => fail(signal!.reason ?? Object.assign(new Error('aborted'), { name: 'AbortError' }));
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const opts: https.RequestOptions = { method, headers: {} };
+      await Promise.race([this.kc.applyToHTTPSOptions(opts), stopped]);
+      if (this.maxSockets !== undefined) opts.agent = this.keepAlive(opts);
+      const body = req.rawBody !== undefined ? Buffer.from(req.rawBody) : req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+      opts.headers = {
+        ...(opts.headers as Record<string, string>),
+        Accept: 'application/json',
+        'User-Agent': this.userAgent,
+        ...(body ? { 'Content-Type': method === 'PATCH' ? (req.contentType ?? MERGE_PATCH) : 'application/json', 'Content-Length': String(body.length) } : {}),
+      };
+      const mod = url.protocol === 'http:' ? http : https;
+      const answered = new Promise<T>((resolve, reject) => {
+        r = mod.request(url, opts, (response) => {
+          res = response;
+          const declared = Number(response.headers['content-length']);
+          if (maxBytes !== undefined && Number.isFinite(declared) && declared > maxBytes) {
+            fail(tooLargeError(maxBytes));
+            return;
+          }
+          const chunks: Buffer[] = [];
+          let size = 0;
+          response.on('data', (c: Buffer) => {
+            size += c.length;
+            if (maxBytes !== undefined && size > maxBytes) {
+              fail(tooLargeError(maxBytes));
+              return;
+            }
+            chunks.push(c);
+          });
+          response.on('error', reject);
+          response.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const code = response.statusCode ?? 0;
+            let parsed: unknown;
+            try { parsed = JSON.parse(text); } catch { parsed = undefined; }
+            if (code < 200 || code >= 300) {
+              const status = parsed && typeof parsed === 'object' ? parsed as KubeApiError['status'] : undefined;
+              reject(new KubeApiError(code, status, text.trim().slice(0, 200) || (http.STATUS_CODES[code] ?? '')));
+              return;
+            }
+            if (parsed === undefined && !(text === '' && method !== 'GET')) {
+              reject(new KubeApiError(code, undefined, `the server did not answer JSON: ${text.trim().slice(0, 100)}`));
+              return;
+            }
+            resolve(parsed as T);
+          });
+        });
+        r.setTimeout(timeoutMs, () => fail(timeoutError(timeoutMs)));
+        r.on('error', reject);
+        r.end(body);
+      });
+      return await Promise.race([answered, stopped]);
+    } finally {
+      if (deadline) clearTimeout(deadline);
+      signal?.removeEventListener('abort', onAbort);
+    }
   }
 
   /** Closes the kept-alive connections (with maxSockets; otherwise nothing to do). */
@@ -424,8 +477,14 @@ export class KubeClient {
 export interface KubeGetOptions {
   /** query parameters (undefined values are left out) */
   query?: Record<string, string | number | boolean | undefined>;
-  /** timeout in milliseconds (default 30000) */
+  /** idle timeout in milliseconds (default 30000) */
   timeoutMs?: number;
+  /** absolute deadline in milliseconds (KubeRequest.deadlineMs; default none) */
+  deadlineMs?: number;
+  /** largest answer body in bytes (KubeRequest.maxBytes; default no limit) */
+  maxBytes?: number;
+  /** aborts the request */
+  signal?: AbortSignal;
 }
 
 /**
@@ -434,8 +493,11 @@ export interface KubeGetOptions {
  *
  * @throws KubeApiError for a non-2xx answer (with the Kubernetes Status message) or one that is
  *   not JSON; the socket's error (`code` ECONNREFUSED, TLS codes, ...) when the server cannot be
- *   reached; an error with code ETIMEDOUT after `timeoutMs`. Map them with apiError.
+ *   reached; `no answer within N ms` (code ETIMEDOUT) when the socket is idle for `timeoutMs` or
+ *   the answer is not complete by `deadlineMs`; `answer larger than N bytes` (code
+ *   ERESPONSETOOLARGE) past `maxBytes`. Map them with apiError.
  */
 export async function kubeGet(kc: KubeConfig, path: string, opts: KubeGetOptions = {}): Promise<unknown> {
-  return new KubeClient(kc).request({ path, query: opts.query, timeoutMs: opts.timeoutMs });
+  const { query, timeoutMs, deadlineMs, maxBytes, signal } = opts;
+  return new KubeClient(kc).request({ path, query, timeoutMs, deadlineMs, maxBytes, signal });
 }

@@ -213,6 +213,65 @@ test('KubeClient.request: method, query, body and content type on the wire; answ
   }
 });
 
+test('KubeClient.request / kubeGet: an absolute deadline (a trickling answer is never idle), a size cap, abort', async () => {
+  const big = JSON.stringify({ items: 'x'.repeat(5000) });
+  const http = createHttpServer((req, res) => {
+    const path = new URL(req.url!, 'http://x').pathname;
+    if (path === '/trickle') {
+      // One byte every 50 ms: the idle timeout never fires.
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      const t = setInterval(() => res.write(' '), 50);
+      res.on('close', () => clearInterval(t));
+      return;
+    }
+    if (path === '/big-declared') return void res.writeHead(200, { 'Content-Length': String(big.length) }).end(big);
+    if (path === '/big-chunked') {
+      res.writeHead(200);
+      for (let i = 0; i < big.length; i += 500) res.write(big.slice(i, i + 500));
+      return void res.end();
+    }
+    if (path === '/big-error') return void res.writeHead(503).end(big);
+    res.writeHead(200).end(JSON.stringify({ ok: true }));
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const server = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+  });
+  const api = new KubeClient(kc, { timeoutMs: 200 });
+  const ctx = { verb: 'get', resource: 'v1 pods', server };
+  const fails = async (p: Promise<unknown>) => p.then((v) => assert.fail(`resolved ${JSON.stringify(v)}`), (e: unknown) => e as Error & { code?: string });
+  try {
+    const t0 = Date.now();
+    const slow = await fails(api.request({ path: '/trickle', deadlineMs: 400 }));
+    assert.ok(Date.now() - t0 < 1000, `${Date.now() - t0} ms`);
+    assert.equal(slow.message, 'no answer within 400 ms');
+    assert.equal(slow.code, 'ETIMEDOUT');
+    assert.equal((apiError(slow, ctx) as UserError).message, `cannot get v1 pods at ${server}: timed out`);
+    const viaGet = await fails(kubeGet(kc, '/trickle', { timeoutMs: 200, deadlineMs: 300 }));
+    assert.equal(viaGet.message, 'no answer within 300 ms');
+    for (const path of ['/big-declared', '/big-chunked', '/big-error']) {
+      const e = await fails(api.request({ path, maxBytes: 1000 }));
+      assert.equal(e.message, 'answer larger than 1000 bytes', path);
+      assert.equal(e.code, 'ERESPONSETOOLARGE', path);
+      const mapped = apiError(e, ctx);
+      assert.ok(mapped instanceof ClusterUnreachableError, path);
+      assert.equal(mapped.message, `cannot get v1 pods at ${server}: answer larger than 1000 bytes`);
+    }
+    assert.deepEqual(await kubeGet(kc, '/big-declared', { maxBytes: big.length }), JSON.parse(big), 'exactly maxBytes is fine');
+    assert.deepEqual(await kubeGet(kc, '/ok', { deadlineMs: 2000, maxBytes: 100 }), { ok: true });
+    const abort = new AbortController();
+    const asked = api.request({ path: '/trickle', timeoutMs: 5000, signal: abort.signal });
+    setTimeout(() => abort.abort(new Error('stop')), 50);
+    assert.equal((await fails(asked)).message, 'stop');
+  } finally {
+    http.closeAllConnections();
+    await new Promise((r) => http.close(r));
+  }
+});
+
 test('resource paths: cluster-wide core and group kinds, MetalLB kinds in the MetalLB namespace', () => {
   const paths = RESOURCES.map((r) => `${r.list} ${resourcePath(r, 'mlb')}${r.labelSelector ? ` ?${r.labelSelector}` : ''}${r.fieldSelector ? ` ?${r.fieldSelector}` : ''}`);
   assert.deepEqual(paths, [
