@@ -71,7 +71,7 @@ export function registerExplain(program: Command): void {
     .command('explain')
     .description('explain how MetalLB treats a LoadBalancer service: its IP, its pool, and which node announces it and why')
     .argument('<service>', 'svc/NAME, NAMESPACE/NAME or NAME')
-    .addHelpText('after', '\nExamples:\n  metallb-ts explain svc/frontend -n shop -f examples/cluster.yaml\n  metallb-ts explain shop/frontend -f dump/ -o json\n  metallb-ts explain svc/frontend -n shop                          # live: asks a speaker pod for its memberlist view\n  metallb-ts explain svc/frontend -n shop --speaker 10.0.0.5:7472');
+    .addHelpText('after', '\nExamples:\n  metallb-ts explain svc/frontend -n shop -f examples/cluster.yaml\n  metallb-ts explain shop/frontend -f dump/ -o json\n  metallb-ts explain svc/frontend -n shop                          # live: asks a speaker pod for its memberlist view\n  metallb-ts explain svc/frontend -n shop --speaker 10.0.0.5:9120');
   addFilenameOption(cmd);
   addNamespaceOption(cmd);
   addOutputOption(cmd);
@@ -79,8 +79,9 @@ export function registerExplain(program: Command): void {
   addSpeakerViewOption(cmd);
   cmd.action(async (target: string, opts: ExplainOptions) => {
     const ref = parseServiceTarget(target, opts.namespace);
-    const { state, source, speakerView } = await loadDiagnosticState(opts);
-    findService(state, ref);
+    // The Service is looked up as soon as the state is there, before the speaker's answer is
+    // awaited: an unknown Service (exit 2) wins over an unreachable speaker (exit 3).
+    const { state, source, speakerView } = await loadDiagnosticState(opts, undefined, (s) => { findService(s, ref); });
     const explanation = explainServiceRef(diagnostics(state, opts, speakerView), ref);
     // `source` (live server or snapshot files) and where the speaker view came from (or why live
     // mode fell back) are the command's additions to the core's Explanation.

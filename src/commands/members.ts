@@ -7,28 +7,32 @@
  * Table: NAME ADDRESS STATE INCARNATION (wide adds PORT), after a line naming the pod when it was
  * discovered. With memberlist off the speaker counts every Node: the table lists them as alive.
  * Exit 0, 2 for bad input, 3 when no speaker can be reached or it answers with an error.
- * Only node's own `fetch` here (the CLI loads every command file at start); the Kubernetes client
+ * Only node's own http here (the CLI loads every command file at start); the Kubernetes client
  * is loaded for discovery only.
  */
 import type { Command } from 'commander';
 import { EXIT_UNREACHABLE, UserError } from '../core/errors.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
-import { fetchMembers, type MembersView, type SpeakerViewOrigin } from '../kube/speaker-view.ts';
+import { discoverSpeakerView, fetchMembers, type ApiGet, type MembersView, type SpeakerViewOrigin } from '../kube/speaker-view.ts';
+import { escapeControl } from '../render/text.ts';
 import { addClusterOptions, addOutputOption, addSpeakerViewOption, type SpeakerViewOptions } from './options.ts';
 import type { OutputFormat } from '../render/output.ts';
 
 export { fetchMembers, speakerURL, type MemberRow, type MembersView } from '../kube/speaker-view.ts';
 
-/** The table of a view (wide: with PORT); `from`: a first line naming the discovered speaker pod. */
+/**
+ * The table of a view (wide: with PORT); `from`: a first line naming the discovered speaker pod.
+ * Strings from the speaker are printed with their control characters escaped (escapeControl).
+ */
 export function membersTable(v: MembersView, wide: boolean, from?: SpeakerViewOrigin): string {
-  const rows: string[][] = 'members' in v
+  const rows: string[][] = ('members' in v
     ? v.members.map((m) => [m.name, m.address, ...(wide ? [String(m.port)] : []), m.state, String(m.incarnation)])
-    : v.alive.map((n) => [n, '-', ...(wide ? ['-'] : []), 'alive', '-']);
+    : v.alive.map((n) => [n, '-', ...(wide ? ['-'] : []), 'alive', '-'])).map((r) => r.map(escapeControl));
   const head = ['NAME', 'ADDRESS', ...(wide ? ['PORT'] : []), 'STATE', 'INCARNATION'];
   const all = [head, ...rows];
   const widths = head.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
   const lines = all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]! + 3))).join(''));
-  const origin = from?.pod ? `speaker pod ${from.pod}${from.node ? ` on node ${from.node}` : ''} (${from.address}, through the API server)\n` : '';
+  const origin = from?.pod ? escapeControl(`speaker pod ${from.pod}${from.node ? ` on node ${from.node}` : ''} (${from.address}, through the API server)`) + '\n' : '';
   const note = 'members' in v ? '' : 'memberlist is off on this speaker: every Node counts as a live speaker\n';
   return origin + note + lines.join('\n') + '\n';
 }
@@ -44,15 +48,17 @@ interface MembersOptions extends SpeakerViewOptions {
 /**
  * The view `members` prints: `--speaker` directly, else discovered through the API server.
  * @throws UserError (exit 2) for a bad `--speaker`, `--speaker-selector` or kubeconfig, or `--node`
- *   with `--speaker`; UserError (exit 3) when no speaker answers (the reason names each pod tried);
- *   ClusterUnreachableError (exit 3) when the API server cannot be reached or forbids listing pods.
+ *   or `--speaker-selector` with `--speaker`; UserError (exit 3) when no speaker answers (the reason
+ *   names the pods tried, grouped by error); ClusterUnreachableError (exit 3) when the API server
+ *   cannot be reached or forbids listing pods (`cannot list v1 pods at SERVER: ...`).
  */
 export async function membersView(opts: MembersOptions): Promise<{ view: MembersView; from?: SpeakerViewOrigin }> {
   if (opts.speaker !== undefined) {
     if (opts.node !== undefined) throw new UserError('--node picks a speaker pod to ask through the API server, --speaker names one directly: give one or the other');
+    if (opts.speakerSelector !== undefined) throw new UserError('--speaker-selector picks the speaker pods to ask through the API server, --speaker names one directly: give one or the other');
     return { view: await fetchMembers(opts.speaker) };
   }
-  const [{ loadKubeConfig, kubeGet, apiError, serverOf }, { discoverSpeakerView }] = await Promise.all([import('../kube/client.ts'), import('../kube/speaker-view.ts')]);
+  const { loadKubeConfig, kubeGet, apiError, serverOf } = await import('../kube/client.ts');
   const kc = loadKubeConfig({
     ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
     ...(opts.context !== undefined ? { context: opts.context } : {}),
@@ -60,7 +66,7 @@ export async function membersView(opts: MembersOptions): Promise<{ view: Members
   const namespace = opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE;
   // The pod list is the one request that tells whether the API server is there at all: its errors
   // are the usual one-line cluster errors (exit 3 unreachable/forbidden).
-  const get = async (path: string, o: { query?: Record<string, string>; timeoutMs?: number }) => {
+  const get: ApiGet = async (path, o) => {
     try {
       return await kubeGet(kc, path, o);
     } catch (err) {
@@ -85,7 +91,7 @@ export function registerMembers(program: Command): void {
     .command('members')
     .description("print a running speaker's memberlist view (from its metrics port; without --speaker, a speaker pod through the API server)")
     .option('--node <node>', "ask the speaker pod on this node (discovery only)")
-    .addHelpText('after', '\nExamples:\n  metallb-ts members                       # a speaker pod of the current kubeconfig context\n  metallb-ts members --node worker-1 -o wide\n  metallb-ts members --speaker 10.0.0.5:7472 -o json');
+    .addHelpText('after', '\nExamples:\n  metallb-ts members                       # a speaker pod of the current kubeconfig context\n  metallb-ts members --node worker-1 -o wide\n  metallb-ts members --speaker 10.0.0.5:9120 -o json');
   addSpeakerViewOption(cmd, false);
   addClusterOptions(cmd);
   addOutputOption(cmd);

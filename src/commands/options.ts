@@ -14,7 +14,7 @@ import { loadSnapshot, STDIN_NAME } from '../kube/snapshot.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { OUTPUT_FORMATS, type OutputFormat } from '../render/output.ts';
 import {
-  DEFAULT_SPEAKER_SELECTOR, fetchMembers, speakersFromView, speakerURL, type SpeakerViewOrigin,
+  DEFAULT_SPEAKER_SELECTOR, fetchMembers, parseSpeakerAddress, speakersFromView, type SpeakerViewOrigin,
 } from '../kube/speaker-view.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 
@@ -174,48 +174,86 @@ export interface SpeakerViewChoice {
 }
 
 /**
+ * Rejects speaker-view options that would be silently ignored, before anything is read: `--speaker`
+ * with `--speakers`, `--speaker-selector` with `--speaker`, `--speakers`, `-f` or
+ * `--no-speaker-discovery`, and `--no-speaker-discovery` with `--speaker`; then parses `--speaker`.
+ * @throws UserError (exit 2), one line naming both options; or parseSpeakerAddress's for a bad `--speaker`.
+ */
+export function checkSpeakerViewOptions(opts: StateOptions): void {
+  const both = (why: string) => new UserError(`${why}: give one or the other`);
+  const files = (opts.filename?.length ?? 0) > 0;
+  if (opts.speaker !== undefined) {
+    if (opts.speakers) throw both('--speakers lists the live speakers, --speaker asks a speaker for them');
+    if (opts.speakerSelector !== undefined) throw both('--speaker-selector picks the speaker pods to ask through the API server, --speaker names one directly');
+    if (opts.speakerDiscovery === false) throw both('--no-speaker-discovery asks no speaker, --speaker asks one');
+    parseSpeakerAddress(opts.speaker);
+  }
+  if (opts.speakerSelector !== undefined) {
+    if (files) throw both('--speaker-selector picks the speaker pods of the live cluster to ask, -f reads a snapshot and asks none');
+    if (opts.speakers) throw both('--speakers lists the live speakers, --speaker-selector picks the speaker pods to ask for them');
+    if (opts.speakerDiscovery === false) throw both('--speaker-selector picks the speaker pods to ask, --no-speaker-discovery asks none');
+  }
+}
+
+/**
  * loadStateWithSource, plus the speaker view the election should use, as MetalLB's speakers see
  * it: `--speakers` wins (no view); else `--speaker HOST:PORT` is asked directly (with or without
  * `-f`); else, live and without `--no-speaker-discovery`, a speaker pod is found and asked through
  * the API server's pod proxy (discoverSpeakerView: `--speaker-selector` in `--metallb-namespace`,
- * Ready pods first, a few pods with a short timeout each, progress on stderr when slow) while the
+ * Ready pods first, a few pods with a 2 s deadline each, progress on stderr when slow) while the
  * state is read; when none answers, the speakers are derived from the state as before and
- * `report.fallback` says why.
- * @throws as loadStateWithSource; UserError (exit 2) for `--speaker` with `--speakers`, a bad
- *   `--speaker` value or a selector the API server rejects; UserError (exit 3) when the speaker
- *   named with `--speaker` cannot be reached or answers no member view.
+ * `report.fallback` says why. The speaker is asked while the state is read, but `check` (e.g.
+ * "is the Service there") runs on the state first, so its errors win over the speaker's; on any
+ * error the speaker request is aborted.
+ * @throws checkSpeakerViewOptions's usage errors first; then as loadStateWithSource; what `check`
+ *   throws; UserError (exit 2) for a selector the API server rejects; UserError (exit 3) when the
+ *   speaker named with `--speaker` cannot be reached or answers no member view.
  */
 export async function loadDiagnosticState(
-  opts: StateOptions, stdin?: NodeJS.ReadableStream | string,
+  opts: StateOptions, stdin?: NodeJS.ReadableStream | string, check?: (state: ClusterState) => void,
 ): Promise<{ state: ClusterState; source: StateSource; speakerView: SpeakerViewChoice }> {
+  checkSpeakerViewOptions(opts);
   if (opts.speaker !== undefined) {
-    if (opts.speakers) throw new UserError('--speakers lists the live speakers, --speaker asks a speaker for them: give one or the other');
-    speakerURL(opts.speaker);
-    const asked = fetchMembers(opts.speaker);
-    asked.catch(() => {}); // awaited below, after the state: its errors come first
-    const loaded = await loadStateWithSource(opts, stdin);
-    const view = await asked;
-    return { ...loaded, speakerView: {
-      memberlist: { speakers: speakersFromView(view) },
-      report: { from: { via: 'address', address: opts.speaker.trim(), pod: null, node: 'self' in view ? view.self : null } },
-    } };
+    const abort = new AbortController();
+    const asked = fetchMembers(opts.speaker, { signal: abort.signal });
+    asked.catch(() => {}); // awaited below, after the state and `check`: their errors come first
+    try {
+      const loaded = await loadStateWithSource(opts, stdin);
+      check?.(loaded.state);
+      const view = await asked;
+      return { ...loaded, speakerView: {
+        memberlist: { speakers: speakersFromView(view) },
+        report: { from: { via: 'address', address: opts.speaker.trim(), pod: null, node: 'self' in view ? view.self : null } },
+      } };
+    } finally {
+      abort.abort();
+    }
   }
   if (opts.speakers || (opts.filename && opts.filename.length > 0) || opts.speakerDiscovery === false) {
-    return { ...await loadStateWithSource(opts, stdin), speakerView: { report: {} } };
+    const loaded = await loadStateWithSource(opts, stdin);
+    check?.(loaded.state);
+    return { ...loaded, speakerView: { report: {} } };
   }
   const { kc, read } = await liveRead(opts);
   const [{ kubeGet, serverOf }, { discoverSpeakerView }] = await Promise.all([import('../kube/client.ts'), import('../kube/speaker-view.ts')]);
+  const abort = new AbortController();
   const discovery = discoverSpeakerView((path, o) => kubeGet(kc, path, o), {
     namespace: opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE,
     ...(opts.speakerSelector !== undefined ? { selector: opts.speakerSelector } : {}),
     onSlow: (m) => process.stderr.write(`metallb-ts: ${m}\n`),
+    signal: abort.signal,
   });
-  discovery.catch(() => {}); // awaited below, after the state: its errors come first
-  const state = await read;
-  const found = await discovery;
-  const source: StateSource = { kind: 'live', server: serverOf(kc) };
-  if (!found.ok) return { state, source, speakerView: { report: { fallback: found.reason } } };
-  return { state, source, speakerView: { memberlist: { speakers: speakersFromView(found.view) }, report: { from: found.from } } };
+  discovery.catch(() => {}); // awaited below, after the state and `check`: their errors come first
+  try {
+    const state = await read;
+    check?.(state);
+    const found = await discovery;
+    const source: StateSource = { kind: 'live', server: serverOf(kc) };
+    if (!found.ok) return { state, source, speakerView: { report: { fallback: found.reason } } };
+    return { state, source, speakerView: { memberlist: { speakers: speakersFromView(found.view) }, report: { from: found.from } } };
+  } finally {
+    abort.abort();
+  }
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Explanation, Finding, SpeakersSource, WhoisResult } from '../core/
 import type { SpeakerViewOrigin } from '../kube/speaker-view.ts';
 import { palette } from './color.ts';
 import { NONE, PENDING, renderTable } from './table.ts';
+import { escapeControl } from './text.ts';
 
 /** Where `explain` read the cluster state: the live API server or snapshot files (its `Source` line). */
 export type ExplainSource = { kind: 'live'; server: string } | { kind: 'files'; files: readonly string[] };
@@ -34,7 +35,8 @@ export interface SpeakersReport {
 /**
  * The value of the `Speakers` line: how many speakers are alive and which, and which view that is
  * (`memberlist of the speaker on node-a (pod metallb-system/speaker-x, through the API server)`,
- * `memberlist of speaker 10.0.0.5:7472 (node-a)`, `speaker-pods; no speaker reachable: ...`).
+ * `memberlist of speaker 10.0.0.5:9120 (node-a)`, `speaker-pods; no speaker reachable: ...`).
+ * Names and reasons come from a speaker: control characters are escaped (escapeControl).
  */
 export function speakersText(sp: SpeakersReport): string {
   const f = sp.from;
@@ -44,17 +46,17 @@ export function speakersText(sp: SpeakersReport): string {
   const what = sp.source === 'memberlist' ? `memberlist of ${speaker}`
     : sp.source === 'memberlist-disabled' ? `memberlist off on ${speaker}`
       : `${sp.source}${sp.fallback ? `; ${sp.fallback}` : ''}`;
-  return sp.nodes === null ? `every node (${what})` : `${sp.nodes.length} alive (${what}): ${list(sp.nodes, 8)}`;
+  return escapeControl(sp.nodes === null ? `every node (${what})` : `${sp.nodes.length} alive (${what}): ${list(sp.nodes, 8)}`);
 }
 
-/** Findings as an indented block (message, then `fix:` line). */
+/** Findings as an indented block (message, then `fix:` line); control characters escaped (a finding may quote a speaker's member names). */
 export function findingsText(findings: readonly Finding[], c: ChalkInstance = palette()): string {
   if (findings.length === 0) return '';
   const sev = (s: Finding['severity']) => (s === 'error' ? c.red(s) : s === 'warning' ? c.yellow(s) : s);
   let out = '\nFindings:\n';
   for (const f of findings) {
-    out += `  ${sev(f.severity)} ${c.bold(f.id)}: ${f.message}\n`;
-    out += `    fix: ${f.fix}\n`;
+    out += `  ${sev(f.severity)} ${c.bold(f.id)}: ${escapeControl(f.message)}\n`;
+    out += `    fix: ${escapeControl(f.fix)}\n`;
   }
   return out;
 }
@@ -75,7 +77,7 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
   out += field('Speakers', speakersText(e.speakers as SpeakersReport));
   const announced = e.announcer ?? (e.bgpAnnouncers.length > 0 ? e.bgpAnnouncers.join(', ') : null);
   out += field('Announced by', announced ? c.green(announced) : c.red('nobody'));
-  out += field('Why', whyLine(e));
+  out += field('Why', escapeControl(whyLine(e)));
   if (e.l2Status.length > 0) {
     out += field('L2 status', e.l2Status.map((s) => `${s.node}${s.interfaces.length ? ` on ${s.interfaces.join(', ')}` : ''}`).join('; ') + ' (ServiceL2Status)');
   }
@@ -91,7 +93,7 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
       e.l2.trace.map((t) => [
         t.step,
         `${t.kept.length}`,
-        t.dropped.length > 0 ? dropSummary(t.dropped, wide) : t.note ?? '',
+        escapeControl(t.dropped.length > 0 ? dropSummary(t.dropped, wide) : t.note ?? ''),
       ]),
     ));
   }
@@ -101,7 +103,7 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
   out += '\n';
   const cols = ['node', 'decision', 'detail', ...(wide ? ['interfaces'] : [])];
   out += renderTable(cols, e.nodes.map((n) => [
-    n.node, verdict(n.decision, c), n.detail,
+    n.node, verdict(n.decision, c), escapeControl(n.detail),
     ...(wide ? [n.interfaces === null ? NONE : n.interfaces === 'all' ? 'all' : n.interfaces.join(',')] : []),
   ]), 'No nodes in the cluster state.');
   out += findingsText(e.findings, c);
@@ -142,7 +144,7 @@ export function whoisText(w: WhoisResult & { speakers?: SpeakersReport }, wide: 
     return [
       h.service, h.mode, by ? c.green(by) : undefined,
       h.l2Status.map((s) => s.node + (s.interfaces.length > 0 ? ` (${s.interfaces.join(',')})` : '')).join(', '),
-      h.problems.join('; '),
+      escapeControl(h.problems.join('; ')),
       ...(wide ? [h.ips.join(','), h.pool] : []),
     ];
   });
