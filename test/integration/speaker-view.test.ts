@@ -5,7 +5,8 @@
 //
 // (a) `explain --speaker 127.0.0.1:PORT`: the speaker's memberlist view, ml-c dropped, the winner
 //     is the node whose ServiceL2Status the speakers wrote, and the output says where the view came from.
-// (c) no speaker pod, or a speaker pod the API server cannot reach: the derived view and the reason.
+// (c) no speaker pod, MetalLB's own speaker pods (never asked), a speaker pod the API server cannot
+//     reach, or one that trickles its answer (given up after 2 s): the derived view and the reason.
 // (b) the API server's pod proxy: kube-apiserver refuses to proxy to loopback pod IPs, so a speaker
 //     pod gets 192.0.2.250 inside a network namespace this test creates (veth to the host, /32 routes
 //     only: the host's own network may be 192.0.2.0/24), where a relay forwards to a unix socket,
@@ -211,6 +212,41 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
     const gone = await cli(['explain', 'svc/web', '-n', 'default', '--speaker', `127.0.0.1:${closed}`]);
     assert.equal(gone.status, 3);
     assert.equal(gone.stderr, `metallb-ts: cannot reach speaker 127.0.0.1:${closed}: ECONNREFUSED\n`);
+    // The unknown Service is reported first (exit 2), not the unreachable speaker (exit 3).
+    const unknown = await cli(['explain', 'svc/nonexistent', '-n', 'default', '--speaker', `127.0.0.1:${closed}`]);
+    assert.equal(unknown.status, 2, unknown.stderr);
+    assert.equal(unknown.stderr, 'metallb-ts: service default/nonexistent not found in the cluster state\n');
+  });
+
+  test('(c) MetalLB v0.16.1 speaker pods (HTTPS metrics on 9120, no /debug/members) are not asked: the reason says so', async () => {
+    // Two pods as MetalLB's native manifest makes them (its DaemonSet's container and ports).
+    const names = ['speaker-mlb-a', 'speaker-mlb-b'];
+    for (const [i, name] of names.entries()) {
+      await core.createNamespacedPod({ namespace: NS, body: {
+        metadata: { name, labels: { app: 'metallb', component: 'speaker' } },
+        spec: { nodeName: NODES[i]!, automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'quay.io/metallb/speaker:v0.16.1', args: ['--port=9120', '--log-level=info'],
+          ports: [{ name: 'metricshttps', containerPort: 9120 }, { name: 'memberlist-tcp', containerPort: 7946 }, { name: 'memberlist-udp', containerPort: 7946, protocol: 'UDP' }] }] } } });
+      await core.patchNamespacedPodStatus({ namespace: NS, name, body: { status: {
+        phase: 'Running', podIP: `198.51.100.${i + 1}`, podIPs: [{ ip: `198.51.100.${i + 1}` }], conditions: [{ type: 'Ready', status: 'True' }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    }
+    try {
+      const reason = `no speaker reachable: pods ${NS}/speaker-mlb-a (node ml-a), ${NS}/speaker-mlb-b (node ml-b): a MetalLB speaker serves no memberlist view`;
+      const { out, stderr } = await explainJSON();
+      assert.equal(stderr, '');
+      assert.deepEqual(out.speakers, { source: 'speaker-pods', nodes: ['ml-a', 'ml-b'], fallback: reason });
+      const members = await cli(['members']);
+      assert.equal(members.status, 3);
+      assert.equal(members.stderr, `metallb-ts: ${reason}\n`);
+      const sel = await cli(['members', '--speaker-selector', 'app=metallb', '--node', 'ml-b']);
+      assert.equal(sel.stderr, `metallb-ts: no speaker reachable: pod ${NS}/speaker-mlb-b (node ml-b): a MetalLB speaker serves no memberlist view\n`);
+    } finally {
+      for (const name of names) await core.deleteNamespacedPod({ namespace: NS, name, gracePeriodSeconds: 0 });
+      await waitFor('the MetalLB speaker pods are gone', async () => {
+        const list = await core.listNamespacedPod({ namespace: NS, labelSelector: 'app=metallb' });
+        return list.items.length === 0 ? true : undefined;
+      }, logs);
+    }
   });
 
   describe('through the API server\'s pod proxy', { skip: canNetns ? false : 'needs root and iproute2 (a network namespace for the pod IP)' }, () => {
@@ -281,6 +317,38 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
       // --no-speaker-discovery: the derivation from the state, no fallback reason.
       const off = await explainJSON(['--no-speaker-discovery']);
       assert.deepEqual(off.out.speakers, { source: 'speaker-pods', nodes: ['ml-b'] });
+    });
+
+    test('(c) a speaker pod that trickles its answer through the API server: given up after 2 s, not waited for forever', { timeout: 60_000 }, async () => {
+      // A "speaker" in the namespace that answers 200 and then one byte every 300 ms, forever: the
+      // API server's proxy flushes the bytes on, so the connection is never idle.
+      const port = POD_PORT + 1;
+      const script = `require('node:http').createServer((req, res) => { res.writeHead(200, { 'Content-Type': 'application/json' });
+          const t = setInterval(() => res.write(' '), 300); res.on('close', () => clearInterval(t)); })
+        .listen(Number(process.env.PORT), process.env.HOST, () => console.log('listening'));`;
+      const trickler = spawn('ip', ['netns', 'exec', netns, process.execPath, '-e', script], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PORT: String(port), HOST: POD_IP } });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          trickler.stdout!.once('data', () => resolve());
+          trickler.once('exit', (code) => reject(new Error(`trickler in ${netns} exited ${code}`)));
+        });
+        await core.createNamespacedPod({ namespace: NS, body: {
+          metadata: { name: 'speaker-trickle', labels: { app: 'metallb-ts', component: 'speaker' } },
+          spec: { nodeName: 'ml-a', automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0', args: ['speaker', `--port=${port}`],
+            ports: [{ name: 'monitoring', containerPort: port }] }] } } });
+        await core.patchNamespacedPodStatus({ namespace: NS, name: 'speaker-trickle', body: { status: {
+          phase: 'Running', podIP: POD_IP, podIPs: [{ ip: POD_IP }], conditions: [{ type: 'Ready', status: 'True' }] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        const t0 = Date.now();
+        const r = await cli(['members', '--node', 'ml-a']);
+        const took = Date.now() - t0;
+        assert.equal(r.status, 3, r.stderr);
+        assert.match(r.stderr, new RegExp(`no speaker reachable: pod ${NS}/speaker-trickle \\(node ml-a\\) port ${port}: no answer within 2000 ms\\n$`), r.stderr);
+        assert.ok(took < 8000, `members gave up after ${took} ms`);
+      } finally {
+        trickler.kill('SIGKILL');
+        await core.deleteNamespacedPod({ namespace: NS, name: 'speaker-trickle', gracePeriodSeconds: 0 }).catch(() => {});
+      }
     });
   });
 });
