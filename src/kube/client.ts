@@ -383,8 +383,10 @@ export class KubeClient {
     let r: http.ClientRequest | undefined;
     let res: http.IncomingMessage | undefined;
     let fail: (err: unknown) => void = () => {};
+    let settled = false; // once answered, a late timer or abort must not destroy a socket the pool reuses
     const stopped = new Promise<never>((_, reject) => {
       fail = (err) => {
+        if (settled) return;
         reject(err);
         res?.destroy();
         r?.destroy();
@@ -449,6 +451,7 @@ export class KubeClient {
       });
       return await Promise.race([answered, stopped]);
     } finally {
+      settled = true;
       if (deadline) clearTimeout(deadline);
       signal?.removeEventListener('abort', onAbort);
     }
