@@ -154,3 +154,41 @@ test('intervals of 0 switch timers off as memberlist schedule() does: no probe, 
     if (!c.probes && !c.gossips && !c.pushPulls) assert.equal(nextWakeMs(s), Infinity, `${c.name}: nothing to wake for`);
   }
 });
+
+test('push/pull node states are validated like alive messages: port 0 masked with ours, bad ports and addresses refused', () => {
+  const st = (name: string, addr: Uint8Array, port: number) => ({ name, addr, port, meta: null, incarnation: 1, state: 0, vsn });
+  const { s, fx } = run(base(), [{
+    at: 1,
+    e: { type: 'merge', nodes: [st('zero', ip(2), 0), st('big', ip(3), 70000), st('short', Uint8Array.from([127, 0, 4]), 7946), st('empty', new Uint8Array(0), 7946), st('ok6', new Uint8Array(16).fill(1), 7947)] },
+  }]);
+  assert.equal(s.members.get('zero')!.port, 7946, 'port 0 becomes our own port, as for a UDP alive');
+  assert.ok(!s.members.has('big') && !s.members.has('short') && !s.members.has('empty'));
+  assert.equal(s.members.get('ok6')!.port, 7947);
+  assert.equal(fx.filter((e) => e.kind === 'log' && e.message.startsWith('ignoring alive')).length, 3);
+  // the same through UDP
+  const r = run(base(), [{ at: 1, e: { type: 'message', msg: { ...(alive('zero', 2) as Extract<Message, { type: 'alive' }>), port: 0 }, from } }, { at: 1, e: { type: 'message', msg: { ...(alive('short', 3) as Extract<Message, { type: 'alive' }>), addr: Uint8Array.from([1, 2]) }, from } }]);
+  assert.equal(r.s.members.get('zero')!.port, 7946);
+  assert.ok(!r.s.members.has('short'));
+  // nothing ever goes to port 0
+  let t = 2;
+  let x = s;
+  const out: Effect[] = [];
+  for (; t < 20_000; t += 50) {
+    const q = step(x, { type: 'tick' }, t);
+    x = q.state;
+    out.push(...q.effects);
+  }
+  for (const e of out) if (e.kind === 'packet' || e.kind === 'tcpPing' || e.kind === 'pushPull') assert.ok(e.to.port >= 1 && e.to.port <= 65535, `${e.kind} to port ${e.to.port}`);
+});
+
+test('incarnations are uint32 and wrap as memberlist\'s atomic adds do', () => {
+  let { s } = run(base(), [{ at: 1, e: { type: 'message', msg: { type: 'dead', incarnation: 0xffffffff, node: 'me', from: 'x' }, from } }]);
+  assert.equal(s.members.get('me')!.incarnation, 0, 'accused at 0xFFFFFFFF: skipIncarnation wraps to 0');
+  ({ s } = run(s, [{ at: 2, e: { type: 'message', msg: { type: 'suspect', incarnation: 0xfffffffe, node: 'me', from: 'x' }, from } }]));
+  assert.equal(s.members.get('me')!.incarnation, 0xffffffff);
+  ({ s } = run(s, [{ at: 3, e: { type: 'message', msg: { type: 'suspect', incarnation: 0xffffffff, node: 'me', from: 'x' }, from } }]));
+  assert.equal(s.members.get('me')!.incarnation, 0, 'nextIncarnation wraps too');
+  // every alive we gossip about ourselves decodes (a uint32 encoder would throw on 2^32)
+  const r = step(s, { type: 'tick' }, 5000);
+  for (const m of sentMessages(r.effects)) if (m.type === 'alive') assert.ok(m.incarnation <= 0xffffffff);
+});

@@ -259,8 +259,9 @@ function setMember(d: Draft, m: MemberEntry): void {
 
 function refute(d: Draft, fx: Effect[], accusedInc: number): void {
   const me = d.members.get(d.self)!;
-  let inc = me.incarnation + 1;
-  if (accusedInc >= inc) inc = accusedInc + 1;
+  // memberlist's nextIncarnation/skipIncarnation: uint32 atomic adds, which wrap (0xFFFFFFFF + 1 = 0).
+  let inc = (me.incarnation + 1) >>> 0;
+  if (accusedInc >= inc) inc = (accusedInc + 1) >>> 0;
   const next = { ...me, incarnation: inc };
   setMember(d, next);
   d.awareness = Math.min(d.awareness + 1, d.config.awarenessMaxMultiplier - 1);
@@ -280,7 +281,15 @@ function aliveNode(d: Draft, fx: Effect[], a: Extract<Message, { type: 'alive' }
     const [pMin, pMax] = [a.vsn[0]!, a.vsn[1]!];
     if (pMin === 0 || pMax === 0 || pMin > pMax) return;
   }
-  if (a.addr.length !== 4 && a.addr.length !== 16) return;
+  if (!a.addr || (a.addr.length !== 4 && a.addr.length !== 16)) {
+    fx.push({ kind: 'log', message: `ignoring alive for ${a.node}: address of ${a.addr ? a.addr.length : 0} bytes (4 or 16 expected)` });
+    return;
+  }
+  if (!Number.isInteger(a.port) || a.port < 1 || a.port > 65535) {
+    fx.push({ kind: 'log', message: `ignoring alive for ${a.node}: invalid port ${a.port}` });
+    return;
+  }
+  if (!Number.isInteger(a.incarnation) || a.incarnation < 0 || a.incarnation > 0xffffffff) return;
   let state = d.members.get(a.node);
   let updatesNode = false;
   if (!state) {
@@ -316,6 +325,16 @@ function aliveNode(d: Draft, fx: Effect[], a: Extract<Message, { type: 'alive' }
   setMember(d, next);
   if (oldState === 'dead' || oldState === 'left') fx.push({ kind: 'notify', event: 'join', member: next });
   else if (!equalBytes(oldMeta, next.meta)) fx.push({ kind: 'notify', event: 'update', member: next });
+}
+
+/**
+ * An alive from a packet or from a push/pull node state (one path, one validation): port 0 is
+ * masked with our own port as memberlist's handleAlive does for protocol versions < 2; then
+ * aliveNode refuses addresses that are not 4 or 16 bytes and ports outside 1…65535.
+ */
+function handleAlive(d: Draft, fx: Effect[], msg: Extract<Message, { type: 'alive' }>, nowMs: number): void {
+  const a = msg.port === 0 ? { ...msg, port: d.members.get(d.self)!.port } : msg;
+  aliveNode(d, fx, a, nowMs);
 }
 
 function suspectNode(d: Draft, fx: Effect[], s: { incarnation: number; node: string; from: string }, nowMs: number): void {
@@ -510,11 +529,9 @@ function handleMessage(d: Draft, fx: Effect[], msg: Message, from: Address, nowM
     case 'nack':
       if (d.probe && d.probe.seqNo === msg.seqNo) d.probe = { ...d.probe, nacks: d.probe.nacks + 1 };
       return;
-    case 'alive': {
-      const a = msg.port === 0 ? { ...msg, port: d.members.get(d.self)!.port } : msg;
-      aliveNode(d, fx, a, nowMs);
+    case 'alive':
+      handleAlive(d, fx, msg, nowMs);
       return;
-    }
     case 'suspect':
       suspectNode(d, fx, msg, nowMs);
       return;
@@ -586,7 +603,7 @@ export function step(state: SwimState, event: SwimEvent, nowMs: number): { state
     case 'merge':
       for (const r of event.nodes) {
         if (r.state === 0) {
-          aliveNode(d, fx, { type: 'alive', incarnation: r.incarnation, node: r.name, addr: r.addr, port: r.port, meta: r.meta, vsn: r.vsn }, nowMs);
+          handleAlive(d, fx, { type: 'alive', incarnation: r.incarnation, node: r.name, addr: r.addr, port: r.port, meta: r.meta, vsn: r.vsn }, nowMs);
         } else if (r.state === 3) deadNode(d, fx, { incarnation: r.incarnation, node: r.name, from: r.name }, nowMs);
         else if (r.state === 1 || r.state === 2) suspectNode(d, fx, { incarnation: r.incarnation, node: r.name, from: d.self }, nowMs);
       }
