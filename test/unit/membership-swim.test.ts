@@ -98,7 +98,7 @@ test('ack answers: to SourceAddr/SourcePort, only for our name; indirect pings r
   let { s, fx } = run(base(), [{ at: 1, e: { type: 'message', msg: { type: 'ping', seqNo: 9, node: 'me', sourceAddr: ip(5), sourcePort: 8000, sourceNode: 'e' }, from } }]);
   const ack = fx.find((e) => e.kind === 'packet');
   assert.deepEqual(ack && ack.kind === 'packet' && ack.to, { host: '127.0.0.5', port: 8000 });
-  ({ fx } = run(s, [{ at: 2, e: { type: 'message', msg: { type: 'ping', seqNo: 9, node: 'other' }, from } }]));
+  ({ s, fx } = run(s, [{ at: 2, e: { type: 'message', msg: { type: 'ping', seqNo: 9, node: 'other' }, from } }]));
   assert.equal(fx.filter((e) => e.kind === 'packet').length, 0);
   ({ s, fx } = run(s, [{ at: 3, e: { type: 'message', msg: { type: 'indirectPing', seqNo: 44, target: ip(6), port: 7946, node: 'f', nack: true, sourceAddr: ip(5), sourcePort: 8000, sourceNode: 'e' }, from } }]));
   const relayPing = sentMessages(fx).find((m) => m.type === 'ping');
@@ -191,4 +191,80 @@ test('incarnations are uint32 and wrap as memberlist\'s atomic adds do', () => {
   // every alive we gossip about ourselves decodes (a uint32 encoder would throw on 2^32)
   const r = step(s, { type: 'tick' }, 5000);
   for (const m of sentMessages(r.effects)) if (m.type === 'alive') assert.ok(m.incarnation <= 0xffffffff);
+});
+
+test('broadcast queue keeps TransmitLimitedQueue semantics: same picks as a sort-everything reference over random use', async () => {
+  const { BroadcastQueue } = await import('../../src/core/membership/broadcast-queue.ts');
+  // the reference: memberlist's ordering (transmits asc, length desc, id desc), greedy fill, per-node invalidation
+  type B = { node: string; msg: Uint8Array; transmits: number; id: number };
+  let ref: B[] = [];
+  let id = 0;
+  const refQueue = (node: string, msg: Uint8Array): void => { ref = ref.filter((b) => b.node !== node); ref.push({ node, msg, transmits: 0, id: ++id }); };
+  const refTake = (overhead: number, limit: number, tl: number): Uint8Array[] => {
+    const order = [...ref].sort((a, b) => a.transmits - b.transmits || b.msg.length - a.msg.length || b.id - a.id);
+    const out: Uint8Array[] = [];
+    const sent = new Set<number>();
+    let used = 0;
+    for (const b of order) {
+      if (used + overhead + b.msg.length > limit) continue;
+      used += overhead + b.msg.length;
+      out.push(b.msg);
+      sent.add(b.id);
+    }
+    ref = ref.flatMap((b) => (!sent.has(b.id) ? [b] : b.transmits + 1 >= tl ? [] : [{ ...b, transmits: b.transmits + 1 }]));
+    return out;
+  };
+  const q = new BroadcastQueue();
+  let x = 12345;
+  const r = (n: number): number => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) % n; };
+  for (let i = 0; i < 20_000; i++) {
+    if (r(3) > 0) {
+      const node = `n${r(300)}`;
+      const msg = new Uint8Array(1 + r(60)).fill(i & 0xff);
+      q.queue(node, msg);
+      refQueue(node, msg);
+    } else {
+      const limit = r(400);
+      const tl = 1 + r(6);
+      assert.deepEqual(q.take(2, limit, tl), refTake(2, limit, tl), `take ${i}`);
+      assert.equal(q.size, ref.length);
+    }
+  }
+});
+
+test('a 20,000-state push/pull merge and the gossip after it take a bounded number of operations; events not touching the table copy nothing', () => {
+  const N = 20_000;
+  const nodes = Array.from({ length: N }, (_, i) => ({ name: `m${i}`, addr: Uint8Array.from([10, (i >> 16) & 255, (i >> 8) & 255, i & 255]), port: 7946, meta: null, incarnation: 1, state: 0, vsn }));
+  const s0 = base();
+  const q = s0.broadcasts;
+  const before = q.ops;
+  const { s, fx } = run(s0, [{ at: 1, e: { type: 'merge', nodes } }]);
+  const mergeOps = q.ops - before;
+  assert.equal(s.members.size, N + 1);
+  assert.equal(fx.filter((e) => e.kind === 'notify' && e.event === 'join').length, N);
+  assert.deepEqual([...s.probeOrder].sort(), [...s.members.keys()].sort(), 'probe order holds every member once');
+  assert.equal(s.broadcasts.size, N + 1);
+  // O(n log n): a heap push is ≤ log2(n) steps; the quadratic queue did ~n²/2 = 2·10^8
+  assert.ok(mergeOps <= N * 20, `merge: ${mergeOps} queue operations`);
+  // one gossip round: GossipNodes packets of bounded size, independent of the queue length
+  const t0 = q.ops;
+  const g = step(s, { type: 'tick' }, s.nextGossipMs);
+  assert.ok(q.ops - t0 <= 20_000, `gossip: ${q.ops - t0} queue operations`);
+  assert.ok(g.effects.some((e) => e.kind === 'packet'));
+  // an indirect ping (not touching the member table) reuses the tables: no per-event copy
+  let cur = g.state;
+  const members = cur.members;
+  for (let i = 0; i < 1000; i++) {
+    const t1 = q.ops;
+    cur = step(cur, { type: 'message', msg: { type: 'indirectPing', seqNo: i, target: ip(200), port: 9, node: 'x', nack: true }, from }, s.nextGossipMs + 1).state;
+    assert.ok(q.ops - t1 <= 2000, `indirect ping ${i}: ${q.ops - t1} queue operations`);
+  }
+  assert.equal(cur.members, members);
+  assert.equal(cur.relays.size, 1000);
+});
+
+test('a state is linear: stepping it twice throws rather than seeing the newer tables', () => {
+  const s = base();
+  step(s, { type: 'tick' }, 1);
+  assert.throws(() => step(s, { type: 'tick' }, 2), /already stepped/);
 });

@@ -17,6 +17,7 @@
  * GossipInterval; dead/left members reaped GossipToTheDeadTime after their change when the
  * probe list wraps.
  */
+import { BroadcastQueue } from './broadcast-queue.ts';
 import type { MemberlistConfig } from './config.ts';
 import { METALLB_VSN, encodeCompound, encodeMessage, ipToString, memberStateNames, type Message, type MemberStateName, type PushNodeState } from './messages.ts';
 
@@ -51,13 +52,6 @@ interface Suspicion {
   readonly changeMs: number;
 }
 
-interface Broadcast {
-  readonly node: string;
-  readonly msg: Uint8Array;
-  readonly transmits: number;
-  readonly id: number;
-}
-
 /** The running probe of one member. */
 interface Probe {
   readonly target: string;
@@ -80,7 +74,12 @@ interface Relay {
   readonly deadlineMs: number;
 }
 
-/** The whole member state; treat as immutable (step returns a new one). */
+/**
+ * The whole member state. A state is linear: `step(state, …)` reuses and updates the tables
+ * (members, probe order, suspicions, broadcast queue, relays) of the state it is given, so that
+ * an event costs what it touches, not the size of the tables. Keep only the state `step`
+ * returned; stepping a state twice throws. Member entries are immutable and may be kept.
+ */
 export interface SwimState {
   readonly config: MemberlistConfig;
   readonly self: string;
@@ -90,8 +89,7 @@ export interface SwimState {
   readonly seqNo: number;
   readonly awareness: number;
   readonly suspicions: ReadonlyMap<string, Suspicion>;
-  readonly broadcasts: readonly Broadcast[];
-  readonly broadcastId: number;
+  readonly broadcasts: BroadcastQueue;
   readonly probe: Probe | null;
   readonly relays: ReadonlyMap<number, Relay>;
   readonly nextProbeMs: number;
@@ -124,7 +122,7 @@ type Draft = { -readonly [K in keyof SwimState]: SwimState[K] } & {
   members: Map<string, MemberEntry>;
   probeOrder: string[];
   suspicions: Map<string, Suspicion>;
-  broadcasts: Broadcast[];
+  broadcasts: BroadcastQueue;
   relays: Map<number, Relay>;
 };
 
@@ -148,7 +146,7 @@ export function createSwimState(config: MemberlistConfig, self: { name: string; 
   const me: MemberEntry = { name: self.name, addr: Uint8Array.from(self.addr), port: self.port, meta: null, vsn: VSN, incarnation, state: 'alive', stateChangeMs: nowMs };
   const d: Draft = {
     config, self: self.name, members: new Map([[self.name, me]]), probeOrder: [self.name], probeIndex: 0, seqNo: 0, awareness: 0,
-    suspicions: new Map(), broadcasts: [], broadcastId: 0, probe: null, relays: new Map(), nextProbeMs: 0, nextGossipMs: 0, nextPushPullMs: 0,
+    suspicions: new Map(), broadcasts: new BroadcastQueue(), probe: null, relays: new Map(), nextProbeMs: 0, nextGossipMs: 0, nextPushPullMs: 0,
     leaving: false, rng: (seed >>> 0) || 0x9e3779b9, overheadBytes,
   };
   // memberlist's schedule(): a timer whose interval is 0 (gossip: or GossipNodes 0) never runs.
@@ -178,10 +176,13 @@ function aliveOf(m: MemberEntry): Message {
   return { type: 'alive', incarnation: m.incarnation, node: m.name, addr: m.addr, port: m.port, meta: m.meta, vsn: m.vsn };
 }
 
+/** States already given to `step` (their tables now belong to the state step returned). */
+const consumed = new WeakSet<SwimState>();
+
 function draft(s: SwimState): Draft {
-  return {
-    ...s, members: new Map(s.members), probeOrder: [...s.probeOrder], suspicions: new Map(s.suspicions), broadcasts: [...s.broadcasts], relays: new Map(s.relays),
-  };
+  if (consumed.has(s)) throw new Error('swim: this state was already stepped; step the state the last step returned');
+  consumed.add(s);
+  return { ...s } as Draft;
 }
 
 function addrOf(m: MemberEntry): Address {
@@ -224,26 +225,13 @@ export function pushPullScaleMs(intervalMs: number, n: number): number {
 }
 
 function queueBroadcast(d: Draft, node: string, msg: Uint8Array): void {
-  d.broadcasts = d.broadcasts.filter((b) => b.node !== node);
-  d.broadcasts.push({ node, msg, transmits: 0, id: ++d.broadcastId });
+  d.broadcasts.queue(node, msg);
 }
 
 /** Takes broadcasts fitting `limit` bytes (each costing `overhead` more), least-transmitted first. */
 function getBroadcasts(d: Draft, overhead: number, limit: number): Uint8Array[] {
-  if (d.broadcasts.length === 0) return [];
-  const transmitLimit = retransmitLimit(d.config.retransmitMult, numMembers(d));
-  const order = [...d.broadcasts].sort((a, b) => a.transmits - b.transmits || b.msg.length - a.msg.length || b.id - a.id);
-  const out: Uint8Array[] = [];
-  let used = 0;
-  const sent = new Set<number>();
-  for (const b of order) {
-    if (used + overhead + b.msg.length > limit) continue;
-    used += overhead + b.msg.length;
-    out.push(b.msg);
-    sent.add(b.id);
-  }
-  d.broadcasts = d.broadcasts.flatMap((b) => (!sent.has(b.id) ? [b] : b.transmits + 1 >= transmitLimit ? [] : [{ ...b, transmits: b.transmits + 1 }]));
-  return out;
+  if (d.broadcasts.size === 0) return [];
+  return d.broadcasts.take(overhead, limit, retransmitLimit(d.config.retransmitMult, numMembers(d)));
 }
 
 /** Sends one message to an address, piggybacking queued broadcasts (memberlist's sendMsg). */
@@ -295,9 +283,11 @@ function aliveNode(d: Draft, fx: Effect[], a: Extract<Message, { type: 'alive' }
   if (!state) {
     state = { name: a.node, addr: a.addr, port: a.port, meta: a.meta, vsn: a.vsn ?? new Uint8Array(0), incarnation: 0, state: 'dead', stateChangeMs: nowMs };
     setMember(d, state);
-    const at = rand(d, d.probeOrder.length + 1);
-    d.probeOrder.splice(at, 0, a.node);
-    if (at < d.probeIndex) d.probeIndex++;
+    // memberlist's aliveNode: append, then swap with the member at a random offset (O(1)).
+    const n = d.probeOrder.length;
+    const at = rand(d, n);
+    d.probeOrder.push(a.node);
+    [d.probeOrder[at], d.probeOrder[n]] = [d.probeOrder[n]!, d.probeOrder[at]!];
   } else if (!equalBytes(state.addr, a.addr) || state.port !== a.port) {
     const canReclaim = d.config.deadNodeReclaimTimeMs > 0 && nowMs - state.stateChangeMs > d.config.deadNodeReclaimTimeMs;
     if (state.state === 'left' || (state.state === 'dead' && canReclaim)) updatesNode = true;
@@ -589,7 +579,7 @@ export function liveMembers(s: SwimState): MemberEntry[] {
 
 /** True while this member's own leave (dead about itself) is still queued for gossip. */
 export function leavePending(s: SwimState): boolean {
-  return s.leaving && s.broadcasts.some((b) => b.node === s.self);
+  return s.leaving && s.broadcasts.has(s.self);
 }
 
 /** Advances the state machine by one event at time `nowMs`. */
