@@ -33,7 +33,7 @@ import { InputError } from '../core/errors.ts';
 import { ENCRYPT_OVERHEAD_BYTES, Keyring, metallbSecretKey } from '../core/membership/crypto.ts';
 import {
   IncompleteError, MAX_STREAM_BYTES, MessageType, WireError, decodePacket, decodeStreamMessage, encodeMessage, encodePacket, encodePushPull,
-  encodeStreamMessage, ipToString, labelHeader, streamMessageLength, type Message, type StreamMessage, type WireOptions,
+  encodeStreamMessage, ipToString, labelHeader, nodeLimitReason, streamMessageLength, type Message, type PushNodeState, type StreamMessage, type WireOptions,
 } from '../core/membership/messages.ts';
 import {
   createSwimState, leavePending, liveMembers, localPushState, nextWakeMs, step, verifyProtocol, type Address, type Effect, type MemberEntry, type SwimEvent, type SwimState,
@@ -77,8 +77,10 @@ export const MAX_INBOUND_STREAMS = 4 * MAX_PUSH_PULL_REQUESTS;
  * chunk would take the total over, the inbound stream holding the most bytes is closed (the
  * receiving stream itself when it would be the largest) until the chunk fits, counted as
  * `dropped.streamBudget`: flooding streams cannot crowd out a small push/pull or fallback ping.
- * A stream's bytes are released when its message is decoded or it fails or closes (the buffers
- * holding them grow by doubling, so they take at most about twice the bytes counted). Streams this
+ * What is counted is the capacity of the streams' buffers, allocated only for bytes received
+ * (never for a length an encrypted stream's header announces), growing by doubling but never past
+ * the budget left; it is released when the stream's message is decoded or it fails or closes.
+ * Streams this
  * member opens (its own push/pulls and fallback pings) are bounded by MAX_STREAM_BYTES only.
  * metallb-ts's addition; memberlist has no such bound.
  */
@@ -152,8 +154,10 @@ export interface MemberlistStats {
   pushPullsInFlight: number;
   /** Inbound streams open now (≤ MAX_INBOUND_STREAMS). */
   inboundStreams: number;
-  /** Bytes inbound streams hold now, not yet decoded (≤ INBOUND_STREAM_BUDGET_BYTES). */
+  /** Buffer capacity (bytes) inbound streams hold now, not yet decoded (≤ INBOUND_STREAM_BUDGET_BYTES). */
   inboundBufferedBytes: number;
+  /** Bytes inbound streams have received and not yet decoded (≤ inboundBufferedBytes). */
+  inboundReceivedBytes: number;
   /** Stream message decode attempts (in and out), each over the bytes buffered so far. */
   streamDecodeAttempts: number;
 }
@@ -206,14 +210,17 @@ export class MemberlistMember implements Membership {
   private inboundStreams = 0;
   /** Sum of `budgetHolders[].bytes`. */
   private inboundBuffered = 0;
+  /** Bytes received by inbound streams not yet decoded (inboundReceivedBytes). */
+  private inboundReceived = 0;
   private readonly budgetHolders = new Set<BudgetHolder>();
   private stopped = false;
   private readonly sockets = new Set<net.Socket>();
   private readonly handoff: HandoffQueue<{ msg: Message; from: Address }>;
   private draining: NodeJS.Immediate | null = null;
   private handoffDropsLogged = 0;
+  private internalErrorLogged = false;
   port = 0;
-  readonly counters: Omit<MemberlistStats, 'pushPullsInFlight' | 'inboundStreams' | 'inboundBufferedBytes'> = {
+  readonly counters: Omit<MemberlistStats, 'pushPullsInFlight' | 'inboundStreams' | 'inboundBufferedBytes' | 'inboundReceivedBytes'> = {
     packetsIn: 0, packetsOut: 0, streamsIn: 0, streamsOut: 0, dropped: {}, streamDecodeAttempts: 0,
   };
 
@@ -239,7 +246,7 @@ export class MemberlistMember implements Membership {
 
   /** Binds UDP and TCP on bindAddr:bindPort (same port), then starts the timers. */
   async start(): Promise<void> {
-    const tcp = net.createServer((c) => this.onStream(c));
+    const tcp = net.createServer((c) => this.guard('stream accept', () => this.onStream(c)));
     await new Promise<void>((resolve, reject) => {
       tcp.once('error', reject);
       tcp.listen(this.opts.bindPort, this.opts.bindAddr, () => resolve());
@@ -270,7 +277,8 @@ export class MemberlistMember implements Membership {
     const delay = timerDelayMs(Math.min(1000, nextWakeMs(this.state) - Date.now()));
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.apply({ type: 'tick' });
+      this.guard('timer', () => this.apply({ type: 'tick' }));
+      if (!this.timer) this.schedule(); // re-armed even when the tick threw
     }, delay);
     this.timer.unref();
   }
@@ -298,7 +306,7 @@ export class MemberlistMember implements Membership {
         this.sendPacket(e.to, encodePacket(e.payload, this.wire, e.crc));
         return;
       case 'tcpPing':
-        void this.tcpPing(e.to, e.node, e.seqNo, timerDelayMs(e.deadlineMs - Date.now())).then((ok) => this.apply({ type: 'tcpPingResult', seqNo: e.seqNo, ok }));
+        void this.tcpPing(e.to, e.node, e.seqNo, timerDelayMs(e.deadlineMs - Date.now())).then((ok) => this.guard('tcp ping result', () => this.apply({ type: 'tcpPingResult', seqNo: e.seqNo, ok })));
         return;
       case 'pushPull':
         void this.pushPull(e.to, false).catch((err: Error) => this.log(`push/pull with ${e.to.host}:${e.to.port} failed: ${err.message}`));
@@ -312,12 +320,38 @@ export class MemberlistMember implements Membership {
     }
   }
 
+  /**
+   * Sends one datagram. dgram's send throws synchronously for some destinations (port 0 or out of
+   * range: ERR_SOCKET_BAD_PORT; a closed socket) and reports others to the callback: both are
+   * counted `dropped.sendError`, neither throws.
+   */
   private sendPacket(to: Address, buf: Uint8Array): void {
     if (!this.udp) return;
     this.counters.packetsOut++;
-    this.udp.send(buf, to.port, to.host, (err) => {
-      if (err) this.drop('sendError');
-    });
+    try {
+      this.udp.send(buf, to.port, to.host, (err) => {
+        if (err) this.drop('sendError');
+      });
+    } catch {
+      this.drop('sendError');
+    }
+  }
+
+  /**
+   * Runs a socket or timer handler: an exception it throws (a bug; bad input is counted where it
+   * is read) is counted `dropped.internalError` and logged (the first time only), never thrown
+   * into the event loop, which would end the process.
+   */
+  private guard(where: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.drop('internalError');
+      if (!this.internalErrorLogged) {
+        this.internalErrorLogged = true;
+        this.log(`memberlist: internal error in ${where} (counted as dropped.internalError; later ones are not logged): ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+      }
+    }
   }
 
   /**
@@ -327,6 +361,10 @@ export class MemberlistMember implements Membership {
    * in the handoff queues (memberlist's handleCommand). Never throws for bad input: drops count.
    */
   receivePacket(buf: Uint8Array, from: Address): void {
+    this.guard('packet handler', () => this.handlePacket(buf, from));
+  }
+
+  private handlePacket(buf: Uint8Array, from: Address): void {
     if (!this.state || this.stopped) return;
     this.counters.packetsIn++;
     let decoded;
@@ -350,7 +388,7 @@ export class MemberlistMember implements Membership {
       else queued = true;
     }
     this.applyAll(inline);
-    if (queued && !this.draining) this.draining = setImmediate(() => this.drainHandoff());
+    if (queued && !this.draining) this.draining = setImmediate(() => this.guard('handoff', () => this.drainHandoff()));
   }
 
   /** memberlist's packetHandler: up to HANDOFF_BATCH queued messages, newest alive first; again next turn if more wait. */
@@ -367,8 +405,23 @@ export class MemberlistMember implements Membership {
       if (!h) break;
       if (h.msg.type !== 'user') batch.push({ type: 'message', msg: h.msg, from: h.from });
     }
+    if (this.handoff.size > 0 && !this.stopped) this.draining = setImmediate(() => this.guard('handoff', () => this.drainHandoff()));
     this.applyAll(batch);
-    if (this.handoff.size > 0 && !this.stopped) this.draining = setImmediate(() => this.drainHandoff());
+  }
+
+  /**
+   * A push/pull's node states without those whose Meta exceeds META_MAX_BYTES (memberlist's
+   * aliveNode drops them too) or whose name exceeds NAME_MAX_BYTES: each counted
+   * `dropped.oversizedMeta` / `dropped.oversizedName`.
+   */
+  private acceptableNodes(nodes: readonly PushNodeState[]): PushNodeState[] {
+    const out: PushNodeState[] = [];
+    for (const n of nodes) {
+      const why = nodeLimitReason(n.name, n.meta);
+      if (why) this.drop(why);
+      else out.push(n);
+    }
+    return out;
   }
 
   private checkAlive(): void {
@@ -435,11 +488,12 @@ export class MemberlistMember implements Membership {
         if (idle) clearTimeout(idle);
         if (holder) {
           this.inboundBuffered -= holder.bytes;
+          this.inboundReceived -= size;
           holder.bytes = 0;
           this.budgetHolders.delete(holder);
         }
         buf = new Uint8Array(0);
-        sock.off('data', onData);
+        sock.off('data', onDataGuarded);
         sock.off('end', onEnd);
         sock.off('close', onEnd);
         sock.off('error', onErr);
@@ -450,11 +504,22 @@ export class MemberlistMember implements Membership {
       t.unref();
       const onEnd = (): void => done(new WireError('truncated', 'stream closed before a whole message'));
       const onErr = (e: Error): void => done(e);
-      const reserve = (capacity: number): void => {
-        if (capacity <= buf.length) return;
+      /**
+       * Grows the buffer to hold at least `min` bytes (bytes actually received, never a length a
+       * header announces): doubling, up to STREAM_READ_LIMIT and, for an inbound stream, the
+       * budget left, which is charged the capacity added. False when the stream was evicted.
+       */
+      const grow = (min: number): boolean => {
+        let capacity = Math.min(STREAM_READ_LIMIT, Math.max(min, 2 * buf.length));
+        if (holder) {
+          const left = INBOUND_STREAM_BUDGET_BYTES - this.inboundBuffered;
+          if (capacity - buf.length > left) capacity = Math.max(min, buf.length + left);
+          if (!this.chargeBudget(holder, capacity - buf.length)) return false;
+        }
         const next = new Uint8Array(capacity);
         next.set(buf.subarray(0, size));
         buf = next;
+        return true;
       };
       const attempt = (): void => {
         if (idle) {
@@ -479,12 +544,21 @@ export class MemberlistMember implements Membership {
         idleMs *= 2;
         attempt();
       };
+      // an exception out of onData (a bug) fails this stream and is counted `internalError`
+      const onDataGuarded = (chunk: Buffer): void => this.guard('stream data', () => {
+        try {
+          onData(chunk);
+        } catch (e) {
+          done(new WireError('internal', `internal error: ${e instanceof Error ? e.message : String(e)}`));
+          throw e;
+        }
+      });
       const onData = (chunk: Buffer): void => {
         if (size + chunk.length > STREAM_READ_LIMIT) return done(new WireError('oversized', 'stream message too large'));
-        if (holder && !this.chargeBudget(holder, chunk.length)) return;
-        if (size + chunk.length > buf.length) reserve(Math.min(STREAM_READ_LIMIT, Math.max(size + chunk.length, 2 * buf.length)));
+        if (size + chunk.length > buf.length && !grow(size + chunk.length)) return;
         buf.set(chunk, size);
         size += chunk.length;
+        if (holder) this.inboundReceived += chunk.length;
         if (!labelChecked) {
           if (buf[0] === MessageType.hasLabel) {
             if (size < 2 || size < 2 + buf[1]!) return;
@@ -493,6 +567,7 @@ export class MemberlistMember implements Membership {
             if (n === 0 || label !== this.wire.label) return done(new WireError('label', `unacceptable stream label "${label}"`));
             buf.copyWithin(0, 2 + n, size);
             size -= 2 + n;
+            if (holder) this.inboundReceived -= 2 + n;
           } else if (this.wire.label !== '') return done(new WireError('label', 'stream without the label'));
           labelChecked = true;
         }
@@ -506,8 +581,8 @@ export class MemberlistMember implements Membership {
         const needed = this.wire.keyring ? streamMessageLength(buf.subarray(0, size)) : null;
         if (needed !== null) {
           if (size >= needed || needed > STREAM_READ_LIMIT) return attempt(); // whole, or announced too large (decode says oversized)
-          reserve(needed);
-          return;
+          return; // the buffer grows as bytes arrive, not to the announced length
+
         }
         if (lastTried === 0 || size >= lastTried * STREAM_DECODE_GROWTH) return attempt();
         if (idle) idle.refresh();
@@ -516,7 +591,7 @@ export class MemberlistMember implements Membership {
           idle.unref();
         }
       };
-      sock.on('data', onData);
+      sock.on('data', onDataGuarded);
       sock.on('end', onEnd);
       sock.on('close', onEnd);
       sock.on('error', onErr);
@@ -570,7 +645,7 @@ export class MemberlistMember implements Membership {
     };
     const onType = (type: number): string | null => (type === MessageType.pushPull ? takePushPullSlot() : null);
     void this.readMessage(sock, this.config.tcpTimeoutMs, { onType }).then(
-      (msg) => {
+      (msg) => this.guard('stream message', () => {
         if (!this.state || this.stopped) return sock.destroy();
         if (msg.type === 'pushPull') {
           if (takePushPullSlot()) return sock.destroy();
@@ -578,7 +653,7 @@ export class MemberlistMember implements Membership {
           sock.end();
           const err = verifyProtocol(this.state, msg.nodes);
           if (err) this.log(`push/pull from ${sock.remoteAddress}: ${err}`);
-          else this.apply({ type: 'merge', nodes: msg.nodes });
+          else this.apply({ type: 'merge', nodes: this.acceptableNodes(msg.nodes) });
         } else if (msg.type === 'ping') {
           if (msg.node !== '' && msg.node !== this.name) {
             this.log(`got stream ping for unexpected node ${msg.node}`);
@@ -590,10 +665,10 @@ export class MemberlistMember implements Membership {
           this.drop('unexpectedStream');
           sock.end();
         }
-      },
-      (e: Error) => {
+      }),
+      (e: Error) => this.guard('stream error', () => {
         const reason = e instanceof WireError ? e.reason : 'streamError';
-        if (reason === 'pushPullLimit') return sock.destroy(); // counted when refused
+        if (reason === 'pushPullLimit' || reason === 'internal') return sock.destroy(); // counted when refused / as internalError
         this.drop(reason);
         if (reason === 'streamBudget') {
           this.log(`inbound stream budget (${INBOUND_STREAM_BUDGET_BYTES} bytes) exceeded: closing the stream from ${sock.remoteAddress}:${sock.remotePort}`);
@@ -607,7 +682,7 @@ export class MemberlistMember implements Membership {
           }
         }
         sock.end();
-      },
+      }),
     );
   }
 
@@ -644,7 +719,7 @@ export class MemberlistMember implements Membership {
       if (reply.type !== 'pushPull') throw new Error(`unexpected reply type ${reply.type}`);
       const err = verifyProtocol(this.state!, reply.nodes);
       if (err) throw new Error(err);
-      this.apply({ type: 'merge', nodes: reply.nodes });
+      this.apply({ type: 'merge', nodes: this.acceptableNodes(reply.nodes) });
     } finally {
       sock.destroy();
     }
@@ -731,7 +806,7 @@ export class MemberlistMember implements Membership {
   stats(): MemberlistStats {
     return {
       ...this.counters, dropped: { ...this.counters.dropped }, pushPullsInFlight: this.pushPullsIn, inboundStreams: this.inboundStreams,
-      inboundBufferedBytes: this.inboundBuffered,
+      inboundBufferedBytes: this.inboundBuffered, inboundReceivedBytes: this.inboundReceived,
     };
   }
 }

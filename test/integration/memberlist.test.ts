@@ -424,7 +424,7 @@ function connectNoRead(to: { host: string; port: number }, first: Uint8Array): P
   });
 }
 
-test('handoff: one datagram of 1,100 suspects (nested compounds) fills the low-priority queue; 76 dropped and counted; pings and the Go peer unaffected', async () => {
+test('handoff: 1,100 suspects in three datagrams within one turn fill the low-priority queue, 76 dropped; one datagram of 1,100 is cut at 512 messages (amplification); pings and the Go peer unaffected', async () => {
   const g = await startGo('go-h', '127.0.8.1');
   const t = await startTs('ts-h', '127.0.8.2', { join: '127.0.8.1' });
   await waitConverged([g, t], ['go-h', 'ts-h'], 10_000);
@@ -432,16 +432,28 @@ test('handoff: one datagram of 1,100 suspects (nested compounds) fills the low-p
   await new Promise<void>((r) => udp.bind(0, '127.0.8.9', () => r()));
   try {
     const suspects = Array.from({ length: 1100 }, (_, i) => encodeMessage({ type: 'suspect', incarnation: 1, node: `ghost-${i}`, from: 'flood' }));
-    const inner: Uint8Array[] = [];
-    for (let i = 0; i < suspects.length; i += 250) inner.push(encodeCompound(suspects.slice(i, i + 250)));
-    const datagram = encodePacket(encodeCompound(inner), plainWire, false);
+    const nested = (list: Uint8Array[]): Uint8Array => {
+      const inner: Uint8Array[] = [];
+      for (let i = 0; i < list.length; i += 250) inner.push(encodeCompound(list.slice(i, i + 250)));
+      return encodePacket(encodeCompound(inner), plainWire, false);
+    };
+    // one real datagram of 1,100: more messages than MAX_PACKET_MESSAGES (512), the rest dropped
+    const datagram = nested(suspects);
     assert.ok(datagram.length < 65_000, `one datagram (${datagram.length} bytes)`);
     const before = t.member.stats().dropped.handoffQueueFull ?? 0;
+    const ampBefore = t.member.stats().dropped.amplification ?? 0;
     udp.send(datagram, PORT, '127.0.8.2');
     assert.ok(await pingOverUdp(udp, { host: '127.0.8.2', port: PORT }, 'ts-h', 4242), 'a ping right behind the flood is acked');
-    await waitFor('the flood to be counted', async () => (t.member.stats().dropped.handoffQueueFull ?? 0) - before === 1100 - 1024, 5000);
+    await waitFor('the datagram to be counted', async () => (t.member.stats().dropped.amplification ?? 0) - ampBefore === 1, 5000);
+    assert.equal((t.member.stats().dropped.handoffQueueFull ?? 0) - before, 0, 'at most 512 messages queued');
+    await new Promise((r) => setTimeout(r, 500)); // the ≤ 512 queued suspects drain (64 per turn)
+    // three datagrams of ≤ 367 delivered within one event-loop turn: 1,100 queued, 76 over HandoffQueueDepth
+    const from = { host: '127.0.8.9', port: udp.address().port };
+    for (let i = 0; i < 1100; i += 367) t.member.receivePacket(nested(suspects.slice(i, i + 367)), from);
+    assert.equal((t.member.stats().dropped.handoffQueueFull ?? 0) - before, 1100 - 1024, 'exactly the excess over HandoffQueueDepth');
+    assert.ok(await pingOverUdp(udp, { host: '127.0.8.2', port: PORT }, 'ts-h', 4243), 'a ping right behind the flood is acked');
     await new Promise((r) => setTimeout(r, 1500));
-    assert.equal((t.member.stats().dropped.handoffQueueFull ?? 0) - before, 76, 'exactly the excess over HandoffQueueDepth');
+    assert.equal((t.member.stats().dropped.handoffQueueFull ?? 0) - before, 76, 'nothing more dropped while draining');
     await waitConverged([g, t], ['go-h', 'ts-h'], 5000);
   } finally {
     udp.close();
@@ -643,7 +655,7 @@ test('stream budget: 100 streams each buffering 1 MiB of an unfinished push/pull
     for (const c of conns) c.sock.write(partial);
     const settled = (): boolean => {
       const s = member.stats();
-      return closedByMember === (s.dropped.streamBudget ?? 0) && s.inboundBufferedBytes === (100 - closedByMember) * MiB;
+      return closedByMember === (s.dropped.streamBudget ?? 0) && s.inboundReceivedBytes === (100 - closedByMember) * MiB;
     };
     await waitFor('every stream either wholly buffered or closed', async () => settled(), 30_000);
     const s = member.stats();
@@ -655,7 +667,7 @@ test('stream budget: 100 streams each buffering 1 MiB of an unfinished push/pull
     await waitConverged([g, t], ['go-budget', 'ts-budget'], 10_000);
     assert.ok(member.stats().inboundBufferedBytes <= INBOUND_STREAM_BUDGET_BYTES);
     for (const c of conns) c.sock.destroy();
-    await waitFor('every buffered byte released', async () => member.stats().inboundBufferedBytes === 0 && member.stats().inboundStreams === 0, 5000);
+    await waitFor('every buffered byte released', async () => member.stats().inboundBufferedBytes === 0 && member.stats().inboundReceivedBytes === 0 && member.stats().inboundStreams === 0, 5000);
     assert.ok(highest <= INBOUND_STREAM_BUDGET_BYTES, `never more than the budget buffered (highest sample ${highest})`);
     assert.ok(highest > INBOUND_STREAM_BUDGET_BYTES / 2, `the flood did fill the budget (highest sample ${highest})`);
     await g.kill();

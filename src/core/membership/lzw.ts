@@ -11,6 +11,11 @@ export class LzwError extends Error {
   override name = 'LzwError';
 }
 
+/** The output would exceed the caller's `maxOutputBytes` (a decompression bomb, or a budget spent). */
+export class LzwLimitError extends LzwError {
+  override name = 'LzwLimitError';
+}
+
 const CLEAR = 256;
 const EOF = 257;
 const MAX_CODE = 4095;
@@ -77,17 +82,21 @@ export function lzwEncode(input: Uint8Array): Uint8Array {
 }
 
 /**
- * Decompresses Go LZW (LSB, literal width 8). Throws `LzwError` on an invalid code, a stream
- * ending before the end code, or output beyond `maxOutputBytes` (a decompression bomb).
+ * Decompresses Go LZW (LSB, literal width 8). Throws `LzwError` on an invalid code or a stream
+ * ending before the end code, `LzwLimitError` for output beyond `maxOutputBytes` (a decompression
+ * bomb): the output grows by doubling, so at most about 2 × min(output, maxOutputBytes) bytes are
+ * allocated. (No ratio bound is added: with 12-bit codes one code expands to at most ~3,840 bytes,
+ * about 2,560× its 12 bits, and Go's own writer reaches ~1,300× on long runs of one byte, so any
+ * ratio bound safe for legitimate input would bind later than `maxOutputBytes` does.)
  */
 export function lzwDecode(input: Uint8Array, maxOutputBytes: number): Uint8Array {
   const prefix = new Uint16Array(4096);
   const suffix = new Uint8Array(4096);
-  let out = new Uint8Array(Math.min(Math.max(input.length * 4, 64), maxOutputBytes));
+  let out = new Uint8Array(Math.max(0, Math.min(Math.max(input.length * 4, 64), maxOutputBytes)));
   let o = 0;
   const push = (b: number): void => {
     if (o >= out.length) {
-      if (out.length >= maxOutputBytes) throw new LzwError(`lzw: output exceeds ${maxOutputBytes} bytes`);
+      if (out.length >= maxOutputBytes) throw new LzwLimitError(`lzw: output exceeds ${maxOutputBytes} bytes`);
       const next = new Uint8Array(Math.min(out.length * 2, maxOutputBytes));
       next.set(out);
       out = next;

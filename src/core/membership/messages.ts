@@ -6,7 +6,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { ByteWriter, MsgpackError, MsgpackTruncatedError, decodeStruct, encodeStruct, field, writeStruct, type MsgpackValue } from './msgpack.ts';
-import { lzwDecode, lzwEncode } from './lzw.ts';
+import { LzwLimitError, lzwDecode, lzwEncode } from './lzw.ts';
 import { Keyring, decryptPayload, encryptPayload } from './crypto.ts';
 
 /** Message type bytes (memberlist's append-only list). */
@@ -38,10 +38,47 @@ export const METALLB_VSN: readonly number[] = [1, 5, 2, 0, 0, 0];
 
 /** Largest UDP datagram read (memberlist's udpPacketBufSize), bytes. */
 export const MAX_PACKET_BYTES = 65536;
-/** Largest decompressed packet payload accepted, bytes (bounds LZW bombs on UDP). */
-export const MAX_PACKET_DECOMPRESSED_BYTES = 1 << 20;
+/**
+ * Bytes all compress layers of one UDP datagram may decompress to together: 64 KiB. memberlist
+ * builds a packet of at most UDPBufferSize (1400) bytes before compressing it (a ping or ack with
+ * piggybacked broadcasts, or a gossip compound, util.go makeCompoundMessage / state.go gossip), so
+ * legitimate packets decompress to under 1.5 KB; more is an amplification attack (compress layers
+ * nested in compounds). The rest of the datagram is dropped, counted `amplification`.
+ */
+export const MAX_PACKET_DECOMPRESSED_BYTES = 64 * 1024;
+/**
+ * Messages (leaves and compound parts) one UDP datagram may carry: 512. memberlist's packets are
+ * at most 1400 bytes before compression and the smallest message takes 10+ bytes plus its 2-byte
+ * compound length, so a legitimate packet carries under 120. Beyond this the rest of the datagram
+ * is dropped, counted `amplification` (once per datagram).
+ */
+export const MAX_PACKET_MESSAGES = 512;
+/** memberlist's MetaMaxSize: an alive message or node state whose Meta is longer is dropped. */
+export const META_MAX_BYTES = 512;
+/**
+ * Longest node name (UTF-8 bytes) accepted in alive, suspect and dead messages (Node, From) and
+ * push/pull node states: 512 (Kubernetes node names are at most 253). metallb-ts's addition (memberlist
+ * has no bound): with META_MAX_BYTES it keeps every gossip message well under UDPBufferSize, so
+ * none can sit in the broadcast queue unsendable.
+ */
+export const NAME_MAX_BYTES = 512;
 /** Largest stream message accepted (memberlist's maxPushStateBytes for encrypted streams), bytes. */
 export const MAX_STREAM_BYTES = 20 * 1024 * 1024;
+/**
+ * Largest expansion accepted for a compressed stream message: STREAM_MAX_LZW_RATIO × its compressed
+ * bytes, at least STREAM_LZW_FLOOR_BYTES, at most MAX_STREAM_BYTES (streamDecompressLimit). Go's
+ * LZW (12-bit codes) can expand up to ~2,560:1, but a push/pull's node states do not compress
+ * nearly that well: measured with Go's encoder, 5,000 nodes each with 512 identical Meta bytes
+ * (MetaMaxSize) compress 48:1, without Meta (MetalLB's) 10:1. 256:1 leaves a 5× margin; user
+ * state, which MetalLB does not use (no delegate), is the only thing that could exceed it. A
+ * ~16 KB stream can then cost at most a 4 MiB decompression rather than 20 MB.
+ */
+export const STREAM_MAX_LZW_RATIO = 256;
+export const STREAM_LZW_FLOOR_BYTES = 1 << 20;
+/** The decompressed size a stream's compress layer of `compressedBytes` may reach. */
+export function streamDecompressLimit(compressedBytes: number): number {
+  return Math.min(MAX_STREAM_BYTES, Math.max(STREAM_LZW_FLOOR_BYTES, STREAM_MAX_LZW_RATIO * compressedBytes));
+}
 /** Largest push/pull node count accepted. */
 export const MAX_PUSH_NODES = 1 << 16;
 
@@ -118,11 +155,44 @@ export function encodeMessage(m: Message): Uint8Array {
 const U16 = 0xffff;
 const U32 = 0xffffffff;
 
-/** Decodes one message body of a simple type (not compound/compress/CRC). Throws WireError. */
+const KNOWN_MESSAGE_TYPES: ReadonlySet<number> = new Set([
+  MessageType.ping, MessageType.indirectPing, MessageType.ack, MessageType.nack, MessageType.suspect, MessageType.dead, MessageType.alive, MessageType.err,
+]);
+
+const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+/**
+ * Why a node with this name and meta must be dropped (alive/suspect/dead messages, push/pull node
+ * states): 'oversizedMeta' beyond META_MAX_BYTES (memberlist's aliveNode drops those too),
+ * 'oversizedName' beyond NAME_MAX_BYTES; null when acceptable.
+ */
+export function nodeLimitReason(name: string, meta: Uint8Array | null, from = ''): 'oversizedMeta' | 'oversizedName' | null {
+  if (meta && meta.length > META_MAX_BYTES) return 'oversizedMeta';
+  if (name.length > NAME_MAX_BYTES || utf8Bytes(name) > NAME_MAX_BYTES) return 'oversizedName';
+  if (from.length > NAME_MAX_BYTES || utf8Bytes(from) > NAME_MAX_BYTES) return 'oversizedName';
+  return null;
+}
+
+/**
+ * Decodes one message body of a simple type (not compound/compress/CRC). Throws WireError:
+ * `unknownType` (before reading the body), `malformed`, and for alive/suspect/dead messages
+ * `oversizedMeta` / `oversizedName` (nodeLimitReason).
+ */
 export function decodeMessage(buf: Uint8Array): Message {
+  const m = decodeMessageBody(buf);
+  if (m.type === 'alive' || m.type === 'suspect' || m.type === 'dead') {
+    const why = nodeLimitReason(m.node, m.type === 'alive' ? m.meta : null, m.type === 'alive' ? '' : m.from);
+    if (why) throw new WireError(why, `${m.type} message: ${why === 'oversizedMeta' ? `meta over ${META_MAX_BYTES}` : `name over ${NAME_MAX_BYTES}`} bytes`);
+  }
+  return m;
+}
+
+/** decodeMessage without the node limits. */
+function decodeMessageBody(buf: Uint8Array): Message {
   if (buf.length < 1) throw new WireError('truncated', 'empty message');
   const t = buf[0]!;
   if (t === MessageType.user) return { type: 'user', data: buf.slice(1) };
+  if (!KNOWN_MESSAGE_TYPES.has(t)) throw new WireError('unknownType', `unknown message type ${t}`);
   let f: Map<string, MsgpackValue>;
   try {
     f = decodeStruct(buf, 1).fields;
@@ -210,8 +280,11 @@ export function encodeCompress(msg: Uint8Array): Uint8Array {
   return withType(MessageType.compress, (w) => writeStruct(w, { Algo: { uint: 0 }, Buf: { bytes: lzwEncode(msg) } }));
 }
 
-/** Reads a compress body (after the type byte) and returns the decompressed message. */
-export function decodeCompress(body: Uint8Array, maxOutputBytes: number): { msg: Uint8Array; offset: number } {
+/**
+ * Reads a compress body (after the type byte) and returns the decompressed message. Output beyond
+ * `maxOutputBytes` throws WireError(`limitReason`); a corrupt LZW stream WireError('malformed').
+ */
+export function decodeCompress(body: Uint8Array, maxOutputBytes: number | ((compressedBytes: number) => number), limitReason = 'oversized'): { msg: Uint8Array; offset: number } {
   let f: Map<string, MsgpackValue>;
   let offset: number;
   try {
@@ -231,9 +304,10 @@ export function decodeCompress(body: Uint8Array, maxOutputBytes: number): { msg:
   }
   if (algo !== 0) throw new WireError('malformed', `compress: unknown algorithm ${algo}`);
   try {
-    return { msg: lzwDecode(buf ?? new Uint8Array(0), maxOutputBytes), offset };
+    const input = buf ?? new Uint8Array(0);
+    return { msg: lzwDecode(input, typeof maxOutputBytes === 'number' ? maxOutputBytes : maxOutputBytes(input.length)), offset };
   } catch (e) {
-    throw new WireError('malformed', `compress: ${(e as Error).message}`);
+    throw new WireError(e instanceof LzwLimitError ? limitReason : 'malformed', `compress: ${(e as Error).message}`);
   }
 }
 
@@ -311,9 +385,17 @@ export function decodePacket(packet: Uint8Array, opts: WireOptions): { messages:
   }
   const messages: Message[] = [];
   const dropped: WireError[] = [];
+  let decompressLeft = MAX_PACKET_DECOMPRESSED_BYTES;
+  let messagesLeft = MAX_PACKET_MESSAGES;
+  let amplified = false;
   const dispatch = (b: Uint8Array, depth: number): void => {
+    if (amplified) return;
     if (depth > 4) throw new WireError('malformed', 'nested too deeply');
     if (b.length < 1) throw new WireError('truncated', 'missing message type byte');
+    if (--messagesLeft < 0) {
+      amplified = true;
+      throw new WireError('amplification', `more than ${MAX_PACKET_MESSAGES} messages in one packet`);
+    }
     const t = b[0]!;
     if (t === MessageType.hasCrc) {
       if (b.length < 5) throw new WireError('truncated', 'truncated CRC header');
@@ -325,6 +407,7 @@ export function decodePacket(packet: Uint8Array, opts: WireOptions): { messages:
       const { parts, truncated } = decodeCompound(b.subarray(1));
       if (truncated > 0) dropped.push(new WireError('truncated', `compound request had ${truncated} truncated messages`));
       for (const p of parts) {
+        if (amplified) break;
         try {
           dispatch(p, depth + 1);
         } catch (e) {
@@ -335,17 +418,26 @@ export function decodePacket(packet: Uint8Array, opts: WireOptions): { messages:
     } else if (t === MessageType.compress) {
       let msg: Uint8Array;
       try {
-        msg = decodeCompress(b.subarray(1), MAX_PACKET_DECOMPRESSED_BYTES).msg;
+        msg = decodeCompress(b.subarray(1), decompressLeft, 'amplification').msg;
       } catch (e) {
         if (e instanceof MsgpackTruncatedError) throw new WireError('truncated', 'compress: truncated');
+        if (e instanceof WireError && e.reason === 'amplification') amplified = true;
         throw e;
       }
+      decompressLeft -= msg.length;
       dispatch(msg, depth + 1);
     } else {
       messages.push(decodeMessage(b));
     }
   };
-  dispatch(buf, 0);
+  try {
+    dispatch(buf, 0);
+  } catch (e) {
+    // the packet's outermost layer failed: the whole packet is dropped, as before, unless
+    // an amplification cut it short after good messages (those are kept)
+    if (!(e instanceof WireError && e.reason === 'amplification')) throw e;
+    dropped.push(e);
+  }
   return { messages, dropped };
 }
 
@@ -460,7 +552,7 @@ export function decodeStreamMessage(buf: Uint8Array, opts: WireOptions): { msg: 
   }
   try {
     if (b[0] === MessageType.compress) {
-      const { msg, offset } = decodeCompress(b.subarray(1), MAX_STREAM_BYTES);
+      const { msg, offset } = decodeCompress(b.subarray(1), streamDecompressLimit);
       consumed ??= 1 + offset;
       b = msg;
     }
