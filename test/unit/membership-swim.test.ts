@@ -268,3 +268,16 @@ test('a state is linear: stepping it twice throws rather than seeing the newer t
   step(s, { type: 'tick' }, 1);
   assert.throws(() => step(s, { type: 'tick' }, 2), /already stepped/);
 });
+
+test('an alive whose protocol range is incompatible with ours is ignored and logged (push/pulls stay compatible)', async () => {
+  const { verifyProtocol } = await import('../../src/core/membership/swim.ts');
+  const bad = { ...(alive('evil', 2) as Extract<Message, { type: 'alive' }>), vsn: Uint8Array.from([5, 5, 5, 0, 0, 0]) };
+  const cur = { ...(alive('newer', 3) as Extract<Message, { type: 'alive' }>), vsn: Uint8Array.from([1, 5, 4, 0, 0, 0]) };
+  let { s, fx } = run(base(), [{ at: 1, e: { type: 'message', msg: bad, from } }, { at: 1, e: { type: 'message', msg: cur, from } }]);
+  assert.ok(!s.members.has('evil'));
+  assert.equal(s.members.get('newer')!.vsn[2], 4, 'a compatible range with another current version is accepted');
+  assert.equal(fx.filter((e) => e.kind === 'log' && e.message.includes('incompatible with ours')).length, 1);
+  ({ s, fx } = run(s, [{ at: 2, e: { type: 'merge', nodes: [{ name: 'evil', addr: ip(2), port: 7946, meta: null, incarnation: 1, state: 0, vsn: bad.vsn! }] } }]));
+  assert.ok(!s.members.has('evil'));
+  assert.equal(verifyProtocol(s, [{ name: 'g', addr: ip(7), port: 7946, meta: null, incarnation: 1, state: 0, vsn }]), null);
+});

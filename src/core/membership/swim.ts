@@ -268,6 +268,14 @@ function aliveNode(d: Draft, fx: Effect[], a: Extract<Message, { type: 'alive' }
   if (a.vsn && a.vsn.length >= 3) {
     const [pMin, pMax] = [a.vsn[0]!, a.vsn[1]!];
     if (pMin === 0 || pMax === 0 || pMin > pMax) return;
+    // An alive whose protocol range excludes our current version (or whose current version we
+    // do not speak) would make every later push/pull fail verifyProtocol: ignore it. memberlist
+    // v0.5.1 accepts it; this is a deliberate hardening.
+    const mine = d.members.get(d.self)!.vsn;
+    if (a.node !== d.self && mine.length >= 3 && (a.vsn[2]! < mine[0]! || a.vsn[2]! > mine[1]! || mine[2]! < pMin || mine[2]! > pMax)) {
+      fx.push({ kind: 'log', message: `ignoring alive for ${a.node}: protocol versions [${pMin}, ${pMax}] current ${a.vsn[2]} incompatible with ours [${mine[0]}, ${mine[1]}] current ${mine[2]}` });
+      return;
+    }
   }
   if (!a.addr || (a.addr.length !== 4 && a.addr.length !== 16)) {
     fx.push({ kind: 'log', message: `ignoring alive for ${a.node}: address of ${a.addr ? a.addr.length : 0} bytes (4 or 16 expected)` });
