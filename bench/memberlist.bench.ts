@@ -4,7 +4,9 @@
  *   (default 10): a cluster of 5 HashiCorp memberlist v0.5.1 members (test/memberlist/peer) next
  *   to a cluster of 5 metallb-ts members, default LAN timing, on 127.0.0.0/8;
  * - CPU (% of one core) and RSS (MB) of one metallb-ts member and of one Go member in a
- *   50-member cluster (48 Go members + the two measured), over 20 s after convergence.
+ *   50-member cluster (48 Go members + the two measured), over 20 s after convergence;
+ * - in-process SWIM state machine: one push/pull merge of 5k/20k/65k alive states, and the
+ *   per-event cost of 10,200 indirect pings afterwards.
  * Needs the Go peer: `bash test/setup.d/30-memberlist-peer.sh`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,6 +14,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { MemberlistMember } from '../src/speaker/membership-memberlist.ts';
+import { LAN_CONFIG } from '../src/core/membership/config.ts';
+import { METALLB_VSN } from '../src/core/membership/messages.ts';
+import { createSwimState, step } from '../src/core/membership/swim.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const PEER = join(ROOT, '.cache/memberlist-peer/memberlist-peer');
@@ -85,6 +90,23 @@ function procStat(pid: number): { cpuTicks: number; rssMB: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]!;
   return { cpuTicks: Number(stat[11]) + Number(stat[12]), rssMB: Number(rss) / 1024 };
+}
+
+// In-process SWIM state machine cost (no sockets): one push/pull merge of N alive states, then
+// per-event cost of indirect pings (not touching the member table) in the N-member state.
+for (const N of [5_000, 20_000, 65_000]) {
+  const s0 = createSwimState(LAN_CONFIG, { name: 'bench', addr: Uint8Array.from([127, 0, 0, 1]), port: 7946 }, 0, 1);
+  const nodes = Array.from({ length: N }, (_, i) => ({ name: `fake-${i}`, addr: Uint8Array.from([10, (i >> 16) & 255, (i >> 8) & 255, i & 255]), port: 7946, meta: null, incarnation: 1, state: 0, vsn: Uint8Array.from(METALLB_VSN) }));
+  const q = s0.broadcasts;
+  let t = performance.now();
+  let s = step(s0, { type: 'merge', nodes }, 1).state;
+  const mergeMs = performance.now() - t;
+  const mergeOps = q.ops;
+  const K = 10_200;
+  t = performance.now();
+  for (let i = 0; i < K; i++) s = step(s, { type: 'message', msg: { type: 'indirectPing', seqNo: i, target: Uint8Array.from([127, 5, i >> 8, i & 255]), port: 9, node: 'x', nack: true }, from: { host: '127.0.0.9', port: 7946 } }, 2).state;
+  const perEventUs = ((performance.now() - t) * 1000) / K;
+  console.log(`memberlist swim, ${N} members: merge of ${N} alive states ${mergeMs.toFixed(0)} ms (${mergeOps} broadcast-queue operations); ${K} indirect pings afterwards ${perEventUs.toFixed(1)} µs/event`);
 }
 
 const runs = Number(process.env.MEMBERLIST_BENCH_RUNS ?? 10);
