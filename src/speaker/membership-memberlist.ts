@@ -340,13 +340,18 @@ export class MemberlistMember implements Membership {
   /**
    * Runs a socket or timer handler: an exception it throws (a bug; bad input is counted where it
    * is read) is counted `dropped.internalError` and logged (the first time only), never thrown
-   * into the event loop, which would end the process.
+   * into the event loop, which would end the process; `onError` then cleans up (closes a stream).
    */
-  private guard(where: string, fn: () => void): void {
+  private guard(where: string, fn: () => void, onError?: () => void): void {
     try {
       fn();
     } catch (e) {
       this.drop('internalError');
+      try {
+        onError?.();
+      } catch {
+        // best effort (closing a socket)
+      }
       if (!this.internalErrorLogged) {
         this.internalErrorLogged = true;
         this.log(`memberlist: internal error in ${where} (counted as dropped.internalError; later ones are not logged): ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
@@ -665,7 +670,7 @@ export class MemberlistMember implements Membership {
           this.drop('unexpectedStream');
           sock.end();
         }
-      }),
+      }, () => sock.destroy()),
       (e: Error) => this.guard('stream error', () => {
         const reason = e instanceof WireError ? e.reason : 'streamError';
         if (reason === 'pushPullLimit' || reason === 'internal') return sock.destroy(); // counted when refused / as internalError
@@ -682,7 +687,7 @@ export class MemberlistMember implements Membership {
           }
         }
         sock.end();
-      }),
+      }, () => sock.destroy()),
     );
   }
 

@@ -371,7 +371,10 @@ function stripLabel(buf: Uint8Array, label: string): Uint8Array {
 /**
  * Peels a received UDP packet into its messages (label → decrypt → CRC → compound/compress,
  * recursively). Throws WireError for a packet that must be dropped as a whole; parts of a
- * compound that fail are reported in `dropped` while the good parts are returned.
+ * compound that fail are reported in `dropped` while the good parts are returned. Once the
+ * packet's compress layers together exceed MAX_PACKET_DECOMPRESSED_BYTES or its layers and
+ * messages exceed MAX_PACKET_MESSAGES, decoding stops: the messages found so far are returned and
+ * one WireError('amplification') is reported in `dropped`.
  */
 export function decodePacket(packet: Uint8Array, opts: WireOptions): { messages: Message[]; dropped: WireError[] } {
   if (packet.length > MAX_PACKET_BYTES) throw new WireError('oversized', `packet of ${packet.length} bytes`);
