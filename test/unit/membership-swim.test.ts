@@ -267,6 +267,11 @@ test('a state is linear: stepping it twice throws rather than seeing the newer t
   const s = base();
   step(s, { type: 'tick' }, 1);
   assert.throws(() => step(s, { type: 'tick' }, 2), /already stepped/);
+  // an event that throws leaves its state steppable (the shell counts the error and goes on)
+  const t = base();
+  assert.throws(() => step(t, { type: 'message', msg: null as unknown as Message, from }, 1), TypeError);
+  const r = step(t, { type: 'message', msg: alive('b', 2), from }, 2);
+  assert.equal(r.state.members.get('b')!.state, 'alive');
 });
 
 test('an alive whose protocol range is incompatible with ours is ignored and logged (push/pulls stay compatible)', async () => {

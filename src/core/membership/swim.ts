@@ -593,6 +593,17 @@ export function leavePending(s: SwimState): boolean {
 /** Advances the state machine by one event at time `nowMs`. */
 export function step(state: SwimState, event: SwimEvent, nowMs: number): { state: SwimState; effects: Effect[] } {
   const d = draft(state);
+  try {
+    return stepDraft(d, event, nowMs);
+  } catch (e) {
+    // The shell counts and survives a failing event: the given state stays steppable (its tables
+    // may hold part of the event, as after a partial merge).
+    consumed.delete(state);
+    throw e;
+  }
+}
+
+function stepDraft(d: Draft, event: SwimEvent, nowMs: number): { state: SwimState; effects: Effect[] } {
   const fx: Effect[] = [];
   switch (event.type) {
     case 'message':
