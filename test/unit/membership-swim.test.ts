@@ -286,3 +286,21 @@ test('an alive whose protocol range is incompatible with ours is ignored and log
   assert.ok(!s.members.has('evil'));
   assert.equal(verifyProtocol(s, [{ name: 'g', addr: ip(7), port: 7946, meta: null, incarnation: 1, state: 0, vsn }]), null);
 });
+
+test('liveMembers follows every change of a live member (cached between changes); liveEpoch moves with them', () => {
+  let { s } = run(base(), [{ at: 1, e: { type: 'message', msg: alive('b', 2), from } }, { at: 1, e: { type: 'message', msg: alive('c', 3), from } }]);
+  const e0 = s.liveEpoch;
+  assert.deepEqual(liveMembers(s).map((m) => m.name), ['b', 'c', 'me']);
+  ({ s } = run(s, [{ at: 2, e: { type: 'message', msg: { type: 'ping', seqNo: 1, node: 'me' }, from } }]));
+  assert.equal(s.liveEpoch, e0, 'a ping changes no member');
+  ({ s } = run(s, [{ at: 3, e: { type: 'message', msg: alive('b', 2, 7), from } }]));
+  assert.equal(liveMembers(s).find((m) => m.name === 'b')!.incarnation, 7, 'an updated entry, not a cached one');
+  ({ s } = run(s, [{ at: 4, e: { type: 'message', msg: { type: 'suspect', incarnation: 7, node: 'b', from: 'c' }, from } }]));
+  assert.equal(liveMembers(s).find((m) => m.name === 'b')!.state, 'suspect');
+  ({ s } = run(s, [{ at: 5, e: { type: 'message', msg: { type: 'dead', incarnation: 7, node: 'b', from: 'c' }, from } }]));
+  assert.deepEqual(liveMembers(s).map((m) => m.name), ['c', 'me']);
+  assert.ok(s.liveEpoch > e0);
+  const l = liveMembers(s);
+  l.pop();
+  assert.equal(liveMembers(s).length, 2, 'callers get their own array');
+});

@@ -96,6 +96,8 @@ export interface SwimState {
   readonly nextGossipMs: number;
   readonly nextPushPullMs: number;
   readonly leaving: boolean;
+  /** Bumped whenever a live (alive or suspect) member is added, changed or leaves that set: while it stays, liveMembers stays. */
+  readonly liveEpoch: number;
   readonly rng: number;
   /** Encryption overhead (bytes) subtracted from the packet budget. */
   readonly overheadBytes: number;
@@ -147,7 +149,7 @@ export function createSwimState(config: MemberlistConfig, self: { name: string; 
   const d: Draft = {
     config, self: self.name, members: new Map([[self.name, me]]), probeOrder: [self.name], probeIndex: 0, seqNo: 0, awareness: 0,
     suspicions: new Map(), broadcasts: new BroadcastQueue(), probe: null, relays: new Map(), nextProbeMs: 0, nextGossipMs: 0, nextPushPullMs: 0,
-    leaving: false, rng: (seed >>> 0) || 0x9e3779b9, overheadBytes,
+    leaving: false, liveEpoch: 0, rng: (seed >>> 0) || 0x9e3779b9, overheadBytes,
   };
   // memberlist's schedule(): a timer whose interval is 0 (gossip: or GossipNodes 0) never runs.
   d.nextProbeMs = probeEnabled(config) ? nowMs + rand(d, config.probeIntervalMs) : Infinity;
@@ -241,7 +243,10 @@ function sendMsg(d: Draft, fx: Effect[], to: Address, msg: Uint8Array): void {
   fx.push({ kind: 'packet', to, payload: extra.length === 0 ? msg : encodeCompound([msg, ...extra]), crc: false });
 }
 
+const isLive = (m: MemberEntry | undefined): boolean => m !== undefined && (m.state === 'alive' || m.state === 'suspect');
+
 function setMember(d: Draft, m: MemberEntry): void {
+  if (isLive(d.members.get(m.name)) || isLive(m)) d.liveEpoch++;
   d.members.set(m.name, m);
 }
 
@@ -582,8 +587,15 @@ export function nextWakeMs(s: SwimState): number {
 
 /** Members memberlist's `Members()` returns: not dead, not left (suspect members count), by name. */
 export function liveMembers(s: SwimState): MemberEntry[] {
-  return [...s.members.values()].filter((m) => m.state === 'alive' || m.state === 'suspect').sort((a, b) => (a.name < b.name ? -1 : 1));
+  const hit = liveCache.get(s.members);
+  if (hit && hit.epoch === s.liveEpoch && hit.size === s.members.size) return hit.list.slice();
+  const list = [...s.members.values()].filter(isLive).sort((a, b) => (a.name < b.name ? -1 : 1));
+  liveCache.set(s.members, { epoch: s.liveEpoch, size: s.members.size, list });
+  return list.slice();
 }
+
+/** liveMembers by member table (tables are shared along a state lineage) and liveEpoch: no sort per call while nothing changed. */
+const liveCache = new WeakMap<ReadonlyMap<string, MemberEntry>, { epoch: number; size: number; list: MemberEntry[] }>();
 
 /** True while this member's own leave (dead about itself) is still queued for gossip. */
 export function leavePending(s: SwimState): boolean {
