@@ -304,3 +304,17 @@ test('liveMembers follows every change of a live member (cached between changes)
   l.pop();
   assert.equal(liveMembers(s).length, 2, 'callers get their own array');
 });
+
+test('indirect-ping relays end in deadline order; a tick ends the expired ones and the next wake is the oldest running', async () => {
+  const { nextWakeMs } = await import('../../src/core/membership/swim.ts');
+  let s = createSwimState({ ...LAN_CONFIG, probeIntervalMs: 0, gossipIntervalMs: 0, pushPullIntervalMs: 0 }, { name: 'me', addr: ip(1), port: 7946 }, 0, 7);
+  const ip2 = (i: number) => ({ type: 'message' as const, msg: { type: 'indirectPing' as const, seqNo: i, target: Uint8Array.from([127, 5, i >> 8, i & 255]), port: 9, node: 'x', nack: true }, from });
+  for (let i = 0; i < 300; i++) s = step(s, ip2(i), 1000 + i).state;
+  assert.equal(s.relays.size, 300);
+  const timeout = LAN_CONFIG.probeTimeoutMs;
+  assert.equal(nextWakeMs(s), 1000 + timeout);
+  const r = step(s, { type: 'tick' }, 1000 + timeout + 99);
+  assert.equal(sentMessages(r.effects).filter((m) => m.type === 'nack').length, 100, 'relays 0…99 ended with a nack');
+  assert.equal(r.state.relays.size, 200);
+  assert.equal(nextWakeMs(r.state), 1000 + timeout + 100);
+});

@@ -512,6 +512,7 @@ function handleMessage(d: Draft, fx: Effect[], msg: Message, from: Address, nowM
       if (!msg.target || (msg.target.length !== 4 && msg.target.length !== 16)) return;
       const seqNo = nextSeq(d);
       const requester = msg.sourceAddr && msg.sourceAddr.length > 0 && msg.sourcePort ? { host: ipToString(msg.sourceAddr), port: msg.sourcePort } : from;
+      d.relays.delete(seqNo); // a reused (wrapped) sequence number goes to the end, keeping deadline order
       d.relays.set(seqNo, { seqNo, requesterSeqNo: msg.seqNo, requester, nack: msg.nack, deadlineMs: nowMs + d.config.probeTimeoutMs });
       sendMsg(d, fx, { host: ipToString(msg.target), port: msg.port || d.members.get(d.self)!.port }, encodeMessage({ type: 'ping', seqNo, node: msg.node, ...selfSource(d) }));
       return;
@@ -581,7 +582,10 @@ export function nextWakeMs(s: SwimState): number {
   let t = Math.min(s.nextGossipMs, s.nextProbeMs, s.nextPushPullMs);
   if (s.probe) t = Math.min(t, s.probe.phase === 'direct' ? s.probe.sentMs + s.config.probeTimeoutMs : s.probe.sentMs + s.probe.intervalMs);
   for (const x of s.suspicions.values()) t = Math.min(t, x.deadlineMs);
-  for (const r of s.relays.values()) t = Math.min(t, r.deadlineMs);
+  for (const r of s.relays.values()) {
+    t = Math.min(t, r.deadlineMs); // the first relay ends first (deadline order, see step)
+    break;
+  }
   return t;
 }
 
@@ -641,11 +645,13 @@ function stepDraft(d: Draft, event: SwimEvent, nowMs: number): { state: SwimStat
       break;
     }
     case 'tick': {
+      // Relays are kept in deadline order (inserted at now + ProbeTimeout): stop at the first
+      // one still running, so a tick costs the relays it ends, not all of them. (After the
+      // clock steps back, a later relay can wait for an earlier one: at most ProbeTimeout.)
       for (const [seq, r] of d.relays) {
-        if (nowMs >= r.deadlineMs) {
-          d.relays.delete(seq);
-          if (r.nack) sendMsg(d, fx, r.requester, encodeMessage({ type: 'nack', seqNo: r.requesterSeqNo }));
-        }
+        if (nowMs < r.deadlineMs) break;
+        d.relays.delete(seq);
+        if (r.nack) sendMsg(d, fx, r.requester, encodeMessage({ type: 'nack', seqNo: r.requesterSeqNo }));
       }
       for (const [name, sp] of d.suspicions) {
         if (nowMs >= sp.deadlineMs) {
