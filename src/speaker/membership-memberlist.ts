@@ -206,6 +206,7 @@ export class MemberlistMember implements Membership {
   private timer: NodeJS.Timeout | null = null;
   private listeners: MembershipListener[] = [];
   private lastAlive = '';
+  private lastLiveEpoch = -1;
   private pushPullsIn = 0;
   private inboundStreams = 0;
   /** Sum of `budgetHolders[].bytes`. */
@@ -430,6 +431,9 @@ export class MemberlistMember implements Membership {
   }
 
   private checkAlive(): void {
+    // The alive set only changes when the table's live epoch does: skip the O(n) rebuild otherwise.
+    if (!this.state || this.state.liveEpoch === this.lastLiveEpoch) return;
+    this.lastLiveEpoch = this.state.liveEpoch;
     const alive = this.alive();
     const key = alive.join('\n');
     if (key === this.lastAlive) return;
