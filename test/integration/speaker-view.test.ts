@@ -78,7 +78,23 @@ function sh(...cmd: string[]): string {
   return r.stdout;
 }
 
-const canNetns = process.getuid?.() === 0 && spawnSync('ip', ['-V']).status === 0;
+/**
+ * Removes namespaces (and their host-side veth) left by earlier runs of this file whose process is
+ * gone, e.g. killed by SIGKILL before its cleanup ran. Names carry the pid: mlts-sv<pid>.
+ */
+function reapStaleNetns(): void {
+  const list = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout ?? '';
+  for (const m of list.matchAll(/^mlts-sv(\d+)\b/gm)) {
+    const pid = Number(m[1]);
+    if (pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch {
+      spawnSync('ip', ['netns', 'del', m[0]]);
+      spawnSync('ip', ['link', 'del', `svh${pid % 100000}`]);
+    }
+  }
+}
 
 /** Pipes two sockets into each other; closing one closes the other. */
 function splice(a: Socket, b: Socket): void {
@@ -249,9 +265,17 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
     }
   });
 
-  describe('through the API server\'s pod proxy', { skip: canNetns ? false : 'needs root and iproute2 (a network namespace for the pod IP)' }, () => {
+  describe('through the API server\'s pod proxy (needs root and iproute2: a network namespace for the pod IP)', () => {
     before(async () => {
+      assert.equal(process.getuid?.(), 0, 'this test creates a network namespace: run it as root (CI does)');
+      reapStaleNetns();
       process.once('exit', cleanupNetns);
+      for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+        process.once(sig, () => {
+          cleanupNetns();
+          process.exit(128 + (sig === 'SIGINT' ? 2 : 15));
+        });
+      }
       dir = mkdtempSync(join(tmpdir(), 'mlts-sv-'));
       // netns + veth; the host side has no address of its own and one /32 route to the pod IP (the
       // host's network may be 192.0.2.0/24: no prefix route, no host address in it).
