@@ -76,11 +76,6 @@ export function encryptPayload(keyring: Keyring, plain: Uint8Array, aad: Uint8Ar
   return out;
 }
 
-/** Bytes `encryptPayload` produces for a plaintext of `plainBytes` (version 1). */
-export function encryptedLength(plainBytes: number): number {
-  return plainBytes + ENCRYPT_OVERHEAD_BYTES;
-}
-
 /**
  * Decrypts a blob trying every key in order. Throws `DecryptError` when the version is not 0/1,
  * the blob is too short, no key authenticates it, or version-0 padding is invalid.

@@ -28,8 +28,7 @@ export const MessageType = {
   hasLabel: 244,
 } as const;
 
-/** memberlist member states as carried in push/pull (`State` int). */
-export const MemberState = { alive: 0, suspect: 1, dead: 2, left: 3 } as const;
+/** memberlist member states as carried in push/pull (`State` int: the index). */
 export type MemberStateName = 'alive' | 'suspect' | 'dead' | 'left';
 export const memberStateNames: readonly MemberStateName[] = ['alive', 'suspect', 'dead', 'left'];
 
@@ -588,13 +587,6 @@ export function ipToString(ip: Uint8Array): string {
     return parts.join(':').replace(/(^|:)0(:0)+(:|$)/, '::');
   }
   return '';
-}
-
-/** Parses an IPv4 dotted quad to 4 bytes (memberlist sends IPv4 as 4 bytes when bound to one). */
-export function ipv4ToBytes(ip: string): Uint8Array {
-  const parts = ip.split('.').map(Number);
-  if (parts.length !== 4 || parts.some((x) => !Number.isInteger(x) || x < 0 || x > 255)) throw new RangeError(`not an IPv4 address: ${ip}`);
-  return Uint8Array.from(parts);
 }
 
 export { encodeStruct };
