@@ -21,14 +21,14 @@ import { createServer, connect, type AddressInfo, type Server, type Socket } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { REPO_ROOT, startTestCluster, type TestCluster } from './setup/cluster.ts';
+import { startTestCluster, type TestCluster } from './setup/cluster.ts';
 import { waitFor } from './setup/wait.ts';
+import { spawnSpeaker, speakerLogs, type SpeakerProc } from './setup/speaker.ts';
 import { electionDigestHex } from '../../src/core/election/index.ts';
 import { runCliAsync } from '../helpers/cli.ts';
 
 const NS = 'metallb-system';
 const G = { group: 'metallb.io', version: 'v1beta1' } as const;
-const BIN = join(REPO_ROOT, 'bin/metallb-ts');
 const MEMBERS = [{ node: 'ml-a', ip: '127.0.32.1' }, { node: 'ml-b', ip: '127.0.32.2' }];
 const NODES = ['ml-a', 'ml-b', 'ml-c'];
 /** The speaker pod behind the pod proxy: inside the test's namespace. */
@@ -43,33 +43,6 @@ function pickIP(): { ip: string; winner: string } {
     if (order[0] === 'ml-c') return { ip, winner: order[1]! };
   }
   throw new Error('no IP puts ml-c first');
-}
-
-interface SpeakerProc { node: string; proc: ChildProcess; lines: Array<Record<string, unknown>>; stderr: string[]; metrics?: string }
-
-function spawnSpeaker(kubeconfig: string, node: string, args: string[]): SpeakerProc {
-  const proc = spawn(BIN, ['speaker', '--node-name', node, '--kubeconfig', kubeconfig, '--l2-data-plane', 'log',
-    '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0', '--log-level', 'info', ...args],
-  { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '', METALLB_ML_SECRET_KEY_PATH: '' } });
-  const s: SpeakerProc = { node, proc, lines: [], stderr: [] };
-  let buf = '';
-  proc.stdout!.on('data', (chunk: Buffer) => {
-    buf += chunk.toString('utf8');
-    let i: number;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      try {
-        const o = JSON.parse(line) as Record<string, unknown>;
-        s.lines.push(o);
-        if (o.op === 'startup' && typeof o.metrics === 'string') s.metrics = o.metrics;
-      } catch {
-        s.lines.push({ raw: line });
-      }
-    }
-  });
-  proc.stderr!.on('data', (c: Buffer) => s.stderr.push(c.toString('utf8')));
-  return s;
 }
 
 function sh(...cmd: string[]): string {
@@ -118,7 +91,7 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
   let hostRelay: Server | undefined;
   let dir = '';
 
-  const logs = (): string => speakers.map((s) => `--- ${s.node}\n${s.lines.slice(-15).map((l) => JSON.stringify(l)).join('\n')}\n${s.stderr.join('').slice(-800)}`).join('\n') + `\n${cluster?.logTail(20) ?? ''}`;
+  const logs = (): string => speakerLogs(speakers, cluster);
   const cli = (args: string[]) => runCliAsync([...args, '--kubeconfig', cluster.kubeconfigPath]);
   const explainJSON = async (args: string[] = []) => {
     const r = await cli(['explain', 'svc/web', '-n', 'default', '-o', 'json', ...args]);
@@ -170,7 +143,7 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
       });
     });
     for (const { node, ip } of MEMBERS) {
-      speakers.push(spawnSpeaker(cluster.kubeconfigPath, node, ['--ml-bindaddr', ip, '--ml-bindport', String(port), '--ml-labels', 'app=ml-join']));
+      speakers.push(spawnSpeaker(cluster.kubeconfigPath, node, ['--log-level', 'info', '--ml-bindaddr', ip, '--ml-bindport', String(port), '--ml-labels', 'app=ml-join'], { METALLB_ML_SECRET_KEY_PATH: '' }));
     }
     for (const s of speakers) {
       await waitFor(`${s.node} sees both speakers in memberlist`, async () => {

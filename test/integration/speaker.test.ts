@@ -6,62 +6,20 @@
 // deleted Service's status removed; /metrics, /healthz, /readyz; a clean shutdown.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { REPO_ROOT, startTestCluster, type TestCluster } from './setup/cluster.ts';
 import { sleep, waitFor } from './setup/wait.ts';
+import { spawnSpeaker, speakerLogs, type SpeakerProc } from './setup/speaker.ts';
 
 const NS = 'metallb-system';
 const G = { group: 'metallb.io', version: 'v1beta1' } as const;
 const NODES = ['node-a', 'node-b', 'node-c'];
 const BIN = join(REPO_ROOT, 'bin/metallb-ts');
 const run = promisify(execFile);
-
-interface SpeakerProc {
-  node: string;
-  proc: ChildProcess;
-  lines: Array<Record<string, unknown>>;
-  stderr: string[];
-  metrics?: string;
-  health?: string;
-  exit: Promise<number | null>;
-}
-
-/**
- * Starts `metallb-ts speaker` for `node` with its JSON log lines collected (and the metrics and
- * health addresses of its start-up line). Always `--l2-data-plane log`: these speakers run in the
- * machine's own network namespace and must not answer ARP or send gratuitous ARPs on its
- * interfaces (test/integration/l2-netns.test.ts does, in namespaces it creates).
- */
-function spawnSpeaker(kubeconfig: string, node: string, args: string[], env: NodeJS.ProcessEnv): SpeakerProc {
-  const proc = spawn(BIN, ['speaker', '--node-name', node, '--kubeconfig', kubeconfig, '--l2-data-plane', 'log',
-    '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0', ...args],
-  { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '', ...env } });
-  const s: SpeakerProc = { node, proc, lines: [], stderr: [], exit: new Promise((r) => proc.on('exit', (code) => r(code))) };
-  let buf = '';
-  proc.stdout!.on('data', (chunk: Buffer) => {
-    buf += chunk.toString('utf8');
-    let i: number;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      try {
-        const obj = JSON.parse(line) as Record<string, unknown>;
-        s.lines.push(obj);
-        if (typeof obj.metrics === 'string') s.metrics = obj.metrics;
-        if (typeof obj.health === 'string') s.health = obj.health;
-      } catch {
-        s.lines.push({ raw: line });
-      }
-    }
-  });
-  proc.stderr!.on('data', (c: Buffer) => s.stderr.push(c.toString('utf8')));
-  return s;
-}
-
 
 describe('metallb-ts speaker on 3 simulated nodes', () => {
   let cluster: TestCluster;
@@ -70,7 +28,7 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
   let discovery: DiscoveryV1Api;
   const speakers: SpeakerProc[] = [];
 
-  const logs = (): string => speakers.map((s) => `--- ${s.node}\n${s.lines.slice(-15).map((l) => JSON.stringify(l)).join('\n')}\n${s.stderr.join('').slice(-800)}`).join('\n') + `\n${cluster?.logTail(20) ?? ''}`;
+  const logs = (): string => speakerLogs(speakers, cluster);
 
   function startSpeaker(node: string): SpeakerProc {
     return spawnSpeaker(cluster.kubeconfigPath, node, ['--log-level', 'info'], {});
