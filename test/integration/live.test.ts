@@ -22,6 +22,7 @@ import { isSpeakerPod } from '../../src/core/election/speakers.ts';
 import { loadKubeConfig } from '../../src/kube/client.ts';
 import { ClusterStateWatcher, readClusterState, type ClusterStateChange, type LogEntry } from '../../src/kube/live.ts';
 import { loadSnapshot, parseSnapshotText } from '../../src/kube/snapshot.ts';
+import { freePort } from '../helpers/net.ts';
 
 const CLI = join(REPO_ROOT, 'src/cli.ts');
 const EXAMPLE = join(REPO_ROOT, 'examples/cluster.yaml');
@@ -343,13 +344,7 @@ describe('live cluster access against a real kube-apiserver', () => {
   });
 
   test('(c) an unreachable server: exit 3, one line naming the server and what failed', async () => {
-    const port = await new Promise<number>((res) => {
-      const s = createServer();
-      s.listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => res(p));
-      });
-    });
+    const port = await freePort();
     const server = `https://127.0.0.1:${port}`;
     const file = join(work, 'closed-kubeconfig');
     writeFileSync(file, readFileSync(adminKubeconfig, 'utf8').replace(cluster.server, server));

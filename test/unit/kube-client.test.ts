@@ -4,13 +4,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClusterUnreachableError, UserError } from '../../src/core/errors.ts';
 import { apiError, JSON_PATCH, KubeApiError, KubeClient, kubeConfigSource, kubeGet, loadKubeConfig, MERGE_PATCH, type KubeRequest } from '../../src/kube/client.ts';
 import { resourcePath, RESOURCES } from '../../src/kube/live.ts';
+import { freePort } from '../helpers/net.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'metallb-ts-kube-client-'));
 const write = (name: string, text: string): string => {
@@ -123,13 +123,7 @@ test('apiError: unreachable, unauthorized and forbidden are exit 3; other API er
 });
 
 test('kubeGet on a closed loopback port: ECONNREFUSED, mapped to exit 3 naming the server', async () => {
-  const port = await new Promise<number>((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => res(p));
-    });
-  });
+  const port = await freePort();
   const server = `https://127.0.0.1:${port}`;
   const kc = new KubeConfig();
   kc.loadFromOptions({

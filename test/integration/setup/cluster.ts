@@ -15,7 +15,6 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync, openSync, closeSync } from 'node:fs';
 import https from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +26,8 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { freePort } from '../../helpers/net.ts';
+import { sleep } from './wait.ts';
 
 /** Repository root (this file is test/integration/setup/cluster.ts). */
 export const REPO_ROOT: string = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -122,25 +123,6 @@ function installExitHooks(): void {
 
 // ---------------------------------------------------------------------------------------------
 // helpers
-
-/** A free TCP port on 127.0.0.1 (bound, read, released: a small race remains, start-up retries). */
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.unref();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      if (addr === null || typeof addr === 'string') { s.close(); rej(new Error('no port')); return; }
-      const port = addr.port;
-      s.close(() => res(port));
-    });
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
 
 function openssl(args: string[], cwd: string): void {
   const r = spawnSync('openssl', args, { cwd, encoding: 'utf8' });
