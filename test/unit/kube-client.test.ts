@@ -34,6 +34,17 @@ function kubeconfig(opts: { server?: string; contexts?: string[]; current?: stri
 const good = write('good.yaml', kubeconfig({ contexts: ['ctx-a', 'ctx-b'] }));
 const other = write('other.yaml', kubeconfig({ server: 'https://127.0.0.1:7443', contexts: ['ctx-c'] }).replace(/\bc1\b/g, 'c2').replace(/\bu1\b/g, 'u2'));
 
+
+/** A kubeconfig for `server` with a bearer token `t` and TLS verification off (local test servers). */
+function tokenKubeConfig(server: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+  });
+  return kc;
+}
+
 test('kubeConfigSource: --kubeconfig, else KUBECONFIG, else ~/.kube/config, else in-cluster, else none', () => {
   const noFiles = { exists: () => false, home: '/home/x' };
   const cases: Array<[string, Parameters<typeof kubeConfigSource>[0], Parameters<typeof kubeConfigSource>[1], ReturnType<typeof kubeConfigSource>]> = [
@@ -125,11 +136,7 @@ test('apiError: unreachable, unauthorized and forbidden are exit 3; other API er
 test('kubeGet on a closed loopback port: ECONNREFUSED, mapped to exit 3 naming the server', async () => {
   const port = await freePort();
   const server = `https://127.0.0.1:${port}`;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-  });
+  const kc = tokenKubeConfig(server);
   const err = await kubeGet(kc, '/api/v1/services').then(() => undefined, (e: unknown) => e);
   const mapped = apiError(err, { verb: 'list', resource: 'v1 services', server });
   assert.ok(mapped instanceof ClusterUnreachableError, String(err));
@@ -157,11 +164,7 @@ test('KubeClient.request: method, query, body and content type on the wire; answ
   });
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
   const server = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-  });
+  const kc = tokenKubeConfig(server);
   const api = new KubeClient(kc, { userAgent: 'ua-test', maxSockets: 2, timeoutMs: 200 });
   const CTX = { verb: 'get', resource: 'v1 services', server };
   const cases: Array<{ name: string; req: KubeRequest; wire?: { method: string; url: string; type?: string; body?: string }; resolves?: unknown; exit?: number; message?: string }> = [
@@ -229,11 +232,7 @@ test('KubeClient.request / kubeGet: an absolute deadline (a trickling answer is 
   });
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
   const server = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-  });
+  const kc = tokenKubeConfig(server);
   const api = new KubeClient(kc, { timeoutMs: 200 });
   const ctx = { verb: 'get', resource: 'v1 pods', server };
   const fails = async (p: Promise<unknown>) => p.then((v) => assert.fail(`resolved ${JSON.stringify(v)}`), (e: unknown) => e as Error & { code?: string });
