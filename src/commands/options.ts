@@ -14,7 +14,7 @@ import { loadSnapshot, STDIN_NAME } from '../kube/snapshot.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { OUTPUT_FORMATS, type OutputFormat } from '../render/output.ts';
 import {
-  DEFAULT_SPEAKER_SELECTOR, fetchMembers, parseSpeakerAddress, speakersFromView, type SpeakerViewOrigin,
+  DEFAULT_SPEAKER_SELECTOR, discoverSpeakerView, fetchMembers, parseSpeakerAddress, speakersFromView, type SpeakerViewOrigin,
 } from '../kube/speaker-view.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 
@@ -235,7 +235,7 @@ export async function loadDiagnosticState(
     return { ...loaded, speakerView: { report: {} } };
   }
   const { kc, read } = await liveRead(opts);
-  const [{ kubeGet, serverOf }, { discoverSpeakerView }] = await Promise.all([import('../kube/client.ts'), import('../kube/speaker-view.ts')]);
+  const { kubeGet, serverOf } = await import('../kube/client.ts');
   const abort = new AbortController();
   const discovery = discoverSpeakerView((path, o) => kubeGet(kc, path, o), {
     namespace: opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE,
