@@ -9,6 +9,10 @@ import { ByteWriter, MsgpackError, MsgpackTruncatedError, decodeStruct, encodeSt
 import { LzwLimitError, lzwDecode, lzwEncode } from './lzw.ts';
 import { Keyring, decryptPayload, encryptPayload } from './crypto.ts';
 
+/** One UTF-8 encoder and decoder for labels (not a new one per packet). */
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
 /** Message type bytes (memberlist's append-only list). */
 export const MessageType = {
   ping: 0,
@@ -313,7 +317,7 @@ export function decodeCompress(body: Uint8Array, maxOutputBytes: number | ((comp
 /** Label header `244 · len · label` (empty label: nothing). */
 export function labelHeader(label: string): Uint8Array {
   if (label === '') return new Uint8Array(0);
-  const b = new TextEncoder().encode(label);
+  const b = utf8.encode(label);
   if (b.length > 255) throw new RangeError('label: at most 255 bytes');
   const out = new Uint8Array(2 + b.length);
   out[0] = MessageType.hasLabel;
@@ -343,8 +347,7 @@ export function encodePacket(msg: Uint8Array, opts: WireOptions, crc: boolean): 
     if (c.length < buf.length) buf = c;
   }
   if (crc) buf = encodeCrc(buf);
-  const label = new TextEncoder().encode(opts.label);
-  if (opts.keyring && opts.gossipVerifyOutgoing) buf = encryptPayload(opts.keyring, buf, label);
+  if (opts.keyring && opts.gossipVerifyOutgoing) buf = encryptPayload(opts.keyring, buf, utf8.encode(opts.label));
   const head = labelHeader(opts.label);
   if (head.length === 0) return buf;
   const out = new Uint8Array(head.length + buf.length);
@@ -359,7 +362,7 @@ function stripLabel(buf: Uint8Array, label: string): Uint8Array {
     const n = buf[1]!;
     if (n === 0) throw new WireError('label', 'label header cannot be empty when present');
     if (buf.length < 2 + n) throw new WireError('truncated', 'label header truncated');
-    const got = new TextDecoder().decode(buf.subarray(2, 2 + n));
+    const got = utf8Decoder.decode(buf.subarray(2, 2 + n));
     if (got !== label) throw new WireError('label', `discarding packet with unacceptable label "${got}"`);
     return buf.subarray(2 + n);
   }
@@ -380,7 +383,7 @@ export function decodePacket(packet: Uint8Array, opts: WireOptions): { messages:
   let buf = stripLabel(packet, opts.label);
   if (opts.keyring) {
     try {
-      buf = decryptPayload(opts.keyring, buf, new TextEncoder().encode(opts.label));
+      buf = decryptPayload(opts.keyring, buf, utf8.encode(opts.label));
     } catch (e) {
       if (opts.gossipVerifyIncoming) throw new WireError('decrypt', `decrypt packet failed: ${(e as Error).message}`);
     }
@@ -470,7 +473,7 @@ export function encodeStreamMessage(msg: Uint8Array, opts: WireOptions): Uint8Ar
     const head = new Uint8Array(5);
     head[0] = MessageType.encrypt;
     new DataView(head.buffer).setUint32(1, len);
-    const label = new TextEncoder().encode(opts.label);
+    const label = utf8.encode(opts.label);
     const aad = new Uint8Array(5 + label.length);
     aad.set(head);
     aad.set(label, 5);
@@ -539,7 +542,7 @@ export function decodeStreamMessage(buf: Uint8Array, opts: WireOptions): { msg: 
     const len = new DataView(b.buffer, b.byteOffset, b.byteLength).getUint32(1);
     if (len > MAX_STREAM_BYTES) throw new WireError('oversized', `remote node state is larger than limit (${len})`);
     if (b.length < 5 + len) throw new IncompleteError('encrypted body');
-    const label = new TextEncoder().encode(opts.label);
+    const label = utf8.encode(opts.label);
     const aad = new Uint8Array(5 + label.length);
     aad.set(b.subarray(0, 5));
     aad.set(label, 5);
