@@ -160,17 +160,17 @@ export function createSwimState(config: MemberlistConfig, self: { name: string; 
 }
 
 /** Probing runs only with ProbeInterval > 0 (memberlist.go schedule()). */
-export function probeEnabled(c: MemberlistConfig): boolean {
+function probeEnabled(c: MemberlistConfig): boolean {
   return c.probeIntervalMs > 0;
 }
 
 /** Gossip runs only with GossipInterval > 0 and GossipNodes > 0 (memberlist.go schedule()). */
-export function gossipEnabled(c: MemberlistConfig): boolean {
+function gossipEnabled(c: MemberlistConfig): boolean {
   return c.gossipIntervalMs > 0 && c.gossipNodes > 0;
 }
 
 /** Periodic push/pull runs only with PushPullInterval > 0 (memberlist.go schedule()); joins still push/pull. */
-export function pushPullEnabled(c: MemberlistConfig): boolean {
+function pushPullEnabled(c: MemberlistConfig): boolean {
   return c.pushPullIntervalMs > 0;
 }
 
