@@ -182,3 +182,16 @@ test('fuzz: random and mutated packets and streams only ever throw WireError', (
     }
   }
 });
+
+test('ipToString: IPv6 in RFC 5952 form (the longest zero run becomes "::"), the same text as src/core/ip.ts formatIP', async () => {
+  const { formatIP, parseIP } = await import('../../src/core/ip.ts');
+  const { ipToBytes } = await import('../../src/speaker/membership-memberlist.ts');
+  const { ipToString } = await import('../../src/core/membership/messages.ts');
+  const cases = ['2001:db8:0:1:0:0:0:1', '2001:0:0:1:0:0:0:1', '2001:db8::1', '::1', '::', 'fe80::', '1:0:2:0:3:0:4:0', '2001:db8:1:2:3:4:5:6', '0:0:1::'];
+  for (const text of cases) {
+    const want = formatIP(parseIP(text)!);
+    assert.equal(ipToString(ipToBytes(text)), want, text);
+  }
+  assert.equal(ipToString(ipToBytes('2001:db8:0:1:0:0:0:1')), '2001:db8:0:1::1');
+  assert.equal(ipToString(Uint8Array.from([192, 0, 2, 7])), '192.0.2.7');
+});

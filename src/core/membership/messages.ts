@@ -585,9 +585,19 @@ export function ipToString(ip: Uint8Array): string {
   if (ip.length === 16) {
     const mapped = ip.subarray(0, 10).every((x) => x === 0) && ip[10] === 0xff && ip[11] === 0xff;
     if (mapped) return Array.from(ip.subarray(12)).join('.');
-    const parts: string[] = [];
-    for (let i = 0; i < 16; i += 2) parts.push(((ip[i]! << 8) | ip[i + 1]!).toString(16));
-    return parts.join(':').replace(/(^|:)0(:0)+(:|$)/, '::');
+    const groups: number[] = [];
+    for (let i = 0; i < 16; i += 2) groups.push((ip[i]! << 8) | ip[i + 1]!);
+    // RFC 5952 4.2: "::" replaces the longest run of two or more zero groups, the first if tied.
+    let best = -1;
+    let bestLen = 1;
+    for (let i = 0; i < 8;) {
+      let j = i;
+      while (j < 8 && groups[j] === 0) j++;
+      if (j - i > bestLen) [best, bestLen] = [i, j - i];
+      i = j === i ? i + 1 : j;
+    }
+    const hex = (gs: number[]): string => gs.map((g) => g.toString(16)).join(':');
+    return best < 0 ? hex(groups) : `${hex(groups.slice(0, best))}::${hex(groups.slice(best + bestLen))}`;
   }
   return '';
 }
