@@ -15,10 +15,10 @@ import { EXIT_UNREACHABLE, UserError } from '../core/errors.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { discoverSpeakerView, fetchMembers, type ApiGet, type MembersView, type SpeakerViewOrigin } from '../kube/speaker-view.ts';
 import { escapeControl } from '../render/text.ts';
-import { addClusterOptions, addOutputOption, addSpeakerViewOption, type SpeakerViewOptions } from './options.ts';
+import { addClusterOptions, addOutputOption, addSpeakerViewOption, checkSpeakerViewOptions, type SpeakerViewOptions } from './options.ts';
 import type { OutputFormat } from '../render/output.ts';
 
-export { fetchMembers, speakerURL, type MemberRow, type MembersView } from '../kube/speaker-view.ts';
+export { speakerURL, type MembersView } from '../kube/speaker-view.ts';
 
 /**
  * The table of a view (wide: with PORT); `from`: a first line naming the discovered speaker pod.
@@ -55,7 +55,7 @@ interface MembersOptions extends SpeakerViewOptions {
 export async function membersView(opts: MembersOptions): Promise<{ view: MembersView; from?: SpeakerViewOrigin }> {
   if (opts.speaker !== undefined) {
     if (opts.node !== undefined) throw new UserError('--node picks a speaker pod to ask through the API server, --speaker names one directly: give one or the other');
-    if (opts.speakerSelector !== undefined) throw new UserError('--speaker-selector picks the speaker pods to ask through the API server, --speaker names one directly: give one or the other');
+    checkSpeakerViewOptions(opts);
     return { view: await fetchMembers(opts.speaker) };
   }
   const { loadKubeConfig, kubeGet, apiError, serverOf } = await import('../kube/client.ts');
