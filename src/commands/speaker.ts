@@ -67,7 +67,7 @@ export interface MemberlistSettings {
   configPath?: string;
 }
 
-/** MetalLB's fixed path of the memberlist config file (src/core/membership/config.ts has the same constant; not imported here to keep start-up light). */
+/** MetalLB's fixed path of the optional memberlist config file (a ConfigMap mount); `--ml-config-path` default. */
 const DEFAULT_ML_CONFIG_PATH = '/etc/metallb/memberlist/config.json';
 
 /** The memberlist settings the `--ml-*` flags ask for, or null (memberlist off). Throws UserError for a bad port. */

@@ -87,8 +87,6 @@ export const WAN_CONFIG: MemberlistConfig = {
   gossipToTheDeadTimeMs: 60_000,
 };
 
-/** MetalLB's fixed path of the optional memberlist config file (a ConfigMap mount). */
-export const METALLB_MEMBERLIST_CONFIG_PATH = '/etc/metallb/memberlist/config.json';
 
 /** A string Go's `time.ParseDuration` rejects; `message` says why, as Go's error does. */
 export class DurationError extends Error {
