@@ -204,8 +204,6 @@ export class MemberlistMember implements Membership {
   private tcp: net.Server | null = null;
   private state: SwimState | null = null;
   private timer: NodeJS.Timeout | null = null;
-  /** When `timer` fires (Date.now() ms). */
-  private timerAt = 0;
   private listeners: MembershipListener[] = [];
   private lastAlive = '';
   private lastLiveEpoch = -1;
@@ -275,14 +273,9 @@ export class MemberlistMember implements Membership {
 
   private schedule(): void {
     if (this.stopped || !this.state) return;
-    // at most 1 s ahead whatever the configured intervals (nextWakeMs may be Infinity: every timer off)
-    const now = Date.now();
-    const delay = timerDelayMs(Math.min(1000, nextWakeMs(this.state) - now));
-    // Per packet the wake rarely moves earlier: keep an armed timer that fires no later than
-    // needed (an early tick finds nothing due and re-arms) instead of a new Timeout per packet.
-    if (this.timer && this.timerAt <= now + delay) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timerAt = now + delay;
+    // at most 1 s ahead whatever the configured intervals (nextWakeMs may be Infinity: every timer off)
+    const delay = timerDelayMs(Math.min(1000, nextWakeMs(this.state) - Date.now()));
     this.timer = setTimeout(() => {
       this.timer = null;
       this.guard('timer', () => this.apply({ type: 'tick' }));
