@@ -367,23 +367,28 @@ test('codecs equal the Go libraries memberlist v0.5.1 uses, byte for byte, on ra
 });
 
 test('speakerlist: joins the speaker IPs the API lists, reports changes, a restarted member is back in every view', async () => {
-  const g = await startGo('node-g', '127.0.6.1');
+  let g = await startGo('node-g', '127.0.6.1');
   const ips = ['127.0.6.1', '127.0.6.2', '127.0.6.3'];
   const changes: string[][] = [];
   const s2 = new SpeakerListMembership({ member: new MemberlistMember({ name: 'node-2', bindAddr: '127.0.6.2', bindPort: PORT }), speakerIPs: async () => ips, joinIntervalMs: 500 });
-  s2.onChange((c) => changes.push([...(c.alive ?? [])]));
-  await s2.start();
   const s3 = new SpeakerListMembership({ member: new MemberlistMember({ name: 'node-3', bindAddr: '127.0.6.3', bindPort: PORT }), speakerIPs: async () => ips, joinIntervalMs: 500 });
-  await s3.start();
-  await waitFor('all three see each other', async () => (await g.alive()).join() === 'node-2,node-3,node-g' && s2.alive().join() === 'node-2,node-3,node-g' && s3.alive().join() === 'node-2,node-3,node-g', 10_000);
-  assert.deepEqual(changes[changes.length - 1], ['node-2', 'node-3', 'node-g'], 'the speaker is told about membership changes');
-  // the Go member restarts without a join list: the periodic rejoin brings it back
-  await g.kill();
-  const g2 = await startGo('node-g', '127.0.6.1');
-  await waitFor('node-g back in everyone\'s view', async () => (await g2.alive()).join() === 'node-2,node-3,node-g' && s2.alive().includes('node-g') && s3.alive().includes('node-g'), 15_000);
-  await s2.stop();
-  await s3.stop();
-  await g2.kill();
+  // Stopped also when an assertion fails: a member or Go peer left running keeps the test process alive.
+  try {
+    s2.onChange((c) => changes.push([...(c.alive ?? [])]));
+    await s2.start();
+    await s3.start();
+    await waitFor('all three see each other', async () => (await g.alive()).join() === 'node-2,node-3,node-g' && s2.alive().join() === 'node-2,node-3,node-g' && s3.alive().join() === 'node-2,node-3,node-g', 10_000);
+    assert.deepEqual(changes[changes.length - 1], ['node-2', 'node-3', 'node-g'], 'the speaker is told about membership changes');
+    // the Go member restarts without a join list: the periodic rejoin brings it back
+    await g.kill();
+    g = await startGo('node-g', '127.0.6.1');
+    const g2 = g;
+    await waitFor('node-g back in everyone\'s view', async () => (await g2.alive()).join() === 'node-2,node-3,node-g' && s2.alive().includes('node-g') && s3.alive().includes('node-g'), 15_000);
+  } finally {
+    await s2.stop();
+    await s3.stop();
+    await g.kill();
+  }
 });
 
 // --- load limits (memberlist net.go): handoff queues, push/pull cap, inbound stream bound ----------
