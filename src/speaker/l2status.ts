@@ -13,11 +13,11 @@
 import type { InterfaceSet } from '../core/election/types.ts';
 import type { ServiceL2Status } from '../core/kube.ts';
 import type { Logger } from '../log.ts';
+import {
+  LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, METALLB_STATUS_API_VERSION, type OwnerRef,
+} from '../core/status.ts';
 
-export const LABEL_ANNOUNCE_NODE = 'metallb.io/node';
-export const LABEL_SERVICE_NAME = 'metallb.io/service-name';
-export const LABEL_SERVICE_NAMESPACE = 'metallb.io/service-namespace';
-export const L2STATUS_API_VERSION = 'metallb.io/v1beta1';
+export { LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, type OwnerRef };
 
 /** `status` of a ServiceL2Status as MetalLB builds it (`buildDesiredStatus`). */
 export interface L2StatusBody {
@@ -25,14 +25,6 @@ export interface L2StatusBody {
   serviceName: string;
   serviceNamespace: string;
   interfaces?: Array<{ name: string }>;
-}
-
-/** An owner reference (the speaker Pod). */
-export interface OwnerRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
 }
 
 /** What to do for one service's ServiceL2Status objects. */
@@ -91,7 +83,7 @@ export function planL2Status(input: L2StatusInput): L2StatusPlan {
     return { deletes, create: null, patch: sameStatus(mine.status, status) ? null : { name: nameOf(mine), status } };
   }
   const create: ServiceL2Status = {
-    apiVersion: L2STATUS_API_VERSION,
+    apiVersion: METALLB_STATUS_API_VERSION,
     kind: 'ServiceL2Status',
     metadata: {
       generateName: 'l2-',

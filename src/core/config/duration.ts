@@ -45,3 +45,45 @@ export function nsToSeconds(ns: bigint): number {
   const rest = ns % 1_000_000_000n;
   return Number(whole) + Number(rest) / 1e9;
 }
+
+/** Seconds (as nsToSeconds gives them) back to whole nanoseconds, rounded to the nearest. */
+export function secondsToNs(seconds: number): bigint {
+  const whole = Math.trunc(seconds);
+  return BigInt(whole) * 1_000_000_000n + BigInt(Math.round((seconds - whole) * 1e9));
+}
+
+function fraction(v: bigint, digits: number): string {
+  // v < 10^digits: `.ddd` without trailing zeros, or "" when v is 0 (Go's fmtFrac).
+  if (v === 0n) return '';
+  return `.${v.toString().padStart(digits, '0').replace(/0+$/, '')}`;
+}
+
+/**
+ * Go's `time.Duration.String()` of `ns` nanoseconds, as `metav1.Duration` marshals it:
+ * `0s`, `1.5µs`, `500ms`, `30s`, `1m30s`, `1h0m0s`, negative values with a leading `-`.
+ */
+export function formatDurationNs(ns: bigint): string {
+  if (ns === 0n) return '0s';
+  const neg = ns < 0n;
+  let u = neg ? -ns : ns;
+  let out: string;
+  if (u < 1_000_000_000n) {
+    // Below a second: the largest of ns, µs, ms that keeps an integer part.
+    if (u < 1000n) out = `${u}ns`;
+    else if (u < 1_000_000n) out = `${u / 1000n}${fraction(u % 1000n, 3)}µs`;
+    else out = `${u / 1_000_000n}${fraction(u % 1_000_000n, 6)}ms`;
+  } else {
+    const secs = u / 1_000_000_000n;
+    const frac = fraction(u % 1_000_000_000n, 9);
+    u = secs;
+    const s = u % 60n;
+    u /= 60n;
+    if (u === 0n) out = `${s}${frac}s`;
+    else {
+      const m = u % 60n;
+      const h = u / 60n;
+      out = h === 0n ? `${m}m${s}${frac}s` : `${h}h${m}m${s}${frac}s`;
+    }
+  }
+  return neg ? `-${out}` : out;
+}
