@@ -124,6 +124,12 @@ _metallb-ts() {
             '--ml-secret-key-path=[directory holding the memberlist secret file `secretkey` (env METALLB_ML_SECRET_KEY_PATH; none: unencrypted)]:value: ' \
             '--ml-wan-config[memberlist'\''s WAN timings instead of the LAN ones]' \
             '--ml-config-path=[MetalLB'\''s optional memberlist config file (JSON, every field required; replaces the LAN/WAN timings when it exists, a missing file means the defaults). metallb-ts'\''s addition: MetalLB has the path fixed]:value: ' \
+            '--bgp-type=[BGP implementation (env METALLB_BGP_TYPE): only frr-k8s is supported]:value: ' \
+            '--frrk8s-namespace=[namespace frr-k8s runs in, where metallb-<node> is written (env FRRK8S_NAMESPACE; default: the MetalLB namespace)]:value: ' \
+            '--dry-run[write nothing: print what the speaker on --node-name would write (FRRConfiguration, ServiceBGPStatus, ServiceL2Status, Events)]' \
+            '(-f --filename)'{-f+,--filename=}'[with --dry-run: a cluster snapshot (file, directory or - for stdin; repeatable) instead of a read-only read of the live cluster]:path:_files' \
+            '(-o --output)'{-o+,--output=}'[with --dry-run: output format]:value:(table yaml json)' \
+            '--speakers=[with --dry-run: the nodes memberlist counts as alive, comma-separated (default: every Node)]:value: ' \
             '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         validate)

@@ -1,20 +1,26 @@
 /**
  * `metallb-ts speaker --node-name NODE`: MetalLB v0.16.1's speaker for one node. Watches the
  * cluster, makes the core's Layer 2 and BGP decisions for this node, logs `serviceAnnounced` /
- * `serviceWithdrawn`, records `nodeAssigned` Events, keeps this node's ServiceL2Status objects,
- * and serves `/metrics`, `/healthz`, `/readyz`. Runs until SIGINT/SIGTERM, then withdraws
- * everything (exit 0). Exit 2 for bad flags, 3 when the cluster cannot be read.
+ * `serviceWithdrawn`, records `nodeAssigned` Events, keeps this node's ServiceL2Status and
+ * ServiceBGPStatus objects and its FRRConfiguration `metallb-<node>` (BGP through frr-k8s), answers
+ * ARP/NDP for what it wins in Layer 2, and serves `/metrics`, `/healthz`, `/readyz`. Runs until
+ * SIGINT/SIGTERM, then withdraws its Layer 2 announcements (exit 0). Exit 2 for bad flags, 3 when
+ * the cluster cannot be read.
+ *
+ * `--dry-run`: what the speaker on NODE would write (FRRConfiguration, ServiceBGPStatus,
+ * ServiceL2Status, Events), computed by the same Speaker over a snapshot (`-f`) or a read-only
+ * read of the live cluster, without writing anything (src/speaker/dry-run.ts).
  *
  * Flags follow MetalLB's speaker (with its environment variable defaults). Who is alive: with
  * `--ml-bindaddr` and `--ml-labels` set, memberlist (MetalLB's speakerlist: joins the speaker pods
  * listed by `--ml-labels` in `--ml-namespace`, rejoins on Node changes); otherwise every Node.
- * The data planes log only: ARP/NDP (issue #4) and BGP plug in behind src/speaker/announcer.ts.
+ * The BGP type is MetalLB's `METALLB_BGP_TYPE`: only `frr-k8s` runs here (the default).
  */
 import { Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { metallbNamespaceOf, portNumber } from './runtime-options.ts';
 import type { Pod } from '../core/kube.ts';
-import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
+import { DEFAULT_METALLB_NAMESPACE, type ClusterState } from '../core/kube.ts';
 import type { EndpointServer } from '../speaker/http.ts';
 import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { OwnerRef } from '../speaker/l2status.ts';
@@ -46,6 +52,31 @@ interface SpeakerFlags {
   mlConfigPath: string;
   /** `raw`: answer ARP/NDP on the node's interfaces (needs CAP_NET_RAW); `log`: only log what would be announced. */
   l2DataPlane: L2DataPlane;
+  /** `--bgp-type` / METALLB_BGP_TYPE */
+  bgpType: string;
+  /** `--frrk8s-namespace` / FRRK8S_NAMESPACE; default: the MetalLB namespace */
+  frrk8sNamespace?: string;
+  dryRun?: boolean;
+  filename?: string[];
+  output?: string;
+  /** `--speakers` for the dry run */
+  speakers?: string;
+}
+
+/** The BGP implementations MetalLB knows (`METALLB_BGP_TYPE`), and the one metallb-ts runs. */
+const BGP_TYPES = ['native', 'frr', 'frr-k8s'] as const;
+
+/**
+ * Checks `--bgp-type` / METALLB_BGP_TYPE. MetalLB's binary defaults to `native` and its Helm chart
+ * to `frr-k8s`; metallb-ts speaks BGP only through frr-k8s and defaults to it.
+ * @throws UserError (exit 2) naming what is supported, for `native`, `frr` or anything else.
+ */
+export function checkBGPType(value: string): 'frr-k8s' {
+  if (value === 'frr-k8s') return value;
+  if ((BGP_TYPES as readonly string[]).includes(value)) {
+    throw new UserError(`BGP type "${value}" (METALLB_BGP_TYPE / --bgp-type) is not supported: metallb-ts runs BGP through frr-k8s only; use frr-k8s`);
+  }
+  throw new UserError(`unknown BGP type "${value}" (METALLB_BGP_TYPE / --bgp-type): MetalLB knows native, frr and frr-k8s; metallb-ts runs frr-k8s`);
 }
 
 
@@ -113,8 +144,22 @@ export function registerSpeaker(program: Command): void {
     .option('--ml-secret-key-path <dir>', 'directory holding the memberlist secret file `secretkey` (env METALLB_ML_SECRET_KEY_PATH; none: unencrypted)', env.METALLB_ML_SECRET_KEY_PATH)
     .option('--ml-wan-config', "memberlist's WAN timings instead of the LAN ones")
     .option('--ml-config-path <file>', "MetalLB's optional memberlist config file (JSON, every field required; replaces the LAN/WAN timings when it exists, a missing file means the defaults). metallb-ts's addition: MetalLB has the path fixed", DEFAULT_ML_CONFIG_PATH)
-    .addHelpText('after', '\nExample:\n  metallb-ts speaker --node-name worker-1 --kubeconfig ~/.kube/config --port 0 --health-probe-port 0');
+    .option('--bgp-type <type>', 'BGP implementation (env METALLB_BGP_TYPE): only frr-k8s is supported', env.METALLB_BGP_TYPE || 'frr-k8s')
+    .option('--frrk8s-namespace <ns>', 'namespace frr-k8s runs in, where metallb-<node> is written (env FRRK8S_NAMESPACE; default: the MetalLB namespace)', env.FRRK8S_NAMESPACE || undefined)
+    .option('--dry-run', 'write nothing: print what the speaker on --node-name would write (FRRConfiguration, ServiceBGPStatus, ServiceL2Status, Events)')
+    .option('-f, --filename <path>', 'with --dry-run: a cluster snapshot (file, directory or - for stdin; repeatable) instead of a read-only read of the live cluster',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+    .addOption(new Option('-o, --output <format>', 'with --dry-run: output format').choices(['table', 'yaml', 'json']).default('table'))
+    .option('--speakers <nodes>', 'with --dry-run: the nodes memberlist counts as alive, comma-separated (default: every Node)')
+    .addHelpText('after', '\nExamples:\n  metallb-ts speaker --node-name worker-1 --kubeconfig ~/.kube/config --port 0 --health-probe-port 0\n  metallb-ts speaker --node-name worker-1 --dry-run -f dump.yaml -o yaml');
   cmd.action(async (opts: SpeakerFlags, command: Command) => {
+    if (opts.dryRun) {
+      process.exitCode = await runDryRun(opts, command);
+      return;
+    }
+    for (const k of ['filename', 'output', 'speakers'] as const) {
+      if (command.getOptionValueSource(k) === 'cli') throw new UserError(`--${k} is only for --dry-run`);
+    }
     process.exitCode = await runSpeaker(opts, { configPathGiven: command.getOptionValueSource('mlConfigPath') === 'cli' });
     // Shut down: a request still waiting on the API server (a watch, a list) must not keep the
     // process alive past the pod's grace period. stdout/stderr are synchronous here (files, pipes).
@@ -130,21 +175,23 @@ export function registerSpeaker(program: Command): void {
 async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { configPathGiven?: boolean } = {}): Promise<number> {
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
-  const [{ apiError, KubeClient, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { LoggingBGPPublisher, createL2Announcer },
-    { createEvent, restL2StatusApi }, { EventRecorder }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
-    { Speaker, SPEAKER_KINDS }] = await Promise.all([
+  const [{ apiError, KubeClient, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { createL2Announcer },
+    { createEvent, restL2StatusApi, restBGPStatusApi, restFRRConfigurationApi }, { EventRecorder }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
+    { Speaker, SPEAKER_BGP_KINDS }, { frrConfigurationName }] = await Promise.all([
     import('../kube/client.ts'), import('../kube/live.ts'), import('../speaker/announcer.ts'), import('../speaker/api.ts'),
     import('../speaker/events.ts'), import('../speaker/http.ts'), import('../speaker/membership.ts'), import('../speaker/metrics.ts'),
-    import('../speaker/speaker.ts'),
+    import('../speaker/speaker.ts'), import('../core/frrk8s/config.ts'),
   ]);
   const node = opts.nodeName;
   if (!node) throw new UserError('missing --node-name (or METALLB_NODE_NAME): the name of the node this speaker runs on');
+  const bgpType = checkBGPType(opts.bgpType);
   const ml = memberlistSettings(opts);
   const namespace = metallbNamespaceOf(opts.namespace);
+  const frrk8sNamespace = opts.frrk8sNamespace || namespace;
   const kc = loadKubeConfig({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
   const server = serverOf(kc);
   const log = jsonLogger({ level: opts.logLevel });
-  log.info({ op: 'startup', version: VERSION, node, namespace, server, msg: `metallb-ts speaker starting ${VERSION}` });
+  log.info({ op: 'startup', version: VERSION, node, namespace, frrk8sNamespace, bgpType, server, msg: `metallb-ts speaker starting ${VERSION}` });
 
   // One client for the speaker's reads of single objects and its writes (ServiceL2Status, Events).
   const api = new KubeClient(kc, { timeoutMs: 15_000, userAgent: 'metallb-ts-speaker' });
@@ -166,7 +213,9 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   const events = new EventRecorder(node, (ev) => createEvent(api, ev), log);
   const source = new ClusterStateWatcher(kc, {
     metallbNamespace: namespace,
-    kinds: SPEAKER_KINDS,
+    frrk8sNamespace,
+    kinds: SPEAKER_BGP_KINDS,
+    fieldSelectors: { frrConfigurations: `metadata.name=${frrConfigurationName(node)}` },
     log: ({ level, ...rest }) => (level === 'error' ? log.error(rest) : log.info(rest)),
   });
   let membership: Membership;
@@ -220,8 +269,9 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   }
   const speaker = new Speaker({
     node, namespace, source, membership,
-    l2: await createL2Announcer(opts.l2DataPlane, log, undefined, metrics.layer2), bgp: new LoggingBGPPublisher(log), log, metrics,
-    l2StatusApi: restL2StatusApi(api), event: events.sink, owner,
+    l2: await createL2Announcer(opts.l2DataPlane, log, undefined, metrics.layer2), log, metrics,
+    l2StatusApi: restL2StatusApi(api), bgpStatusApi: restBGPStatusApi(api), frrApi: restFRRConfigurationApi(api),
+    bgpType, frrk8sNamespace, event: events.sink, owner,
     ignoreExcludeLB: opts.ignoreExcludeLb === true,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
   });
@@ -267,4 +317,48 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   await Promise.race([stopRequested, speaker.crashed]);
   await shutdown();
   return 0;
+}
+
+/**
+ * `speaker --dry-run`: runs the speaker of `--node-name` once over a snapshot (`-f`) or a
+ * read-only read of the live cluster and prints what it would write. Exit 0; 1 when its
+ * configuration is rejected; 2 bad input; 3 cluster unreachable.
+ */
+async function runDryRun(opts: SpeakerFlags, command: Command): Promise<number> {
+  const node = opts.nodeName;
+  if (!node) throw new UserError('missing --node-name (or METALLB_NODE_NAME): the node whose speaker to run');
+  const bgpType = checkBGPType(opts.bgpType);
+  for (const [k, flag] of [['mlBindaddr', '--ml-bindaddr'], ['mlLabels', '--ml-labels'], ['l2DataPlane', '--l2-data-plane']] as const) {
+    if (command.getOptionValueSource(k) === 'cli') throw new UserError(`${flag} has no effect with --dry-run (use --speakers for the live speakers)`);
+  }
+  const namespace = opts.namespace || process.env.METALLB_NAMESPACE || DEFAULT_METALLB_NAMESPACE;
+  const frrk8sNamespace = opts.frrk8sNamespace || namespace;
+  let state: ClusterState;
+  if (opts.filename && opts.filename.length > 0) {
+    if (opts.kubeconfig !== undefined || opts.context !== undefined) {
+      throw new UserError('-f reads a snapshot; --kubeconfig and --context are for the live cluster: give one or the other');
+    }
+    const { loadSnapshot } = await import('../kube/snapshot.ts');
+    state = await loadSnapshot(opts.filename);
+  } else {
+    const [{ loadKubeConfig }, { readClusterState }] = await Promise.all([import('../kube/client.ts'), import('../kube/live.ts')]);
+    const kc = loadKubeConfig({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
+    state = await readClusterState(kc, { metallbNamespace: namespace, frrk8sNamespace });
+  }
+  if (!state.nodes.some((n) => n.metadata?.name === node)) {
+    const known = state.nodes.map((n) => n.metadata?.name).filter(Boolean);
+    throw new UserError(`no Node "${node}" in the ${opts.filename ? 'snapshot' : 'cluster'}${known.length ? ` (nodes: ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', …' : ''})` : ''}`);
+  }
+  const speakers = opts.speakers === undefined ? null : opts.speakers.split(',').map((s) => s.trim()).filter(Boolean);
+  const [{ speakerDryRun }, { renderSpeakerDryRun }, { writeResult }] = await Promise.all([
+    import('../speaker/dry-run.ts'), import('../render/speaker-dry-run.ts'), import('../render/output.ts'),
+  ]);
+  const result = await speakerDryRun(state, {
+    node, namespace, frrk8sNamespace, bgpType, speakers,
+    ignoreExcludeLB: opts.ignoreExcludeLb === true,
+    ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
+    ...(opts.podName ? { podName: opts.podName } : {}),
+  });
+  writeResult((opts.output ?? 'table') as 'table' | 'json' | 'yaml', result, () => renderSpeakerDryRun(result));
+  return result.configuration.accepted ? 0 : 1;
 }

@@ -209,6 +209,12 @@ export interface ServiceBGPStatus extends KubeObject {
   };
 }
 
+/** frrk8s.metallb.io/v1beta1 FRRConfiguration as stored (the speaker's own is `metallb-<node>`; shape in src/core/frrk8s/types.ts). */
+export interface FRRConfigurationObject extends KubeObject {
+  kind: 'FRRConfiguration';
+  spec?: { [field: string]: unknown };
+}
+
 /** core/v1 Event, as `explain` reads them in live mode. */
 export interface Event extends KubeObject {
   kind: 'Event';
@@ -244,6 +250,8 @@ export interface ClusterState {
   bfdProfiles: BFDProfile[];
   serviceL2Statuses: ServiceL2Status[];
   serviceBGPStatuses: ServiceBGPStatus[];
+  /** FRRConfigurations of the frr-k8s namespace (BGP mode through frr-k8s). */
+  frrConfigurations: FRRConfigurationObject[];
   events: Event[];
 }
 
@@ -264,6 +272,7 @@ export const KIND_TO_LIST = {
   BFDProfile: 'bfdProfiles',
   ServiceL2Status: 'serviceL2Statuses',
   ServiceBGPStatus: 'serviceBGPStatuses',
+  FRRConfiguration: 'frrConfigurations',
   Event: 'events',
 } as const satisfies Record<string, keyof ClusterState>;
 
@@ -272,7 +281,7 @@ export function emptyClusterState(): ClusterState {
   return {
     services: [], endpointSlices: [], nodes: [], namespaces: [], pods: [], secrets: [], configMaps: [],
     ipAddressPools: [], l2Advertisements: [], bgpAdvertisements: [], bgpPeers: [], communities: [],
-    bfdProfiles: [], serviceL2Statuses: [], serviceBGPStatuses: [], events: [],
+    bfdProfiles: [], serviceL2Statuses: [], serviceBGPStatuses: [], frrConfigurations: [], events: [],
   };
 }
 

@@ -33,8 +33,8 @@ export interface ResourceSpec {
   kind: string;
   /** the resource's plural name (URL segment) */
   plural: string;
-  /** `all`: every namespace (or cluster-scoped); `metallb`: the MetalLB namespace only */
-  scope: 'all' | 'metallb';
+  /** `all`: every namespace (or cluster-scoped); `metallb`: the MetalLB namespace only; `frrk8s`: the frr-k8s namespace only */
+  scope: 'all' | 'metallb' | 'frrk8s';
   labelSelector?: string;
   fieldSelector?: string;
   /**
@@ -68,6 +68,7 @@ export const RESOURCES: readonly ResourceSpec[] = [
   { list: 'bfdProfiles', apiVersion: M1, kind: 'BFDProfile', plural: 'bfdprofiles', scope: 'metallb', absent: 'crd' },
   { list: 'serviceL2Statuses', apiVersion: M1, kind: 'ServiceL2Status', plural: 'servicel2statuses', scope: 'metallb', absent: 'crd' },
   { list: 'serviceBGPStatuses', apiVersion: M1, kind: 'ServiceBGPStatus', plural: 'servicebgpstatuses', scope: 'metallb', absent: 'crd' },
+  { list: 'frrConfigurations', apiVersion: 'frrk8s.metallb.io/v1beta1', kind: 'FRRConfiguration', plural: 'frrconfigurations', scope: 'frrk8s', absent: 'optional' },
   { list: 'events', apiVersion: 'v1', kind: 'Event', plural: 'events', scope: 'metallb', absent: 'optional' },
   { list: 'events', apiVersion: 'v1', kind: 'Event', plural: 'events', scope: 'all', fieldSelector: 'involvedObject.kind=Service', absent: 'optional' },
 ];
@@ -77,10 +78,15 @@ export function resourceName(spec: ResourceSpec): string {
   return `${spec.apiVersion} ${spec.plural}`;
 }
 
-/** The collection URL path of `spec` (`/apis/metallb.io/v1beta1/namespaces/metallb-system/ipaddresspools`). */
-export function resourcePath(spec: ResourceSpec, metallbNamespace: string): string {
+/**
+ * The collection URL path of `spec` (`/apis/metallb.io/v1beta1/namespaces/metallb-system/ipaddresspools`).
+ * `frrk8sNamespace` (default: the MetalLB namespace) is where `frrk8s`-scoped lists are read.
+ */
+export function resourcePath(spec: ResourceSpec, metallbNamespace: string, frrk8sNamespace: string = metallbNamespace): string {
   const base = spec.apiVersion.includes('/') ? `/apis/${spec.apiVersion}` : `/api/${spec.apiVersion}`;
-  return spec.scope === 'metallb' ? `${base}/namespaces/${encodeURIComponent(metallbNamespace)}/${spec.plural}` : `${base}/${spec.plural}`;
+  if (spec.scope === 'all') return `${base}/${spec.plural}`;
+  const ns = spec.scope === 'metallb' ? metallbNamespace : frrk8sNamespace;
+  return `${base}/namespaces/${encodeURIComponent(ns)}/${spec.plural}`;
 }
 
 /** A list answer: items (kind/apiVersion filled) and the list's resourceVersion. */
@@ -95,8 +101,8 @@ const PAGE_SIZE = 500;
  * Lists one resource (all pages of 500, as kubectl does), items with apiVersion and kind filled.
  * @throws the raw error of kubeGet (map it with apiError).
  */
-export async function listResource(kc: KubeConfig, spec: ResourceSpec, metallbNamespace: string): Promise<ListResult> {
-  const path = resourcePath(spec, metallbNamespace);
+export async function listResource(kc: KubeConfig, spec: ResourceSpec, metallbNamespace: string, frrk8sNamespace: string = metallbNamespace): Promise<ListResult> {
+  const path = resourcePath(spec, metallbNamespace, frrk8sNamespace);
   const items: KubeObject[] = [];
   let resourceVersion = '';
   let cont: string | undefined;
@@ -149,6 +155,8 @@ function listError(err: unknown, spec: ResourceSpec, server: string, verb = 'lis
 export interface ReadClusterStateOptions {
   /** where MetalLB runs (its CRs, speaker pods, secrets, config maps); default `metallb-system` */
   metallbNamespace?: string;
+  /** where frr-k8s runs (its FRRConfigurations); default the MetalLB namespace */
+  frrk8sNamespace?: string;
   /** progress lines when the read is slow (default: to stderr, after `slowMs`) */
   progress?: (line: string) => void;
   /** how long before the first progress line, in milliseconds (default 2000) */
@@ -176,7 +184,7 @@ export async function readClusterState(kc: KubeConfig, opts: ReadClusterStateOpt
   try {
     results = await Promise.allSettled(RESOURCES.map(async (spec) => {
       try {
-        return await listResource(kc, spec, ns);
+        return await listResource(kc, spec, ns, opts.frrk8sNamespace ?? ns);
       } finally {
         done++;
       }
@@ -227,6 +235,10 @@ export type LogEntry = { level: 'info' | 'error'; msg: string; [field: string]: 
 export interface ClusterStateWatcherOptions {
   /** default `metallb-system` */
   metallbNamespace?: string;
+  /** where `frrConfigurations` are watched; default the MetalLB namespace */
+  frrk8sNamespace?: string;
+  /** field selectors replacing RESOURCES' own, per list (e.g. one FRRConfiguration by `metadata.name=…`) */
+  fieldSelectors?: Partial<Record<keyof ClusterState, string>>;
   /** the lists to keep; default every list but `events` (the loops do not read them) */
   kinds?: ReadonlyArray<keyof ClusterState>;
   /** where log entries go; default one JSON line each on stderr */
@@ -276,6 +288,8 @@ function errorText(err: unknown): string {
 export class ClusterStateWatcher {
   readonly server: string;
   readonly metallbNamespace: string;
+  readonly frrk8sNamespace: string;
+  private readonly fieldSelectors: Partial<Record<keyof ClusterState, string>>;
   private readonly kc: KubeConfig;
   private readonly feeds: Feed[];
   private readonly listeners: Array<(change: ClusterStateChange) => void> = [];
@@ -290,18 +304,21 @@ export class ClusterStateWatcher {
     this.kc = kc;
     this.server = serverOf(kc);
     this.metallbNamespace = opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE;
+    this.frrk8sNamespace = opts.frrk8sNamespace ?? this.metallbNamespace;
+    this.fieldSelectors = opts.fieldSelectors ?? {};
     this.log = opts.log ?? defaultLog;
     this.baseBackoffMs = opts.backoffMs ?? 1000;
     this.maxBackoffMs = opts.maxBackoffMs ?? 30_000;
     this.syncTimeoutMs = opts.syncTimeoutMs ?? 60_000;
-    const kinds = new Set(opts.kinds ?? RESOURCES.map((r) => r.list).filter((l) => l !== 'events'));
-    this.feeds = RESOURCES.filter((spec) => kinds.has(spec.list)).map((spec) => this.makeFeed(spec));
+    const kinds = new Set(opts.kinds ?? RESOURCES.map((r) => r.list).filter((l) => l !== 'events' && l !== 'frrConfigurations'));
+    this.feeds = RESOURCES.filter((spec) => kinds.has(spec.list))
+      .map((spec) => this.makeFeed(this.fieldSelectors[spec.list] !== undefined ? { ...spec, fieldSelector: this.fieldSelectors[spec.list] } : spec));
   }
 
   private makeFeed(spec: ResourceSpec): Feed {
     const listFn = async () => {
       try {
-        const r = await listResource(this.kc, spec, this.metallbNamespace);
+        const r = await listResource(this.kc, spec, this.metallbNamespace, this.frrk8sNamespace);
         feed.synced = true;
         feed.lastError = undefined;
         return { apiVersion: spec.apiVersion, kind: `${spec.kind}List`, metadata: { resourceVersion: r.resourceVersion }, items: r.items as KubernetesObject[] };
@@ -315,7 +332,7 @@ export class ClusterStateWatcher {
         throw err;
       }
     };
-    const lw = new ListWatch<KubernetesObject>(resourcePath(spec, this.metallbNamespace), new Watch(this.kc), listFn,
+    const lw = new ListWatch<KubernetesObject>(resourcePath(spec, this.metallbNamespace, this.frrk8sNamespace), new Watch(this.kc), listFn,
       false, spec.labelSelector, spec.fieldSelector);
     const feed: Feed = { spec, lw, store: new Map(), synced: false, lastError: undefined, backoffMs: 0, lastFailure: 0, retry: undefined, starting: undefined };
     lw.on('add', (obj) => this.apply(feed, 'add', obj as KubeObject));

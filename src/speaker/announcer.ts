@@ -1,9 +1,9 @@
 /**
- * The speaker's data planes, behind interfaces: Layer 2 (ARP/NDP responders, issue #4) and BGP
- * (FRR / frr-k8s configuration, later). The speaker loop decides; these only carry a decision out.
- * The Logging* defaults only log what a data plane would do; createL2Announcer picks the real L2 one.
+ * The speaker's Layer 2 data plane, behind an interface (ARP/NDP responders). The speaker loop
+ * decides; the announcer only carries a decision out. LoggingL2Announcer only logs what it would
+ * do; createL2Announcer picks the real one. (BGP goes through frr-k8s: src/speaker/frrk8s.ts.)
  */
-import type { AppliedBGPAdvertisement, InterfaceSet } from '../core/election/types.ts';
+import type { InterfaceSet } from '../core/election/types.ts';
 import type { Logger } from '../log.ts';
 import type { Layer2Metrics } from './metrics.ts';
 
@@ -21,14 +21,6 @@ export interface L2Announcer {
   withdraw(service: string): void;
 }
 
-/** Advertises a service's prefixes to BGP peers (MetalLB `speaker/bgp_controller.go` SetBalancer). */
-export interface BGPPublisher {
-  /** Advertises (or updates) `service`'s prefixes as `advertisements` describe. Must not throw. */
-  advertise(service: string, ips: readonly string[], advertisements: readonly AppliedBGPAdvertisement[]): void;
-  /** Withdraws every prefix of `service`. No-op when it was not advertised. */
-  withdraw(service: string): void;
-}
-
 /** The default L2 data plane until issue #4: logs at debug level what it would answer for. */
 export class LoggingL2Announcer implements L2Announcer {
   private readonly log: Logger;
@@ -40,25 +32,6 @@ export class LoggingL2Announcer implements L2Announcer {
   }
   withdraw(service: string): void {
     this.log.debug({ op: 'withdraw', service, msg: 'no ARP/NDP data plane yet: nothing to stop' });
-  }
-}
-
-/** The default BGP data plane until FRR / frr-k8s lands: logs at debug level what it would advertise. */
-export class LoggingBGPPublisher implements BGPPublisher {
-  private readonly log: Logger;
-  constructor(log: Logger) {
-    this.log = log.with({ protocol: 'bgp' });
-  }
-  advertise(service: string, ips: readonly string[], advertisements: readonly AppliedBGPAdvertisement[]): void {
-    this.log.debug({
-      op: 'advertise', service, ips,
-      prefixes: [...new Set(advertisements.flatMap((a) => a.prefixes))],
-      peers: [...new Set(advertisements.flatMap((a) => a.peers))],
-      msg: 'no BGP data plane yet: nothing is sent to peers',
-    });
-  }
-  withdraw(service: string): void {
-    this.log.debug({ op: 'withdraw', service, msg: 'no BGP data plane yet: nothing to withdraw' });
   }
 }
 

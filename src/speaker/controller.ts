@@ -4,18 +4,20 @@
  *
  * The decisions come from src/core/election (`electL2` + `decideL2ForNode`, `evaluateBGP` +
  * `decideBGPForNode`), so what this node does is what `explain` says it does. This class only
- * remembers what it announces, calls the data planes, sets the metrics, writes MetalLB's log lines
- * and asks for events and ServiceL2Status updates through the ports it is given. No I/O of its
- * own; every call is synchronous.
+ * remembers what it announces (and, for BGP, the routes of each service: MetalLB's `svcAds`,
+ * from which the speaker builds its FRRConfiguration), calls the L2 data plane, sets the metrics,
+ * writes MetalLB's log lines and asks for events and ServiceL2Status updates through the ports it
+ * is given. No I/O of its own; every call is synchronous.
  */
 import type { Config } from '../core/config/types.ts';
 import {
   decideBGPForNode, decideL2ForNode, electL2, evaluateBGP, poolForIPs,
-  type AppliedBGPAdvertisement, type ElectionIndex, type InterfaceSet,
+  type ElectionIndex, type InterfaceSet,
 } from '../core/election/index.ts';
 import { parseIP, type IP } from '../core/ip.ts';
 import type { ClusterState, Service } from '../core/kube.ts';
-import type { BGPPublisher, L2Announcer } from './announcer.ts';
+import { MAX_COMMUNITIES, routesFor, type BGPRoute } from '../core/bgp/routes.ts';
+import type { L2Announcer } from './announcer.ts';
 import type { LogFields, Logger } from '../log.ts';
 import type { SpeakerMetrics } from './metrics.ts';
 
@@ -33,7 +35,6 @@ export interface ControllerPorts {
   readonly log: Logger;
   readonly metrics: SpeakerMetrics;
   readonly l2: L2Announcer;
-  readonly bgp: BGPPublisher;
   readonly event: EventSink;
   /** The ServiceL2Status of `namespace/name` may need writing (MetalLB's Layer2StatusChange). */
   readonly l2StatusChanged: (service: string) => void;
@@ -61,6 +62,13 @@ export interface Announcement {
   readonly protocols: readonly Protocol[];
 }
 
+/**
+ * What this speaker last decided for a service, per protocol: `announce`, MetalLB's reason, or
+ * `noConfig` (no configuration accepted yet: MetalLB's "not processing, still waiting for
+ * config"), `syncError` (the announcement failed: more than 63 communities on an advertisement).
+ */
+export type SpeakerVerdict = string;
+
 const SERVICE_REASONS = new Set(['notLoadBalancer', 'noIPAllocated', 'invalidIP', 'ipNotAllowed']);
 
 /** Same IPs in any order (MetalLB `compareIPs`). Inputs are canonical strings. */
@@ -77,6 +85,11 @@ export class SpeakerController {
   private readonly svcIPs = new Map<string, readonly string[]>();
   private readonly svcPool = new Map<string, string | null>();
   private readonly l2Interfaces = new Map<string, InterfaceSet>();
+  /** service → the BGP routes it is advertised with (MetalLB `svcAds`). */
+  private readonly routes = new Map<string, readonly BGPRoute[]>();
+  /** service → the last decision per protocol. */
+  private readonly verdicts = new Map<string, Record<Protocol, SpeakerVerdict>>();
+  private routesVersion = 0;
 
   constructor(ports: ControllerPorts) {
     this.p = ports;
@@ -125,6 +138,21 @@ export class SpeakerController {
     return [...this.svcIPs.keys()];
   }
 
+  /** The BGP routes of every service advertised from this node, by `namespace/name` (MetalLB `svcAds`). */
+  bgpRoutes(): ReadonlyMap<string, readonly BGPRoute[]> {
+    return this.routes;
+  }
+
+  /** Bumped whenever bgpRoutes() changes. */
+  get bgpRoutesVersion(): number {
+    return this.routesVersion;
+  }
+
+  /** The last decision per protocol for `service`, or null when it was never processed (or deleted). */
+  verdict(service: string): Readonly<Record<Protocol, SpeakerVerdict>> | null {
+    return this.verdicts.get(service) ?? null;
+  }
+
   /**
    * Reconciles one service (MetalLB `SetBalancer`): `service` null means it was deleted (or is no
    * longer ours, e.g. another loadBalancerClass). Without a configuration nothing happens yet.
@@ -132,14 +160,17 @@ export class SpeakerController {
   setBalancer(key: string, service: Service | null, ctx: SyncContext | null): void {
     const log = this.p.log;
     if (service === null) {
+      this.verdicts.delete(key);
       this.deleteBalancer(log, key, 'serviceDeleted');
       return;
     }
     if (service.spec?.type !== 'LoadBalancer') {
+      this.verdicts.set(key, { bgp: 'notLoadBalancer', layer2: 'notLoadBalancer' });
       this.deleteBalancer(log, key, 'notLoadBalancer');
       return;
     }
     if (ctx === null || this.config === null) {
+      this.verdicts.set(key, { bgp: 'noConfig', layer2: 'noConfig' });
       log.debug({ event: 'noConfig', service: key, msg: 'not processing, still waiting for config' });
       return;
     }
@@ -152,6 +183,7 @@ export class SpeakerController {
         const detail = l2.checks[l2.checks.length - 1]?.detail;
         log.error({ op: 'setBalancer', service: key, error: detail, msg: l2.serviceReason === 'invalidIP' ? 'invalid IP allocated by controller' : 'IP allocated by controller not allowed by config' });
       }
+      this.verdicts.set(key, { bgp: l2.serviceReason, layer2: l2.serviceReason });
       this.deleteBalancer(log, key, l2.serviceReason);
       return;
     }
@@ -163,13 +195,32 @@ export class SpeakerController {
 
     // BGP first, then Layer 2, as MetalLB's protocol list.
     const bgp = decideBGPForNode(evaluateBGP({ config, state, service, ignoreExcludeLB, index }), this.p.node);
+    let bgpVerdict: SpeakerVerdict = bgp.decision;
     if (bgp.decision !== 'announce') {
       this.deleteProtocol(slog.with({ protocol: 'bgp' }), 'bgp', key, bgp.decision);
     } else {
-      this.p.bgp.advertise(key, ips, bgp.advertisements as readonly AppliedBGPAdvertisement[]);
-      this.announced_(slog, 'bgp', key, ips, pool, service);
+      const routes = routesFor(bgp);
+      const tooMany = routes.find((r) => r.communities.length > MAX_COMMUNITIES);
+      if (tooMany) {
+        // MetalLB: the frr-k8s session refuses the advertisement, SetBalancer fails and is retried,
+        // and the refused advertisement stays in svcAds, so every later BGP update of every
+        // service fails too. Here only this service is refused; the others go on.
+        bgpVerdict = 'syncError';
+        this.p.metrics.updateErrors.inc();
+        slog.error({ op: 'setBalancer', protocol: 'bgp', error: `max supported communities is ${MAX_COMMUNITIES}, got ${tooMany.communities.length}`, msg: 'failed to announce service' });
+        this.deleteProtocol(slog.with({ protocol: 'bgp' }), 'bgp', key, 'syncError');
+      } else {
+        const before = this.routes.get(key);
+        if (!before || JSON.stringify(before) !== JSON.stringify(routes)) {
+          this.routes.set(key, routes);
+          this.routesVersion++;
+        }
+        this.announced_(slog, 'bgp', key, ips, pool, service);
+        log.info({ event: 'updatedAdvertisements', service: key, numAds: routes.length, msg: 'making advertisements using BGP' });
+      }
     }
     const mine = decideL2ForNode(l2, this.p.node);
+    this.verdicts.set(key, { bgp: bgpVerdict, layer2: mine.decision });
     if (mine.decision !== 'announce') {
       this.deleteProtocol(slog.with({ protocol: 'layer2' }), 'layer2', key, mine.decision);
     } else {
@@ -208,8 +259,8 @@ export class SpeakerController {
     if (protocol === 'layer2') {
       this.p.l2.withdraw(key);
       this.l2Interfaces.delete(key);
-    } else {
-      this.p.bgp.withdraw(key);
+    } else if (this.routes.delete(key)) {
+      this.routesVersion++;
     }
     const ips = this.svcIPs.get(key) ?? [];
     for (const ip of ips) this.p.metrics.announced.remove({ ip, node: this.p.node, protocol, service: key });

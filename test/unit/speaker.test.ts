@@ -168,7 +168,8 @@ async function rig(objects: KubeObject[], speakerNodes: string[] = NODES): Promi
     speakers.set(n, new Speaker({
       node: n, namespace: NS, source, membership, log, metrics: speakerMetrics(), l2StatusApi: statuses,
       l2: { announce: (s, ips, ifs) => l2.push([n, 'announce', s, ips, ifs]), withdraw: (s) => l2.push([n, 'withdraw', s, null, null]) },
-      bgp: { advertise: () => {}, withdraw: () => {} },
+      bgpStatusApi: { create: async (_ns, o) => ({ ...o, metadata: { ...o.metadata, name: 'bgp-1' } }), patchStatus: async () => {}, delete: async () => {} },
+      frrApi: { get: async () => null, create: async (o) => o, update: async (o) => o, delete: async () => {} },
       event: (svc, _type, reason, message) => events.push({ node: n, service: namespacedName(svc), reason, message }),
       owner: { apiVersion: 'v1', kind: 'Pod', name: `speaker-${n}`, uid: `pod-${n}` },
       debounceMs: 1,
