@@ -196,10 +196,11 @@ function normalise(v: unknown, path: string[]): unknown {
         const s = out[side] as Record<string, unknown>;
         const allowed = { ...(s.allowed as Record<string, unknown> | undefined ?? {}) };
         allowed.mode ??= 'filtered';
-        out[side] = { ...s, allowed };
+        out[side] = Object.fromEntries(Object.entries({ ...s, allowed: Object.fromEntries(Object.entries(allowed).sort(([a], [b]) => (a < b ? -1 : 1))) }).sort(([a], [b]) => (a < b ? -1 : 1)));
       }
     }
-    return Object.keys(out).length === 0 && where !== '' ? undefined : out;
+    if (Object.keys(out).length === 0 && where !== '') return undefined;
+    return Object.fromEntries(Object.keys(out).sort().map((k) => [k, out[k]]));
   }
   if (v === false && !path.at(-1)?.match(/^(disableMP|dualStackAddressFamily|echoMode|passiveMode)$/)) return undefined;
   if (v === '' || v === 0 && path.at(-1) !== 'asn') return undefined;
