@@ -177,10 +177,10 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   // (explain, validate, completion...) would otherwise pay about a second for them.
   const [{ apiError, KubeClient, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { createL2Announcer },
     { createEvent, restL2StatusApi, restBGPStatusApi, restFRRConfigurationApi }, { EventRecorder }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
-    { Speaker, SPEAKER_BGP_KINDS }, { frrConfigurationName }] = await Promise.all([
+    { Speaker, SPEAKER_BGP_KINDS }, { frrConfigurationName }, { ConfigurationStateWriter }] = await Promise.all([
     import('../kube/client.ts'), import('../kube/live.ts'), import('../speaker/announcer.ts'), import('../speaker/api.ts'),
     import('../speaker/events.ts'), import('../speaker/http.ts'), import('../speaker/membership.ts'), import('../speaker/metrics.ts'),
-    import('../speaker/speaker.ts'), import('../core/frrk8s/config.ts'),
+    import('../speaker/speaker.ts'), import('../core/frrk8s/config.ts'), import('../kube/configuration-state.ts'),
   ]);
   const node = opts.nodeName;
   if (!node) throw new UserError('missing --node-name (or METALLB_NODE_NAME): the name of the node this speaker runs on');
@@ -267,11 +267,13 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     if (configPathGiven) log.warn({ op: 'startup', path: opts.mlConfigPath, warning: '--ml-config-path is ignored: memberlist is off (it needs --ml-bindaddr and --ml-labels)' });
     membership = new NodeListMembership();
   }
+  const configState = new ConfigurationStateWriter({ api, namespace, component: { speaker: node }, type: 'configReconcilerValid', owner, log });
   const speaker = new Speaker({
     node, namespace, source, membership,
     l2: await createL2Announcer(opts.l2DataPlane, log, undefined, metrics.layer2), log, metrics,
     l2StatusApi: restL2StatusApi(api), bgpStatusApi: restBGPStatusApi(api), frrApi: restFRRConfigurationApi(api),
     bgpType, frrk8sNamespace, event: events.sink, owner,
+    configReported: (error) => configState.report(error),
     ignoreExcludeLB: opts.ignoreExcludeLb === true,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
   });
@@ -295,6 +297,7 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   const shutdown = async (): Promise<void> => {
     log.info({ op: 'shutdown', msg: 'starting shutdown' });
     await speaker.stop();
+    await configState.stop();
     await events.close();
     await closeServers();
     process.off('SIGINT', onSignal);

@@ -93,6 +93,11 @@ export interface SpeakerOptions {
   readonly frrk8sNamespace?: string;
   /** the FRRConfiguration writer's debounce in ms (default 3000, MetalLB's) */
   readonly frrDebounceMs?: number;
+  /**
+   * Called after every configuration load with MetalLB's error text, or null when the
+   * configuration was taken (the command reports it as the ConfigurationState `speaker-<node>`).
+   */
+  readonly configReported?: (error: string | null) => void;
   readonly ignoreExcludeLB?: boolean;
   /** `--lb-class`: only Services of this loadBalancerClass; undefined: only those without one */
   readonly lbClass?: string;
@@ -319,6 +324,7 @@ export class Speaker {
         : result.stage === 'parse' ? 'failed to parse the configuration'
           : 'failed to read the configuration';
       this.o.log.error({ op: 'setConfig', controller: 'ConfigReconciler', error: result.error.message, msg: `${msg}, keeping the previous one` });
+      this.o.configReported?.(result.error.message);
       return false;
     }
     if (result.bgpExtras !== '') {
@@ -326,6 +332,7 @@ export class Speaker {
     }
     if (!this.controller.setConfig(result.config)) {
       this.o.metrics.configStale.set(1);
+      this.o.configReported?.('general handler sync state error');
       return false;
     }
     // MetalLB's bgpController.SetConfig: the BFD profiles are synced only when there is at least one.
@@ -336,6 +343,7 @@ export class Speaker {
     this.o.metrics.configLoaded.set(1);
     this.o.metrics.configStale.set(0);
     this.o.log.info({ controller: 'ConfigReconciler', event: 'config reloaded' });
+    this.o.configReported?.(null);
     return true;
   }
 
