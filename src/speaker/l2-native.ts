@@ -3,6 +3,7 @@
  * The addon only moves bytes; src/core/arp decides. Its functions throw an Error whose `code` is
  * the errno name (`EPERM` without CAP_NET_RAW, `EADDRNOTAVAIL` for a tentative link-local, ...).
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -41,8 +42,14 @@ export interface L2Native {
   closeFd(fd: number): void;
 }
 
-/** Path of the built addon. */
-export const ADDON_PATH = fileURLToPath(new URL('../../native/build/l2.node', import.meta.url));
+/**
+ * Path of the built addon. `METALLB_TS_L2_ADDON` replaces it (for tests: a missing or broken addon
+ * without touching native/build/l2.node).
+ */
+export const ADDON_PATH = process.env.METALLB_TS_L2_ADDON || fileURLToPath(new URL('../../native/build/l2.node', import.meta.url));
+
+/** Where native/build.sh writes why it could not build the addon (one line). */
+export const ADDON_UNAVAILABLE_PATH = `${ADDON_PATH}.unavailable`;
 
 let cached: L2Native | undefined;
 
@@ -50,6 +57,28 @@ let cached: L2Native | undefined;
 export function loadL2Native(): L2Native {
   cached ??= createRequire(import.meta.url)(ADDON_PATH) as L2Native;
   return cached;
+}
+
+/** How to get the addon, for the messages below. */
+const BUILD_HINT = 'build it with sh native/build.sh (needs Linux, a C compiler and Node-API headers; npm ci runs it), or run the speaker with --l2-data-plane log';
+
+/**
+ * One line saying why the addon cannot be used, for an error `loadL2Native` threw: not Linux, not
+ * built (with native/build.sh's reason when it left one), or present but not loadable.
+ */
+export function addonProblem(err: unknown, platform: string = process.platform): string {
+  if (platform !== 'linux') return `the L2 raw data plane needs Linux (AF_PACKET raw sockets), this is ${platform}: run the speaker with --l2-data-plane log`;
+  if (!existsSync(ADDON_PATH)) {
+    let why = '';
+    try {
+      why = readFileSync(ADDON_UNAVAILABLE_PATH, 'utf8').split('\n')[0]!.trim();
+    } catch {
+      // no reason recorded: npm ci (native/build.sh) never ran here
+    }
+    return `the L2 raw-socket addon ${ADDON_PATH} is not built${why ? ` (${why})` : ''}: ${BUILD_HINT}`;
+  }
+  const first = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
+  return `the L2 raw-socket addon ${ADDON_PATH} does not load (${first}): re${BUILD_HINT}`;
 }
 
 /**
@@ -61,7 +90,7 @@ export function rawSocketProblem(): string | null {
   try {
     n = loadL2Native();
   } catch (e) {
-    return `the L2 raw-socket addon is not built (${ADDON_PATH}): run npm ci, or sh native/build.sh (${(e as Error).message.split('\n')[0]})`;
+    return addonProblem(e);
   }
   try {
     n.closeFd(n.openArp(1));
