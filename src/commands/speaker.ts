@@ -193,6 +193,9 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   const log = jsonLogger({ level: opts.logLevel });
   log.info({ op: 'startup', version: VERSION, node, namespace, frrk8sNamespace, bgpType, server, msg: `metallb-ts speaker starting ${VERSION}` });
 
+  // The L2 data plane first: a missing raw-socket addon or CAP_NET_RAW is one line, before any API call.
+  const metrics = speakerMetrics({ processMetrics: true });
+  const l2 = await createL2Announcer(opts.l2DataPlane, log, undefined, metrics.layer2);
   // One client for the speaker's reads of single objects and its writes (ServiceL2Status, Events).
   const api = new KubeClient(kc, { timeoutMs: 15_000, userAgent: 'metallb-ts-speaker' });
   let owner: OwnerRef | null = null;
@@ -209,7 +212,6 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     log.info({ op: 'startup', msg: 'no --pod-name: ServiceL2Status objects get no owner reference' });
   }
 
-  const metrics = speakerMetrics({ processMetrics: true });
   const events = new EventRecorder(node, (ev) => createEvent(api, ev), log);
   const source = new ClusterStateWatcher(kc, {
     metallbNamespace: namespace,
@@ -270,7 +272,7 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   const configState = new ConfigurationStateWriter({ api, namespace, component: { speaker: node }, type: 'configReconcilerValid', owner, log });
   const speaker = new Speaker({
     node, namespace, source, membership,
-    l2: await createL2Announcer(opts.l2DataPlane, log, undefined, metrics.layer2), log, metrics,
+    l2, log, metrics,
     l2StatusApi: restL2StatusApi(api), bgpStatusApi: restBGPStatusApi(api), frrApi: restFRRConfigurationApi(api),
     bgpType, frrk8sNamespace, event: events.sink, owner,
     configReported: (error) => configState.report(error),
