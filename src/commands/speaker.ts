@@ -13,7 +13,8 @@
  *
  * Flags follow MetalLB's speaker (with its environment variable defaults). Who is alive: with
  * `--ml-bindaddr` and `--ml-labels` set, memberlist (MetalLB's speakerlist: joins the speaker pods
- * listed by `--ml-labels` in `--ml-namespace`, rejoins on Node changes); otherwise every Node.
+ * listed by `--ml-labels` in `--ml-namespace`, rejoins when its own Node is created or its labels or
+ * NetworkUnavailable condition change); otherwise every Node.
  * The BGP type is MetalLB's `METALLB_BGP_TYPE`: only `frr-k8s` runs here (the default).
  */
 import { Option, type Command } from 'commander';
@@ -177,7 +178,7 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   // (explain, validate, completion...) would otherwise pay about a second for them.
   const [{ apiError, KubeClient, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { createL2Announcer },
     { createEvent, restL2StatusApi, restBGPStatusApi, restFRRConfigurationApi }, { EventRecorder }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
-    { Speaker, SPEAKER_BGP_KINDS }, { frrConfigurationName }, { ConfigurationStateWriter }] = await Promise.all([
+    { Speaker, SPEAKER_BGP_KINDS, nodeChangeMatters }, { frrConfigurationName }, { ConfigurationStateWriter }] = await Promise.all([
     import('../kube/client.ts'), import('../kube/live.ts'), import('../speaker/announcer.ts'), import('../speaker/api.ts'),
     import('../speaker/events.ts'), import('../speaker/http.ts'), import('../speaker/membership.ts'), import('../speaker/metrics.ts'),
     import('../speaker/speaker.ts'), import('../core/frrk8s/config.ts'), import('../kube/configuration-state.ts'),
@@ -252,7 +253,11 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
       speakerIPs: () => speakerPodIPs((path, query) => api.request({ path, query, timeoutMs: 30_000 }), mlNamespace, ml.labels, ml.bindAddr),
     });
     // MetalLB's layer 2 controller calls Rejoin() on every Node change it handles.
-    source.onChange((c) => { if (c.list === 'nodes') void list.rejoin(); });
+    // MetalLB's layer 2 controller rejoins on SetNode of its own Node, which the NodeReconciler calls
+    // for a create or a label / NetworkUnavailable change (not heartbeats; a delete finds no Node).
+    source.onChange((c) => {
+      if (c.list === 'nodes' && c.type !== 'delete' && c.object.metadata?.name === node && nodeChangeMatters(c)) void list.rejoin();
+    });
     member.onChange(({ alive }) => log.info({ op: 'memberDiscovery', alive, msg: 'memberlist membership changed - forcing sync' }));
     log.info({ op: 'startup', bindAddr: ml.bindAddr, bindPort: ml.bindPort, labels: ml.labels, namespace: mlNamespace, msg: 'memberlist on: joining the speaker pods' });
     membership = {

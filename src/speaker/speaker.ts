@@ -118,6 +118,16 @@ function sameLabels(a: KubeObject | undefined, b: KubeObject | undefined): boole
   return ka.length === Object.keys(lb).length && ka.every((k) => Object.prototype.hasOwnProperty.call(lb, k) && lb[k] === la[k]);
 }
 
+/**
+ * Whether MetalLB's NodeReconciler passes a Node change on (its predicate: create, delete, a label
+ * change, or a change of the NetworkUnavailable condition); heartbeats and other status updates
+ * do not count.
+ */
+export function nodeChangeMatters(c: Pick<StateChange, 'type' | 'object' | 'old'>): boolean {
+  return c.type !== 'update' || !sameLabels(c.object, c.old)
+    || conditionTrue(c.object, 'NetworkUnavailable') !== conditionTrue(c.old, 'NetworkUnavailable');
+}
+
 /** MetalLB's filterByLoadBalancerClass: true when the Service is not ours. */
 export function filteredByClass(svc: Service, lbClass: string | undefined): boolean {
   const cls = svc.spec?.loadBalancerClass;
@@ -282,8 +292,7 @@ export class Speaker {
       }
     } else if (c.list === 'nodes') {
       // MetalLB reloads on Node create/delete and on label or NetworkUnavailable changes only.
-      if (c.type !== 'update' || !sameLabels(c.object, c.old)
-        || conditionTrue(c.object, 'NetworkUnavailable') !== conditionTrue(c.old, 'NetworkUnavailable')) {
+      if (nodeChangeMatters(c)) {
         this.configDirty = true;
         this.all = true;
       } else {

@@ -431,3 +431,17 @@ test('speakerPodIPs: pods by label selector in the namespace, Running with a pod
   assert.deepEqual(await speakerPodIPs(async () => ({ items: [pod('Running', '10.0.0.2')] }), 'ns', 'a=b'), ['10.0.0.2'], 'no self IP: nothing excluded');
   await assert.rejects(speakerPodIPs(async () => { throw new Error('forbidden'); }, 'ns', 'a=b'), /forbidden/);
 });
+
+test('nodeChangeMatters: MetalLB NodeReconciler predicate (create, delete, labels, NetworkUnavailable; not heartbeats)', async () => {
+  const { nodeChangeMatters } = await import('../../src/speaker/speaker.ts');
+  const n = (labels: Record<string, string>, netUnavailable?: string): KubeObject => ({
+    apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', labels, resourceVersion: String(Math.random()) },
+    status: { conditions: [{ type: 'Ready', status: 'True' }, ...(netUnavailable ? [{ type: 'NetworkUnavailable', status: netUnavailable }] : [])] },
+  });
+  assert.equal(nodeChangeMatters({ type: 'add', object: n({}) }), true);
+  assert.equal(nodeChangeMatters({ type: 'delete', object: n({}) }), true);
+  assert.equal(nodeChangeMatters({ type: 'update', object: n({ a: '1' }), old: n({ a: '1' }) }), false, 'a heartbeat');
+  assert.equal(nodeChangeMatters({ type: 'update', object: n({ a: '2' }), old: n({ a: '1' }) }), true);
+  assert.equal(nodeChangeMatters({ type: 'update', object: n({}, 'True'), old: n({}, 'False') }), true);
+  assert.equal(nodeChangeMatters({ type: 'update', object: n({}, 'False'), old: n({}) }), false, 'absent and False are the same');
+});
