@@ -17,3 +17,13 @@ export interface OwnerRef {
   name: string;
   uid: string;
 }
+
+/** What to do for one service's status objects of one node (planL2Status / planBGPStatus). */
+export interface StatusPlan<T, B> {
+  /** names of the objects to delete */
+  readonly deletes: readonly string[];
+  /** an object to create (the API ignores `status` on create: `patch` writes it next), or null */
+  readonly create: T | null;
+  /** the status to write on `name` (`null` name: the object about to be created), or null when up to date */
+  readonly patch: { readonly name: string | null; readonly status: B } | null;
+}

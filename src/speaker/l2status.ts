@@ -14,7 +14,7 @@ import type { InterfaceSet } from '../core/election/types.ts';
 import type { ServiceL2Status } from '../core/kube.ts';
 import { StatusWriter, type StatusApi, type StatusWriterOptions } from './status-writer.ts';
 import {
-  LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, METALLB_STATUS_API_VERSION, type OwnerRef,
+  LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, METALLB_STATUS_API_VERSION, type OwnerRef, type StatusPlan,
 } from '../core/status.ts';
 
 export { LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, type OwnerRef };
@@ -28,14 +28,7 @@ export interface L2StatusBody {
 }
 
 /** What to do for one service's ServiceL2Status objects. */
-export interface L2StatusPlan {
-  /** names to delete (other nodes' statuses when we announce, ours when we do not, duplicates) */
-  readonly deletes: readonly string[];
-  /** an object to create (without status: the API ignores it on create), or null */
-  readonly create: ServiceL2Status | null;
-  /** the status to write on `name` (`null` name: the object about to be created), or null when up to date */
-  readonly patch: { readonly name: string | null; readonly status: L2StatusBody } | null;
-}
+export type L2StatusPlan = StatusPlan<ServiceL2Status, L2StatusBody>;
 
 /** Input of planL2Status. */
 export interface L2StatusInput {

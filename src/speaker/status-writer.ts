@@ -5,17 +5,10 @@
  * against the API one service at a time, failures retried with backoff.
  */
 import type { KubeObject } from '../core/kube.ts';
-import { LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE } from '../core/status.ts';
-import type { Logger } from '../log.ts';
+import { LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, type StatusPlan } from '../core/status.ts';
 
-/** What to do for one service's status objects (planL2Status / planBGPStatus). */
-export interface StatusPlan<T extends KubeObject, B> {
-  readonly deletes: readonly string[];
-  /** an object to create (without status: the API ignores it on create), or null */
-  readonly create: T | null;
-  /** the status to write on `name` (`null` name: the object about to be created), or null when up to date */
-  readonly patch: { readonly name: string | null; readonly status: B } | null;
-}
+export type { StatusPlan };
+import type { Logger } from '../log.ts';
 
 /** The API calls a StatusWriter makes. Errors reject; `delete` of a missing object resolves. */
 export interface StatusApi<T extends KubeObject, B> {

@@ -17,7 +17,8 @@ import { formatDurationNs, parseDurationNs } from '../../src/core/config/duratio
 import { specsEqual, withCRDDefaults } from '../../src/core/frrk8s/config.ts';
 import type { FRRConfiguration } from '../../src/core/frrk8s/types.ts';
 import type { BGPStatusBody } from '../../src/core/bgp/status.ts';
-import { Speaker, type StateChange, type StateSource } from '../../src/speaker/speaker.ts';
+import { Speaker } from '../../src/speaker/speaker.ts';
+import { FakeSource } from '../helpers/fake-source.ts';
 import type { FRRConfigurationApi } from '../../src/speaker/frrk8s.ts';
 import type { StatusApi } from '../../src/speaker/status-writer.ts';
 import { speakerDryRun } from '../../src/speaker/dry-run.ts';
@@ -139,53 +140,29 @@ test('checkBGPType: frr-k8s only, one line naming what is supported', () => {
 
 // ---- the Speaker against an in-memory API ----
 
-class Cluster implements StateSource {
-  st: ClusterState;
-  private cbs: Array<(c: StateChange) => void> = [];
+/** FakeSource plus in-memory FRRConfiguration and ServiceBGPStatus APIs whose writes come back as watch events. */
+class Cluster extends FakeSource {
   writes: string[] = [];
   private n = 0;
-  constructor(objects: KubeObject[]) {
-    this.st = clusterStateFromObjects(objects);
-  }
-  async start(): Promise<void> {}
-  stop(): void {}
-  state(): ClusterState {
-    return this.st;
-  }
-  onChange(cb: (c: StateChange) => void): void {
-    this.cbs.push(cb);
-  }
-  /** Replaces (or deletes) an object of `list` by namespace/name and reports it as the watch would. */
-  put(list: keyof ClusterState, obj: KubeObject, del = false): void {
-    const arr = this.st[list] as KubeObject[];
-    const i = arr.findIndex((o) => o.metadata?.name === obj.metadata?.name && o.metadata?.namespace === obj.metadata?.namespace);
-    const old = i >= 0 ? arr[i] : undefined;
-    const next = arr.filter((_, j) => j !== i);
-    if (!del) next.push(obj);
-    this.st = { ...this.st, [list]: next };
-    const change: StateChange = { list, type: del ? 'delete' : old ? 'update' : 'add', object: obj };
-    if (old) change.old = old;
-    for (const cb of this.cbs) cb(change);
-  }
   frrApi(): FRRConfigurationApi {
     return {
       get: async (ns, name) => (this.st.frrConfigurations.find((f) => f.metadata?.name === name && f.metadata?.namespace === ns) as FRRConfiguration | undefined) ?? null,
       create: async (obj) => {
         this.writes.push(`create ${obj.metadata.name}`);
         const made = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++this.n) } };
-        setImmediate(() => this.put('frrConfigurations', made));
+        setImmediate(() => this.put(made));
         return made;
       },
       update: async (obj) => {
         this.writes.push(`update ${obj.metadata.name}`);
         const made = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++this.n) } };
-        setImmediate(() => this.put('frrConfigurations', made));
+        setImmediate(() => this.put(made));
         return made;
       },
       delete: async (ns, name) => {
         this.writes.push(`delete ${name}`);
         const o = this.st.frrConfigurations.find((f) => f.metadata?.name === name && f.metadata?.namespace === ns);
-        if (o) setImmediate(() => this.put('frrConfigurations', o, true));
+        if (o) setImmediate(() => this.put(o, true));
       },
     };
   }
@@ -195,19 +172,19 @@ class Cluster implements StateSource {
         const made: ServiceBGPStatus = { ...obj, metadata: { ...obj.metadata, name: `bgp-${++this.n}`, namespace: ns } };
         delete made.metadata!.generateName;
         this.writes.push(`create ServiceBGPStatus ${made.metadata!.name}`);
-        this.put('serviceBGPStatuses', made);
+        this.put(made);
         return made;
       },
       patchStatus: async (ns, name, status) => {
         const o = this.st.serviceBGPStatuses.find((s) => s.metadata?.name === name && s.metadata?.namespace === ns);
         if (!o) throw Object.assign(new Error('not found'), { statusCode: 404 });
         this.writes.push(`patchStatus ${name} ${status.peers.join(',')}`);
-        this.put('serviceBGPStatuses', { ...o, status: { ...status } });
+        this.put({ ...o, status: { ...status } });
       },
       delete: async (ns, name) => {
         const o = this.st.serviceBGPStatuses.find((s) => s.metadata?.name === name && s.metadata?.namespace === ns);
         this.writes.push(`delete ServiceBGPStatus ${name}`);
-        if (o) this.put('serviceBGPStatuses', o, true);
+        if (o) this.put(o, true);
       },
     };
   }
@@ -256,7 +233,7 @@ test('speaker in a custom namespace: writes metallb-<node> and the ServiceBGPSta
   assert.deepEqual(statuses[0]!.metadata?.ownerReferences, [{ apiVersion: 'v1', kind: 'Pod', name: 'speaker-n1', uid: 'uid-pod' }]);
   // Nothing more to write once converged: the stored spec (with our own fields) equals the desired one.
   const before = c.writes.length;
-  c.put('services', { ...service('web', ['192.0.2.10']), metadata: { name: 'web', namespace: 'default', uid: 'uid-web', labels: { touched: 'yes' } } });
+  c.put({ ...service('web', ['192.0.2.10']), metadata: { name: 'web', namespace: 'default', uid: 'uid-web', labels: { touched: 'yes' } } });
   await settle(s);
   assert.deepEqual(c.writes.slice(before), []);
   await s.stop();
@@ -269,10 +246,10 @@ test('a rejected configuration is logged and the previous one stays in force', a
   await settle(s);
   const before = JSON.stringify(frrOf(c)?.spec);
   // Break it: the same BGPPeer address twice with different router IDs cannot share one FRR (DiscardNativeOnly).
-  c.put('bgpPeers', peer('router-b', { peerAddress: '10.0.0.2', routerID: '10.1.1.1' }));
-  c.put('bgpPeers', peer('router-c', { peerAddress: '10.0.0.3', routerID: '10.2.2.2' }));
-  c.put('services', service('api', ['192.0.2.11']));
-  c.put('endpointSlices', slice('api', ['n1']));
+  c.put(peer('router-b', { peerAddress: '10.0.0.2', routerID: '10.1.1.1' }));
+  c.put(peer('router-c', { peerAddress: '10.0.0.3', routerID: '10.2.2.2' }));
+  c.put(service('api', ['192.0.2.11']));
+  c.put(slice('api', ['n1']));
   await settle(s);
   assert.equal(s.configuration?.ok, false, 'the new configuration must be rejected');
   assert.ok(logs.some((l) => l.op === 'setConfig' && /keeping the previous one/.test(String(l.msg))), 'logged');
@@ -292,12 +269,12 @@ test('edits by others are reverted, a deleted FRRConfiguration is recreated, lab
   const edited = structuredClone(mine) as FRRConfiguration;
   edited.metadata.labels = { team: 'net' };
   edited.spec.bgp.routers![0]!.neighbors![0]!.toAdvertise.allowed.prefixes = ['203.0.113.0/24'];
-  c.put('frrConfigurations', edited);
+  c.put(edited);
   await settle(s);
   const reverted = frrOf(c)!;
   assert.deepEqual(reverted.spec.bgp.routers?.[0]?.neighbors?.[0]?.toAdvertise.allowed.prefixes, ['192.0.2.10/32']);
   assert.deepEqual(reverted.metadata.labels, { team: 'net' }, 'only the spec is written');
-  c.put('frrConfigurations', reverted, true);
+  c.put(reverted, true);
   await settle(s);
   assert.ok(frrOf(c), 'recreated after a delete');
   await s.stop();
@@ -316,7 +293,7 @@ test('no session and no BFD profile: a leftover metallb-<node> is deleted; once 
   const s2 = await startSpeaker(c2);
   await settle(s2);
   assert.ok(frrOf(c2));
-  c2.put('bgpPeers', peer('router-a', { peerAddress: '10.0.0.1' }), true);
+  c2.put(peer('router-a', { peerAddress: '10.0.0.1' }), true);
   await settle(s2);
   const kept = frrOf(c2);
   assert.ok(kept, 'MetalLB never deletes a configuration it produced');
@@ -331,7 +308,7 @@ test('a peer that stops selecting the node (label change) drops its neighbor and
   const s = await startSpeaker(c);
   await settle(s);
   assert.deepEqual(c.st.serviceBGPStatuses[0]?.status?.peers, ['rack-a', 'router-a']);
-  c.put('nodes', node('n1', { rack: 'z' }));
+  c.put(node('n1', { rack: 'z' }));
   await settle(s);
   assert.deepEqual(frrOf(c)!.spec.bgp.routers?.[0]?.neighbors?.map((n) => n.address), ['10.0.0.1']);
   assert.deepEqual(c.st.serviceBGPStatuses[0]?.status?.peers, ['router-a']);

@@ -11,7 +11,8 @@ import { diagnosticConfig } from '../../src/core/explain/index.ts';
 import { buildElectionIndex, electL2 } from '../../src/core/election/index.ts';
 import type { InterfaceSet } from '../../src/core/election/types.ts';
 import type { Membership, MembershipListener } from '../../src/core/membership/types.ts';
-import { Speaker, filteredByClass, type StateChange, type StateSource } from '../../src/speaker/speaker.ts';
+import { Speaker, filteredByClass } from '../../src/speaker/speaker.ts';
+import { FakeSource } from '../helpers/fake-source.ts';
 import { jsonLogger, rfc3339 } from '../../src/log.ts';
 import { speakerMetrics } from '../../src/speaker/metrics.ts';
 import { planL2Status, desiredL2Status, type L2StatusApi, type L2StatusBody } from '../../src/speaker/l2status.ts';
@@ -61,40 +62,6 @@ function winnerOf(state: ClusterState, svc: string): string | null {
 }
 
 // ---- fakes ----
-
-const LISTS: Record<string, keyof ClusterState> = {
-  Service: 'services', EndpointSlice: 'endpointSlices', Node: 'nodes', IPAddressPool: 'ipAddressPools',
-  L2Advertisement: 'l2Advertisements', ServiceL2Status: 'serviceL2Statuses', BGPAdvertisement: 'bgpAdvertisements',
-};
-
-class FakeSource implements StateSource {
-  st: ClusterState;
-  private cbs: Array<(c: StateChange) => void> = [];
-  constructor(objects: KubeObject[]) {
-    this.st = clusterStateFromObjects(objects);
-  }
-  async start(): Promise<void> {}
-  stop(): void {}
-  state(): ClusterState {
-    return this.st;
-  }
-  onChange(cb: (c: StateChange) => void): void {
-    this.cbs.push(cb);
-  }
-  /** Adds or replaces `obj` (same kind/namespace/name), or deletes it, and reports the change. */
-  put(obj: KubeObject, del = false): void {
-    const list = LISTS[obj.kind!]!;
-    const arr = this.st[list] as KubeObject[];
-    const i = arr.findIndex((o) => o.metadata?.name === obj.metadata?.name && o.metadata?.namespace === obj.metadata?.namespace);
-    const old = i >= 0 ? arr[i] : undefined;
-    const next = arr.filter((_, j) => j !== i);
-    if (!del) next.push(obj);
-    this.st = { ...this.st, [list]: next };
-    const change: StateChange = { list, type: del ? 'delete' : old ? 'update' : 'add', object: obj };
-    if (old) change.old = old;
-    for (const cb of this.cbs) cb(change);
-  }
-}
 
 class FakeMembership implements Membership {
   value: string[] | null = null;

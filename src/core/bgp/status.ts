@@ -8,7 +8,7 @@
  */
 import type { ServiceBGPStatus } from '../kube.ts';
 import {
-  LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, METALLB_STATUS_API_VERSION, type OwnerRef,
+  LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, METALLB_STATUS_API_VERSION, type OwnerRef, type StatusPlan,
 } from '../status.ts';
 
 /** `status` of a ServiceBGPStatus. */
@@ -20,13 +20,7 @@ export interface BGPStatusBody {
 }
 
 /** What to do for one service's ServiceBGPStatus objects of this node. */
-export interface BGPStatusPlan {
-  readonly deletes: readonly string[];
-  /** an object to create (the API ignores `status` on create; `patch` writes it next), or null */
-  readonly create: ServiceBGPStatus | null;
-  /** the status to write on `name` (null: the object about to be created), or null when up to date */
-  readonly patch: { readonly name: string | null; readonly status: BGPStatusBody } | null;
-}
+export type BGPStatusPlan = StatusPlan<ServiceBGPStatus, BGPStatusBody>;
 
 /** Input of planBGPStatus. */
 export interface BGPStatusInput {

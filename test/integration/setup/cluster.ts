@@ -27,7 +27,7 @@ import {
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { freePort } from '../../helpers/net.ts';
-import { sleep } from './wait.ts';
+import { onProcessExit, sleep } from './wait.ts';
 
 /** Repository root (this file is test/integration/setup/cluster.ts). */
 export const REPO_ROOT: string = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -93,7 +93,6 @@ export interface TestCluster {
 // process bookkeeping: children are killed on process exit / SIGINT / SIGTERM
 
 const live = new Set<{ procs: ChildProcess[]; dir: string; keep: boolean }>();
-let hooksInstalled = false;
 
 function killAllSync(): void {
   for (const c of live) {
@@ -109,17 +108,6 @@ function killAllSync(): void {
   live.clear();
 }
 
-function installExitHooks(): void {
-  if (hooksInstalled) return;
-  hooksInstalled = true;
-  process.on('exit', killAllSync);
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(sig, () => {
-      killAllSync();
-      process.kill(process.pid, sig);
-    });
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -241,7 +229,7 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
 
   const dir = mkdtempSync(join(tmpdir(), 'metallb-ts-apiserver-'));
   const entry = { procs: [] as ChildProcess[], dir, keep };
-  installExitHooks();
+  onProcessExit(killAllSync);
   live.add(entry);
 
   const etcdLog = join(dir, 'etcd.log');

@@ -42,7 +42,7 @@ import { join } from 'node:path';
 import { ApiextensionsV1Api, CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import ipaddr from 'ipaddr.js';
 import { installCrds, REPO_ROOT, type TestCluster } from './cluster.ts';
-import { sleep } from './wait.ts';
+import { onProcessExit, sleep } from './wait.ts';
 
 /** Where test/setup.d/45-frr-k8s.sh puts frr-k8s-controller, frr-reloader.sh and crds/; `METALLB_TS_FRRK8S_DIR` overrides. */
 export const FRRK8S_DIR: string = process.env.METALLB_TS_FRRK8S_DIR ?? join(REPO_ROOT, '.cache/frr-k8s');
@@ -180,7 +180,6 @@ interface Proc { name: string; proc: ChildProcess; log: string; exited: Promise<
 interface LiveBed { procs: Proc[]; netns: string[]; dir: string; keep: boolean }
 
 const live = new Set<LiveBed>();
-let hooksInstalled = false;
 let reaped = false;
 let counter = 0;
 
@@ -215,17 +214,6 @@ function killAllSync(): void {
   live.clear();
 }
 
-function installExitHooks(): void {
-  if (hooksInstalled) return;
-  hooksInstalled = true;
-  process.on('exit', killAllSync);
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(sig, () => {
-      killAllSync();
-      process.kill(process.pid, sig);
-    });
-  }
-}
 
 function pidAlive(pid: number): boolean {
   try {
@@ -337,7 +325,7 @@ const FRR_DAEMONS_ROUTER = ['zebra', 'bgpd', 'bfdd'] as const;
  */
 export async function startBGPTestBed(opts: BGPTestBedOptions): Promise<BGPTestBed> {
   checkBGPTestBedPrerequisites();
-  installExitHooks();
+  onProcessExit(killAllSync);
   if (!reaped) {
     reaped = true;
     reapStale();

@@ -24,3 +24,29 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     await sleep(100);
   }
 }
+
+const exitCleanups = new Set<() => void>();
+let exitHooksInstalled = false;
+
+/**
+ * Runs `cleanup` (synchronous, best effort) when this process exits or gets SIGINT, SIGTERM or
+ * SIGHUP — after which the signal is re-raised so the process still ends with it. Each function is
+ * registered once, however often this is called: the test harnesses' "kill what I started" hooks.
+ */
+export function onProcessExit(cleanup: () => void): void {
+  exitCleanups.add(cleanup);
+  if (exitHooksInstalled) return;
+  exitHooksInstalled = true;
+  const runAll = (): void => {
+    for (const fn of exitCleanups) {
+      try { fn(); } catch { /* best effort */ }
+    }
+  };
+  process.on('exit', runAll);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      runAll();
+      process.kill(process.pid, sig);
+    });
+  }
+}
