@@ -1,17 +1,23 @@
-// deploy/ against a real kube-apiserver (test/integration/setup): every manifest of
+// deploy/ against a real kube-apiserver (test/integration/setup) with MetalLB's CRDs and frr-k8s
+// v0.0.25's (test/setup.d/45-frr-k8s.sh copies them into .cache/frr-k8s/crds): every manifest of
 // deploy/kustomization.yaml applies (server-side apply; server-side dry run for the Deployment and
 // DaemonSet, which nothing would run here), and the RBAC is enough and no more: the controller
 // runs as a subprocess with its ServiceAccount's token and the manifest's memberlist variables and
-// creates the memberlist Secret (owned by its Deployment), the speaker runs with its token and
-// memberlist on, reading that key, and serves /debug/members; a ServiceAccount without the roles is
-// refused in one line (exit 3), and SubjectAccessReviews show what each account may and may not do.
-// Also the offline checks: memberlist settings of the manifests agree with each other (labels, port,
-// Secret, mounts), the CRDs are referenced (pinned to v0.16.1, the same files as ../shared/crds),
-// and the Dockerfile installs every package the source imports.
+// creates the memberlist Secret (owned by its Deployment), the speaker runs with its token, the
+// manifest's BGP variables and memberlist on, reading that key, serves /debug/members, announces
+// over L2 and through frr-k8s (FRRConfiguration `metallb-<node>` created, an edit of it reverted,
+// ServiceBGPStatus, ConfigurationState `speaker-<node>`), and a speaker whose node has no BGP peer
+// deletes a leftover `metallb-<node>`; a ServiceAccount without the roles is refused in one line
+// (exit 3), and SubjectAccessReviews show what each account may and may not do, including list and
+// watch of every list the speaker watches (SPEAKER_BGP_KINDS). Also the offline checks: memberlist
+// and BGP settings of the manifests agree with each other (labels, port, Secret, mounts, the
+// frr-k8s namespace), the CRDs are referenced (pinned to v0.16.1, the same files as ../shared/crds),
+// deploy/frr-k8s renders frr-k8s v0.0.25 into metallb-system (kubectl kustomize, against the Go module
+// cache's copy), and the Dockerfile installs every package the source imports.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -20,13 +26,18 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
-import { DEFAULT_CRD_DIR, REPO_ROOT, startTestCluster, type TestCluster } from './setup/cluster.ts';
+import { DEFAULT_CRD_DIR, installCrds, REPO_ROOT, startTestCluster, type TestCluster } from './setup/cluster.ts';
 import { sleep, waitFor } from './setup/wait.ts';
+import { SPEAKER_BGP_KINDS } from '../../src/speaker/speaker.ts';
+import { RESOURCES } from '../../src/kube/live.ts';
 
 const NS = 'metallb-system';
 const DEPLOY = join(REPO_ROOT, 'deploy');
 const BIN = join(REPO_ROOT, 'bin/metallb-ts');
 const G = { group: 'metallb.io', version: 'v1beta1' } as const;
+const FRR = { group: 'frrk8s.metallb.io', version: 'v1beta1', plural: 'frrconfigurations' } as const;
+/** frr-k8s v0.0.25's CRDs, copied there by test/setup.d/45-frr-k8s.sh; `METALLB_TS_FRRK8S_DIR` overrides the directory. */
+const FRRK8S_CRD_DIR = join(process.env.METALLB_TS_FRRK8S_DIR ?? join(REPO_ROOT, '.cache/frr-k8s'), 'crds');
 
 /** The objects of deploy/kustomization.yaml's resources, in order, with their file. */
 function manifests(): Array<{ file: string; obj: KubernetesObject }> {
@@ -54,7 +65,8 @@ function start(args: string[], env: Record<string, string> = {}): Proc {
   if (args[0] === 'speaker') args = [...args, '--l2-data-plane', 'log'];
   const proc = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: {
     ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '', METALLB_POD_NAME: '', METALLB_ML_SECRET_NAME: '', METALLB_DEPLOYMENT: '',
-    METALLB_ML_BIND_ADDR: '', METALLB_ML_BIND_PORT: '', METALLB_ML_LABELS: '', METALLB_ML_SECRET_KEY_PATH: '', ...env } });
+    METALLB_ML_BIND_ADDR: '', METALLB_ML_BIND_PORT: '', METALLB_ML_LABELS: '', METALLB_ML_SECRET_KEY_PATH: '',
+    METALLB_BGP_TYPE: '', FRRK8S_NAMESPACE: '', ...env } });
   const p: Proc = { proc, out: [], err: [], exit: new Promise((r) => proc.on('exit', (c) => r(c))) };
   proc.stdout!.on('data', (c: Buffer) => p.out.push(c.toString('utf8')));
   proc.stderr!.on('data', (c: Buffer) => p.err.push(c.toString('utf8')));
@@ -119,6 +131,56 @@ describe('deploy/ offline', () => {
     assert.deepEqual(mount('/etc/metallb').configMap, { name: 'metallb-excludel2', optional: true, defaultMode: 256 });
   });
 
+  test('BGP through frr-k8s: METALLB_BGP_TYPE=frr-k8s, FRRK8S_NAMESPACE = the pod namespace, where the frrconfigurations Role is', () => {
+    const objs = manifests().map((m) => m.obj as any);
+    const ds = objs.find((o) => o.kind === 'DaemonSet');
+    const env = Object.fromEntries(ds.spec.template.spec.containers[0].env.map((e: { name: string }) => [e.name, e]));
+    assert.deepEqual(env.METALLB_BGP_TYPE, { name: 'METALLB_BGP_TYPE', value: 'frr-k8s' });
+    assert.deepEqual(env.FRRK8S_NAMESPACE.valueFrom, { fieldRef: { fieldPath: 'metadata.namespace' } });
+    // frr-k8s runs beside MetalLB: the Role granting frrconfigurations is in the speaker's namespace, bound to the speaker.
+    const frrRoles = objs.filter((o) => o.kind === 'Role' && o.rules.some((r: any) => r.apiGroups.includes('frrk8s.metallb.io')));
+    assert.deepEqual(frrRoles.map((r) => [r.metadata.name, r.metadata.namespace]), [['metallb-ts-speaker-frrk8s', ds.metadata.namespace]]);
+    assert.deepEqual(frrRoles[0].rules, [{ apiGroups: ['frrk8s.metallb.io'], resources: ['frrconfigurations'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] }]);
+    const binding = objs.find((o) => o.kind === 'RoleBinding' && o.roleRef.name === 'metallb-ts-speaker-frrk8s');
+    assert.equal(binding.metadata.namespace, frrRoles[0].metadata.namespace);
+    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: ds.spec.template.spec.serviceAccountName, namespace: ds.metadata.namespace }]);
+    // only frr-k8s's FRRConfiguration kind, nowhere cluster-wide
+    for (const o of objs.filter((x) => x.kind === 'ClusterRole')) {
+      assert.ok(!o.rules.some((r: any) => r.apiGroups.includes('frrk8s.metallb.io')), `${o.metadata.name} grants nothing of frrk8s.metallb.io`);
+    }
+  });
+
+  test('deploy/frr-k8s: frr-k8s v0.0.25 by reference, rendered into the speaker\'s namespace without its own Namespace', (t) => {
+    const kust = parse(readFileSync(join(DEPLOY, 'frr-k8s/kustomization.yaml'), 'utf8')) as { namespace: string; resources: string[] };
+    const remote = 'https://github.com/metallb/frr-k8s/config/default/?timeout=120&ref=v0.0.25';
+    assert.deepEqual(kust.resources, [remote]);
+    assert.deepEqual(readdirSync(join(DEPLOY, 'frr-k8s')), ['kustomization.yaml'], 'nothing of frr-k8s copied into deploy/');
+    const ds = manifests().find((m) => m.obj.kind === 'DaemonSet')!.obj;
+    assert.equal(kust.namespace, ds.metadata!.namespace, 'frr-k8s where FRRK8S_NAMESPACE (the speaker pod\'s namespace) points');
+    // Render it with kubectl's kustomize against the module's own config (go mod download put it in
+    // the module cache, test/setup.d/45-frr-k8s.sh), the remote base swapped for that directory
+    // (relative: kustomize refuses an absolute root).
+    const gomodcache = spawnSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' }).stdout?.trim();
+    const base = gomodcache ? join(gomodcache, 'github.com/metallb/frr-k8s@v0.0.25/config/default') : '';
+    if (!base || !existsSync(base)) return t.skip('frr-k8s v0.0.25 is not in the Go module cache (bash test/setup.sh)');
+    if (spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status !== 0) return t.skip('no kubectl to render the kustomization');
+    const overlay = mkdtempSync(join(tmpdir(), 'metallb-ts-frrk8s-'));
+    try {
+      writeFileSync(join(overlay, 'kustomization.yaml'), readFileSync(join(DEPLOY, 'frr-k8s/kustomization.yaml'), 'utf8').replace(remote, relative(overlay, base)));
+      const r = spawnSync('kubectl', ['kustomize', overlay], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      const objs = parseAllDocuments(r.stdout).map((d) => d.toJS() as any).filter(Boolean);
+      assert.deepEqual(objs.filter((o) => o.kind === 'Namespace'), [], 'no Namespace: metallb-system comes from deploy/namespace.yaml');
+      const clusterScoped = new Set(['CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration']);
+      for (const o of objs.filter((x) => !clusterScoped.has(x.kind))) assert.equal(o.metadata.namespace, NS, `${o.kind}/${o.metadata.name}`);
+      assert.ok(objs.some((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === 'frrconfigurations.frrk8s.metallb.io'));
+      assert.ok(objs.some((o) => o.kind === 'DaemonSet'), 'the frr-k8s DaemonSet');
+      assert.ok(!r.stdout.includes('frr-k8s-system'), 'nothing left pointing at frr-k8s-system');
+    } finally {
+      rmSync(overlay, { recursive: true, force: true });
+    }
+  });
+
   test('Dockerfile: node:24-slim, runtime dependencies only, and they cover every package src/ imports', () => {
     const df = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
     assert.match(df, /^FROM node:24-slim$/m);
@@ -177,6 +239,11 @@ describe('deploy/ on a real API server', () => {
     custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
     objects = KubernetesObjectApi.makeApiClient(cluster.kubeConfig);
     dir = mkdtempSync(join(tmpdir(), 'metallb-ts-deploy-'));
+    // The FRRConfiguration CRD is frr-k8s's, not MetalLB's: not in ../shared/crds.
+    if (!existsSync(join(FRRK8S_CRD_DIR, 'frrk8s.metallb.io_frrconfigurations.yaml'))) {
+      throw new Error(`${FRRK8S_CRD_DIR}/frrk8s.metallb.io_frrconfigurations.yaml is missing: run \`bash test/setup.sh\` (test/setup.d/45-frr-k8s.sh) first`);
+    }
+    await installCrds(cluster.kubeConfig, FRRK8S_CRD_DIR);
   });
 
   after(async () => {
@@ -228,9 +295,47 @@ describe('deploy/ on a real API server', () => {
       // the speaker finds its memberlist peers by listing the speaker pods
       ['speaker', { verb: 'list', resource: 'pods', namespace: NS }, true],
       ['speaker', { verb: 'list', resource: 'pods', namespace: 'default' }, false],
+      // BGP through frr-k8s: its ServiceBGPStatus objects, its ConfigurationState, its node's FRRConfiguration
+      ['speaker', { verb: 'create', resource: 'servicebgpstatuses', group: 'metallb.io', namespace: NS }, true],
+      ['speaker', { verb: 'delete', resource: 'servicebgpstatuses', group: 'metallb.io', namespace: NS }, true],
+      ['speaker', { verb: 'patch', resource: 'servicebgpstatuses', group: 'metallb.io', subresource: 'status', namespace: NS }, true],
+      ['speaker', { verb: 'update', resource: 'servicebgpstatuses', group: 'metallb.io', namespace: NS }, false],
+      ['speaker', { verb: 'create', resource: 'servicebgpstatuses', group: 'metallb.io', namespace: 'default' }, false],
+      ['speaker', { verb: 'get', resource: 'configurationstates', group: 'metallb.io', namespace: NS, name: 'speaker-node-x' }, true],
+      ['speaker', { verb: 'create', resource: 'configurationstates', group: 'metallb.io', namespace: NS }, true],
+      ['speaker', { verb: 'patch', resource: 'configurationstates', group: 'metallb.io', subresource: 'status', namespace: NS }, true],
+      ['speaker', { verb: 'delete', resource: 'configurationstates', group: 'metallb.io', namespace: NS }, false],
+      ['speaker', { verb: 'update', resource: 'configurationstates', group: 'metallb.io', namespace: NS }, false],
+      ['speaker', { verb: 'list', resource: 'configurationstates', group: 'metallb.io', namespace: NS }, false],
+      ...(['get', 'list', 'watch', 'create', 'update', 'delete'] as const).map((verb): [string, Parameters<typeof can>[1], boolean] =>
+        ['speaker', { verb, resource: 'frrconfigurations', group: 'frrk8s.metallb.io', namespace: NS }, true]),
+      ['speaker', { verb: 'patch', resource: 'frrconfigurations', group: 'frrk8s.metallb.io', namespace: NS }, false],
+      ['speaker', { verb: 'create', resource: 'frrconfigurations', group: 'frrk8s.metallb.io', namespace: 'default' }, false],
+      ['speaker', { verb: 'list', resource: 'frrconfigurations', group: 'frrk8s.metallb.io' }, false],
+      ['speaker', { verb: 'list', resource: 'frrnodestates', group: 'frrk8s.metallb.io', namespace: NS }, false],
+      ['speaker', { verb: 'get', resource: 'secrets', namespace: NS, name: 'bgp-password' }, false],
+      ['controller', { verb: 'create', resource: 'frrconfigurations', group: 'frrk8s.metallb.io', namespace: NS }, false],
+      ['controller', { verb: 'create', resource: 'servicebgpstatuses', group: 'metallb.io', namespace: NS }, false],
     ];
     for (const [sa, attrs, expected] of cases) {
       assert.equal(await can(sa, attrs), expected, `${sa} ${attrs.verb} ${attrs.resource}${attrs.subresource ? `/${attrs.subresource}` : ''} in ${attrs.namespace || 'the cluster'}`);
+    }
+  });
+
+  test('the speaker may list and watch everything it watches (SPEAKER_BGP_KINDS), where it watches it', async () => {
+    // Without it the speaker's start fails (exit 3), or for the optional FRRConfiguration, its own object reads as absent.
+    const ds = manifests().find((m) => m.obj.kind === 'DaemonSet')!.obj as any;
+    const env = Object.fromEntries(ds.spec.template.spec.containers[0].env.map((e: { name: string }) => [e.name, e]));
+    // FRRK8S_NAMESPACE comes from metadata.namespace: the DaemonSet's namespace.
+    const frrk8sNamespace: string = env.FRRK8S_NAMESPACE.value ?? ds.metadata.namespace;
+    const specs = RESOURCES.filter((r) => SPEAKER_BGP_KINDS.includes(r.list));
+    assert.deepEqual(new Set(specs.map((r) => r.list)), new Set(SPEAKER_BGP_KINDS), 'every watched list has a resource');
+    for (const r of specs) {
+      const group = r.apiVersion.includes('/') ? r.apiVersion.split('/')[0]! : '';
+      const namespace = r.scope === 'all' ? '' : r.scope === 'metallb' ? NS : frrk8sNamespace;
+      for (const verb of ['list', 'watch']) {
+        assert.equal(await can('speaker', { verb, resource: r.plural, group, namespace }), true, `speaker ${verb} ${r.plural} in ${namespace || 'the cluster'} (${r.list})`);
+      }
     }
   });
 
@@ -240,6 +345,13 @@ describe('deploy/ on a real API server', () => {
       apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'lab' }, spec: { addresses: ['192.0.2.0/28'] } } });
     await custom.createNamespacedCustomObject({ ...G, namespace: NS, plural: 'l2advertisements', body: {
       apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'l2' }, spec: { ipAddressPools: ['lab'] } } });
+    // BGP through frr-k8s: one peer for node-x only, the pool advertised over BGP too. peerPort is
+    // the CRD's default, spelled out: installCrds (client-node's CRD serializer) drops schema defaults.
+    await custom.createNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta2', namespace: NS, plural: 'bgppeers', body: {
+      apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name: 'router-a' },
+      spec: { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.1', peerPort: 179, nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': 'node-x' } }] } } });
+    await custom.createNamespacedCustomObject({ ...G, namespace: NS, plural: 'bgpadvertisements', body: {
+      apiVersion: 'metallb.io/v1beta1', kind: 'BGPAdvertisement', metadata: { name: 'bgp' }, spec: { ipAddressPools: ['lab'] } } });
     await core.createNamespacedService({ namespace: 'default', body: {
       metadata: { name: 'web' }, spec: { type: 'LoadBalancer', ports: [{ port: 80, protocol: 'TCP' }], selector: { app: 'web' } } } });
     await cluster.kubeConfig.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({ namespace: 'default', body: {
@@ -281,10 +393,12 @@ describe('deploy/ on a real API server', () => {
       srv.listen(0, '127.0.0.1', () => { const p = (srv.address() as AddressInfo).port; srv.close(() => resolve(p)); });
     });
     const dsManifest = manifests().find((m) => m.obj.kind === 'DaemonSet')!.obj as any;
+    const dsEnv = literalEnv(dsManifest.spec.template.spec.containers[0]);
+    // FRRK8S_NAMESPACE as the kubelet resolves the manifest's fieldRef (metadata.namespace).
     speaker = start(['speaker', '--node-name', 'node-x', '--pod-name', 'speaker-x', '--kubeconfig', await saKubeconfig('speaker'),
       '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0', '--log-level', 'debug'],
-      { METALLB_ML_BIND_ADDR: '127.0.0.1', METALLB_ML_BIND_PORT: String(mlPort), METALLB_ML_LABELS: literalEnv(dsManifest.spec.template.spec.containers[0]).METALLB_ML_LABELS!,
-        METALLB_ML_SECRET_KEY_PATH: keyDir });
+      { METALLB_ML_BIND_ADDR: '127.0.0.1', METALLB_ML_BIND_PORT: String(mlPort), METALLB_ML_LABELS: dsEnv.METALLB_ML_LABELS!,
+        METALLB_ML_SECRET_KEY_PATH: keyDir, METALLB_BGP_TYPE: dsEnv.METALLB_BGP_TYPE!, FRRK8S_NAMESPACE: dsManifest.metadata.namespace });
     procs.push(speaker);
 
     const ip = await waitFor('the controller writes an IP into the Service status', async () => {
@@ -300,6 +414,40 @@ describe('deploy/ on a real API server', () => {
     await waitFor('the nodeAssigned event', async () => {
       const ev = await core.listNamespacedEvent({ namespace: 'default' });
       return ev.items.find((e) => e.reason === 'nodeAssigned' && e.involvedObject.name === 'web');
+    }, detail);
+
+    // BGP: the FRRConfiguration metallb-node-x (after the 3 s debounce), the ServiceBGPStatus, the ConfigurationState.
+    const readFrr = async (name: string) => {
+      try { return await custom.getNamespacedCustomObject({ ...FRR, namespace: NS, name }) as any; } catch { return undefined; }
+    };
+    const frr = await waitFor('the speaker creates the FRRConfiguration metallb-node-x', () => readFrr('metallb-node-x'), detail);
+    assert.deepEqual(frr.spec.nodeSelector, { matchLabels: { 'kubernetes.io/hostname': 'node-x' } });
+    const router = frr.spec.bgp.routers[0];
+    assert.equal(router.asn, 64500);
+    assert.deepEqual(router.prefixes, [`${ip}/32`]);
+    assert.deepEqual(router.neighbors.map((n: any) => [n.address, n.asn, n.port, n.toAdvertise.allowed.prefixes]), [['10.0.0.1', 64501, 179, [`${ip}/32`]]]);
+    const bgpStatus = await waitFor('the speaker writes the ServiceBGPStatus with its status', async () => {
+      const list = await custom.listNamespacedCustomObject({ ...G, namespace: NS, plural: 'servicebgpstatuses' }) as { items: any[] };
+      return list.items.find((o) => o.status?.node === 'node-x' && o.status?.peers?.length);
+    }, detail);
+    assert.deepEqual([bgpStatus.status.serviceNamespace, bgpStatus.status.serviceName, bgpStatus.status.peers], ['default', 'web', ['router-a']]);
+    assert.equal(bgpStatus.metadata.labels['metallb.io/node'], 'node-x');
+    assert.deepEqual(bgpStatus.metadata.ownerReferences.map((r: any) => [r.kind, r.name, r.uid]), [['Pod', 'speaker-x', pod.metadata!.uid]]);
+    await waitFor('the nodeAssigned event with protocol bgp', async () => {
+      const ev = await core.listNamespacedEvent({ namespace: 'default' });
+      return ev.items.find((e) => e.reason === 'nodeAssigned' && e.involvedObject.name === 'web' && /protocol "bgp"/.test(e.message ?? ''));
+    }, detail);
+    const cs = await waitFor('the ConfigurationState speaker-node-x reports Valid', async () => {
+      const o = await custom.getNamespacedCustomObject({ ...G, namespace: NS, plural: 'configurationstates', name: 'speaker-node-x' }) as any;
+      return o.status?.result === 'Valid' ? o : undefined;
+    }, detail);
+    assert.equal(cs.status.conditions[0].type, 'configReconcilerValid');
+    // An edit by someone else is reverted (get + update with the speaker's token).
+    await custom.patchNamespacedCustomObject({ ...FRR, namespace: NS, name: 'metallb-node-x',
+      body: [{ op: 'replace', path: '/spec/bgp/routers/0/prefixes', value: ['198.51.100.0/24'] }] });
+    await waitFor('the speaker reverts an edit of metallb-node-x', async () => {
+      const o = await readFrr('metallb-node-x');
+      return o?.spec.bgp.routers[0].prefixes?.[0] === `${ip}/32` ? o : undefined;
     }, detail);
     const forbidden = (p: Proc) => (p.out.join('') + p.err.join('')).split('\n').filter((l) => /forbidden|403/i.test(l));
     // memberlist: the speaker joined itself through its pod and serves the view.
@@ -321,6 +469,37 @@ describe('deploy/ on a real API server', () => {
     await controller.exit;
     const left = await custom.listNamespacedCustomObject({ ...G, namespace: NS, plural: 'servicel2statuses' }) as { items: unknown[] };
     assert.deepEqual(left.items, [], 'the speaker deleted its ServiceL2Status on shutdown (delete allowed)');
+    // MetalLB leaves the BGP side in place on shutdown: frr-k8s keeps the sessions while the speaker restarts.
+    assert.ok(await readFrr('metallb-node-x'), 'metallb-node-x stays after the speaker stopped');
+    const bgpLeft = await custom.listNamespacedCustomObject({ ...G, namespace: NS, plural: 'servicebgpstatuses' }) as { items: unknown[] };
+    assert.equal(bgpLeft.items.length, 1, 'the ServiceBGPStatus stays after the speaker stopped');
+    assert.deepEqual(forbidden(speaker), [], 'the speaker hit no RBAC refusal');
+  });
+
+  test('a speaker whose node has no BGP peer deletes a leftover metallb-<node> with its own token', async () => {
+    // node-y: no peer selects it (router-a is node-x's), no BFD profile; excluded from L2 so it announces nothing.
+    await core.createNode({ body: { metadata: { name: 'node-y', labels: { 'kubernetes.io/hostname': 'node-y', 'node.kubernetes.io/exclude-from-external-load-balancers': '' } } } });
+    await custom.createNamespacedCustomObject({ ...FRR, namespace: NS, body: {
+      apiVersion: 'frrk8s.metallb.io/v1beta1', kind: 'FRRConfiguration', metadata: { name: 'metallb-node-y' },
+      spec: { nodeSelector: { matchLabels: { 'kubernetes.io/hostname': 'node-y' } }, bgp: { routers: [{ asn: 64500 }] } } } });
+    const p = start(['speaker', '--node-name', 'node-y', '--kubeconfig', await saKubeconfig('speaker'),
+      '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0', '--log-level', 'debug'], { FRRK8S_NAMESPACE: NS });
+    procs.push(p);
+    const detail = () => `speaker:\n${p.out.join('').slice(-2000)}${p.err.join('')}`;
+    await waitFor('the speaker on node-y deletes metallb-node-y', async () => {
+      try {
+        await custom.getNamespacedCustomObject({ ...FRR, namespace: NS, name: 'metallb-node-y' });
+        return undefined;
+      } catch (err) {
+        return (err as { code?: number }).code === 404 ? true : undefined;
+      }
+    }, detail);
+    assert.match(p.out.join(''), /deleted the FRRConfiguration/);
+    p.proc.kill('SIGTERM');
+    assert.equal(await p.exit, 0, detail());
+    assert.deepEqual((p.out.join('') + p.err.join('')).split('\n').filter((l) => /forbidden|403/i.test(l)), [], 'no RBAC refusal');
+    // metallb-node-x (node-x's, produced) is not node-y's to touch
+    await custom.getNamespacedCustomObject({ ...FRR, namespace: NS, name: 'metallb-node-x' });
   });
 
   test('a ServiceAccount without the roles is refused in one line, exit 3', async () => {
