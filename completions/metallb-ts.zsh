@@ -56,7 +56,7 @@ _metallb-ts() {
             '--metrics-port=[port of the /metrics, /healthz and /readyz server (default 7472; 0 picks a free one)]:value: ' \
             '--port=[MetalLB'\''s name for --metrics-port]:value: ' \
             '--log-level=[log level]:value:(all debug info warn error none)' \
-            '--pod-name=[this pod, named as the reporting instance of events (default: METALLB_POD_NAME)]:value: ' \
+            '--pod-name=[this controller'\''s pod (default: METALLB_POD_NAME); accepted as MetalLB'\''s flag: events carry no reporting instance, as MetalLB'\''s]:value: ' \
             '--ml-secret-name=[create the memberlist Secret of this name in --namespace at start-up unless it exists (default: METALLB_ML_SECRET_NAME; none: no Secret)]:value: ' \
             '--deployment=[the controller'\''s Deployment in --namespace, owner of the memberlist Secret (default: METALLB_DEPLOYMENT)]:value: ' \
             '--write-concurrency=[Service status writes in flight at once]:value: ' \
@@ -125,6 +125,7 @@ _metallb-ts() {
             '--ml-wan-config[memberlist'\''s WAN timings instead of the LAN ones]' \
             '--ml-config-path=[MetalLB'\''s optional memberlist config file (JSON, every field required; replaces the LAN/WAN timings when it exists, a missing file means the defaults). metallb-ts'\''s addition: MetalLB has the path fixed]:value: ' \
             '--bgp-type=[BGP implementation (env METALLB_BGP_TYPE): only frr-k8s is supported]:value: ' \
+            '--bgp-debounce-timeout=[debounce of FRRConfiguration writes in milliseconds, a positive integer (env METALLB_BGP_DEBOUNCE_TIMEOUT; default 3000, MetalLB'\''s)]:value: ' \
             '--frrk8s-namespace=[namespace frr-k8s runs in, where metallb-<node> is written (env FRRK8S_NAMESPACE; default: the MetalLB namespace)]:value: ' \
             '--dry-run[write nothing: print what the speaker on --node-name would write (FRRConfiguration, ServiceBGPStatus, ServiceL2Status, Events)]' \
             '(-f --filename)'{-f+,--filename=}'[with --dry-run: a cluster snapshot (file, directory or - for stdin; repeatable) instead of a read-only read of the live cluster]:path:_files' \

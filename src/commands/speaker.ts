@@ -57,11 +57,26 @@ interface SpeakerFlags {
   bgpType: string;
   /** `--frrk8s-namespace` / FRRK8S_NAMESPACE; default: the MetalLB namespace */
   frrk8sNamespace?: string;
+  /** `--bgp-debounce-timeout` / METALLB_BGP_DEBOUNCE_TIMEOUT, milliseconds as text */
+  bgpDebounceTimeout?: string;
   dryRun?: boolean;
   filename?: string[];
   output?: string;
   /** `--speakers` for the dry run */
   speakers?: string;
+}
+
+/**
+ * `--bgp-debounce-timeout` (MetalLB's flag, also METALLB_BGP_DEBOUNCE_TIMEOUT): a positive integer
+ * of milliseconds, or undefined for the default. MetalLB v0.16.1 applies it in frr mode only and
+ * keeps 3 s for frr-k8s; metallb-ts applies it to the FRRConfiguration writes.
+ * @throws UserError (exit 2) for anything else, as MetalLB exits for it.
+ */
+export function bgpDebounceMs(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const ms = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(ms > 0 && Number.isSafeInteger(ms))) throw new UserError(`--bgp-debounce-timeout: invalid BGP debounce timeout "${value}": must be a positive integer of milliseconds`);
+  return ms;
 }
 
 /** The BGP implementations MetalLB knows (`METALLB_BGP_TYPE`), and the one metallb-ts runs. */
@@ -146,6 +161,7 @@ export function registerSpeaker(program: Command): void {
     .option('--ml-wan-config', "memberlist's WAN timings instead of the LAN ones")
     .option('--ml-config-path <file>', "MetalLB's optional memberlist config file (JSON, every field required; replaces the LAN/WAN timings when it exists, a missing file means the defaults). metallb-ts's addition: MetalLB has the path fixed", DEFAULT_ML_CONFIG_PATH)
     .option('--bgp-type <type>', 'BGP implementation (env METALLB_BGP_TYPE): only frr-k8s is supported', env.METALLB_BGP_TYPE || 'frr-k8s')
+    .option('--bgp-debounce-timeout <ms>', 'debounce of FRRConfiguration writes in milliseconds, a positive integer (env METALLB_BGP_DEBOUNCE_TIMEOUT; default 3000, MetalLB\'s)', env.METALLB_BGP_DEBOUNCE_TIMEOUT || undefined)
     .option('--frrk8s-namespace <ns>', 'namespace frr-k8s runs in, where metallb-<node> is written (env FRRK8S_NAMESPACE; default: the MetalLB namespace)', env.FRRK8S_NAMESPACE || undefined)
     .option('--dry-run', 'write nothing: print what the speaker on --node-name would write (FRRConfiguration, ServiceBGPStatus, ServiceL2Status, Events)')
     .option('-f, --filename <path>', 'with --dry-run: a cluster snapshot (file, directory or - for stdin; repeatable) instead of a read-only read of the live cluster',
@@ -186,6 +202,7 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   const node = opts.nodeName;
   if (!node) throw new UserError('missing --node-name (or METALLB_NODE_NAME): the name of the node this speaker runs on');
   const bgpType = checkBGPType(opts.bgpType);
+  const frrDebounceMs = bgpDebounceMs(opts.bgpDebounceTimeout);
   const ml = memberlistSettings(opts);
   const namespace = metallbNamespaceOf(opts.namespace);
   const frrk8sNamespace = opts.frrk8sNamespace || namespace;
@@ -281,6 +298,7 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     l2StatusApi: restL2StatusApi(api), bgpStatusApi: restBGPStatusApi(api), frrApi: restFRRConfigurationApi(api),
     bgpType, frrk8sNamespace, event: events.sink, owner,
     configReported: (error) => configState.report(error),
+    ...(frrDebounceMs !== undefined ? { frrDebounceMs } : {}),
     ignoreExcludeLB: opts.ignoreExcludeLb === true,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
   });
@@ -360,15 +378,15 @@ async function runDryRun(opts: SpeakerFlags, command: Command): Promise<number> 
     throw new UserError(`no Node "${node}" in the ${opts.filename ? 'snapshot' : 'cluster'}${known.length ? ` (nodes: ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', …' : ''})` : ''}`);
   }
   const speakers = opts.speakers === undefined ? null : opts.speakers.split(',').map((s) => s.trim()).filter(Boolean);
-  const [{ speakerDryRun }, { renderSpeakerDryRun }, { writeResult }] = await Promise.all([
+  const [{ speakerDryRun, redactPasswords }, { renderSpeakerDryRun }, { writeResult }] = await Promise.all([
     import('../speaker/dry-run.ts'), import('../render/speaker-dry-run.ts'), import('../render/output.ts'),
   ]);
-  const result = await speakerDryRun(state, {
+  const result = redactPasswords(await speakerDryRun(state, {
     node, namespace, frrk8sNamespace, bgpType, speakers,
     ignoreExcludeLB: opts.ignoreExcludeLb === true,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
     ...(opts.podName ? { podName: opts.podName } : {}),
-  });
+  }));
   writeResult((opts.output ?? 'table') as 'table' | 'json' | 'yaml', result, () => renderSpeakerDryRun(result));
   return result.configuration.accepted ? 0 : 1;
 }

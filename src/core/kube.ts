@@ -215,6 +215,17 @@ export interface FRRConfigurationObject extends KubeObject {
   spec?: { [field: string]: unknown };
 }
 
+/** metallb.io/v1beta1 ConfigurationState: whether a component (`controller`, `speaker-<node>`) loaded the configuration. */
+export interface ConfigurationStateObject extends KubeObject {
+  kind: 'ConfigurationState';
+  status?: {
+    result?: string;
+    errorSummary?: string;
+    conditions?: Array<{ type?: string; status?: string; reason?: string; message?: string; lastTransitionTime?: string }> | null;
+    [extra: string]: unknown;
+  };
+}
+
 /** core/v1 Event, as `explain` reads them in live mode. */
 export interface Event extends KubeObject {
   kind: 'Event';
@@ -252,6 +263,8 @@ export interface ClusterState {
   serviceBGPStatuses: ServiceBGPStatus[];
   /** FRRConfigurations of the frr-k8s namespace (BGP mode through frr-k8s). */
   frrConfigurations: FRRConfigurationObject[];
+  /** ConfigurationStates of MetalLB's namespace (`controller`, `speaker-<node>`). */
+  configurationStates: ConfigurationStateObject[];
   events: Event[];
 }
 
@@ -273,6 +286,7 @@ export const KIND_TO_LIST = {
   ServiceL2Status: 'serviceL2Statuses',
   ServiceBGPStatus: 'serviceBGPStatuses',
   FRRConfiguration: 'frrConfigurations',
+  ConfigurationState: 'configurationStates',
   Event: 'events',
 } as const satisfies Record<string, keyof ClusterState>;
 
@@ -281,7 +295,7 @@ export function emptyClusterState(): ClusterState {
   return {
     services: [], endpointSlices: [], nodes: [], namespaces: [], pods: [], secrets: [], configMaps: [],
     ipAddressPools: [], l2Advertisements: [], bgpAdvertisements: [], bgpPeers: [], communities: [],
-    bfdProfiles: [], serviceL2Statuses: [], serviceBGPStatuses: [], frrConfigurations: [], events: [],
+    bfdProfiles: [], serviceL2Statuses: [], serviceBGPStatuses: [], frrConfigurations: [], configurationStates: [], events: [],
   };
 }
 

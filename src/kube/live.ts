@@ -68,6 +68,7 @@ export const RESOURCES: readonly ResourceSpec[] = [
   { list: 'bfdProfiles', apiVersion: M1, kind: 'BFDProfile', plural: 'bfdprofiles', scope: 'metallb', absent: 'crd' },
   { list: 'serviceL2Statuses', apiVersion: M1, kind: 'ServiceL2Status', plural: 'servicel2statuses', scope: 'metallb', absent: 'crd' },
   { list: 'serviceBGPStatuses', apiVersion: M1, kind: 'ServiceBGPStatus', plural: 'servicebgpstatuses', scope: 'metallb', absent: 'crd' },
+  { list: 'configurationStates', apiVersion: M1, kind: 'ConfigurationState', plural: 'configurationstates', scope: 'metallb', absent: 'optional' },
   { list: 'frrConfigurations', apiVersion: 'frrk8s.metallb.io/v1beta1', kind: 'FRRConfiguration', plural: 'frrconfigurations', scope: 'frrk8s', absent: 'optional' },
   { list: 'events', apiVersion: 'v1', kind: 'Event', plural: 'events', scope: 'metallb', absent: 'optional' },
   { list: 'events', apiVersion: 'v1', kind: 'Event', plural: 'events', scope: 'all', fieldSelector: 'involvedObject.kind=Service', absent: 'optional' },
@@ -310,7 +311,7 @@ export class ClusterStateWatcher {
     this.baseBackoffMs = opts.backoffMs ?? 1000;
     this.maxBackoffMs = opts.maxBackoffMs ?? 30_000;
     this.syncTimeoutMs = opts.syncTimeoutMs ?? 60_000;
-    const kinds = new Set(opts.kinds ?? RESOURCES.map((r) => r.list).filter((l) => l !== 'events' && l !== 'frrConfigurations'));
+    const kinds = new Set(opts.kinds ?? RESOURCES.map((r) => r.list).filter((l) => l !== 'events' && l !== 'frrConfigurations' && l !== 'configurationStates'));
     this.feeds = RESOURCES.filter((spec) => kinds.has(spec.list))
       .map((spec) => this.makeFeed(this.fieldSelectors[spec.list] !== undefined ? { ...spec, fieldSelector: this.fieldSelectors[spec.list] } : spec));
   }

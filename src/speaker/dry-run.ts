@@ -15,6 +15,7 @@ import type { FRRConfiguration } from '../core/frrk8s/types.ts';
 import type { BGPType } from '../core/speaker/config.ts';
 import { LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, type OwnerRef } from '../core/status.ts';
 import type { Membership } from '../core/membership/types.ts';
+import { configurationStateMeta, configurationStateStatus, newConfigurationState } from '../core/configuration-state.ts';
 import { jsonLogger, type LogLevel } from '../log.ts';
 import { speakerMetrics } from './metrics.ts';
 import { desiredL2Status, planL2Status, type L2StatusBody } from './l2status.ts';
@@ -44,7 +45,7 @@ export interface SpeakerDryRunOptions {
 /** One API write the speaker would make. */
 export interface DryRunWrite {
   readonly verb: 'create' | 'update' | 'patchStatus' | 'delete';
-  readonly kind: 'FRRConfiguration' | 'ServiceBGPStatus' | 'ServiceL2Status';
+  readonly kind: 'FRRConfiguration' | 'ServiceBGPStatus' | 'ServiceL2Status' | 'ConfigurationState';
   readonly namespace: string;
   /** the object's name (`bgp-<generated>` / `l2-<generated>` for one created by generateName) */
   readonly name: string;
@@ -165,6 +166,15 @@ export async function speakerDryRun(state: ClusterState, opts: SpeakerDryRunOpti
     ignoreExcludeLB: opts.ignoreExcludeLB === true,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
     frrDebounceMs: 0,
+    // The ConfigurationState `speaker-<node>` the command would report (written only when it changes).
+    configReported: (error) => {
+      const { name } = configurationStateMeta({ speaker: opts.node });
+      const status = configurationStateStatus('configReconcilerValid', error, '<now>');
+      const current = state.configurationStates.find((c) => c.metadata?.name === name && c.metadata?.namespace === namespace);
+      if (current?.status?.result === status.result && (current.status.errorSummary ?? '') === (status.errorSummary ?? '')) return;
+      if (!current) writes.push({ verb: 'create', kind: 'ConfigurationState', namespace, name, body: newConfigurationState(namespace, { speaker: opts.node }, owner) });
+      writes.push({ verb: 'patchStatus', kind: 'ConfigurationState', namespace, name, body: { status } });
+    },
   });
   await speaker.start();
   await speaker.l2Status.idle();
@@ -208,4 +218,34 @@ export async function speakerDryRun(state: ClusterState, opts: SpeakerDryRunOpti
   await speaker.l2Status.stop();
   await speaker.frr.stop();
   return result;
+}
+
+/**
+ * The dry run with every BGP password replaced by `<retracted>` (MetalLB's ConfigToDump does the
+ * same in its debug logs): in convert mode the FRRConfiguration carries the Secret's password in
+ * clear text, which a terminal or a CI log must not show.
+ */
+export function redactPasswords(r: SpeakerDryRun): SpeakerDryRun {
+  const redactFRR = (f: unknown): unknown => {
+    const obj = f as FRRConfiguration | null | undefined;
+    if (!obj?.spec?.bgp?.routers) return f;
+    return {
+      ...obj,
+      spec: {
+        ...obj.spec,
+        bgp: {
+          ...obj.spec.bgp,
+          routers: obj.spec.bgp.routers.map((rt) => ({
+            ...rt,
+            ...(rt.neighbors ? { neighbors: rt.neighbors.map((n) => (n.password ? { ...n, password: '<retracted>' } : n)) } : {}),
+          })),
+        },
+      },
+    };
+  };
+  return {
+    ...r,
+    frrConfiguration: redactFRR(r.frrConfiguration) as FRRConfiguration | null,
+    writes: r.writes.map((w) => (w.kind === 'FRRConfiguration' && w.body ? { ...w, body: redactFRR(w.body) } : w)),
+  };
 }

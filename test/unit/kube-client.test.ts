@@ -284,6 +284,7 @@ test('resource paths: cluster-wide core and group kinds, MetalLB kinds in the Me
     'bfdProfiles /apis/metallb.io/v1beta1/namespaces/mlb/bfdprofiles',
     'serviceL2Statuses /apis/metallb.io/v1beta1/namespaces/mlb/servicel2statuses',
     'serviceBGPStatuses /apis/metallb.io/v1beta1/namespaces/mlb/servicebgpstatuses',
+    'configurationStates /apis/metallb.io/v1beta1/namespaces/mlb/configurationstates',
     'frrConfigurations /apis/frrk8s.metallb.io/v1beta1/namespaces/mlb/frrconfigurations',
     'events /api/v1/namespaces/mlb/events',
     'events /api/v1/events ?involvedObject.kind=Service',

@@ -22,7 +22,7 @@ import { FakeSource } from '../helpers/fake-source.ts';
 import type { FRRConfigurationApi } from '../../src/speaker/frrk8s.ts';
 import type { StatusApi } from '../../src/speaker/status-writer.ts';
 import { speakerDryRun } from '../../src/speaker/dry-run.ts';
-import { checkBGPType } from '../../src/commands/speaker.ts';
+import { bgpDebounceMs, checkBGPType } from '../../src/commands/speaker.ts';
 import { jsonLogger } from '../../src/log.ts';
 import { speakerMetrics } from '../../src/speaker/metrics.ts';
 import { runCliAsync } from '../helpers/cli.ts';
@@ -381,4 +381,34 @@ test('speaker --dry-run through the CLI: text, yaml, exit codes, bad input in on
   assert.equal(rej.status, 1);
   assert.match(rej.stdout, /Configuration: REJECTED by this speaker \(parse\): .*BGPPeer\/bad/);
   assert.equal(namespacedName({ metadata: { name: 'x', namespace: 'y' } }), 'y/x');
+});
+
+test('dry run: the ConfigurationState it would report, and BGP passwords retracted in the command output', async () => {
+  const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'auth', namespace: NS }, type: 'kubernetes.io/basic-auth', data: { password: Buffer.from('s3cret').toString('base64') } };
+  const objects = [...base().filter((o) => o.kind !== 'BGPPeer'), secret, peer('router-a', { peerAddress: '10.0.0.1', passwordSecret: { name: 'auth', namespace: NS } })];
+  const state = clusterStateFromObjects(objects);
+  // frr-k8s elsewhere: the password is converted to clear text in what the speaker writes...
+  const r = await speakerDryRun(state, { node: 'n1', namespace: NS, frrk8sNamespace: 'frr-k8s-system' });
+  assert.equal(r.frrConfiguration?.spec.bgp.routers?.[0]?.neighbors?.[0]?.password, 's3cret');
+  assert.deepEqual(r.writes.filter((w) => w.kind === 'ConfigurationState').map((w) => [w.verb, w.name]), [['create', 'speaker-n1'], ['patchStatus', 'speaker-n1']]);
+  // ...and retracted in what the command prints.
+  const dir = mkdtempSync(join(tmpdir(), 'mlbts-dry-'));
+  const file = join(dir, 'cluster.yaml');
+  writeFileSync(file, objects.map((o) => stringify(o)).join('---\n'));
+  const out = await runCliAsync(['speaker', '--node-name', 'n1', '--namespace', NS, '--frrk8s-namespace', 'frr-k8s-system', '--dry-run', '-f', file, '-o', 'json']);
+  assert.equal(out.status, 0, out.stderr);
+  assert.ok(!out.stdout.includes('s3cret'), 'no clear-text password in the output');
+  const doc = JSON.parse(out.stdout);
+  assert.equal(doc.frrConfiguration.spec.bgp.routers[0].neighbors[0].password, '<retracted>');
+  // Already valid in the cluster: nothing to report.
+  const valid: KubeObject = { apiVersion: 'metallb.io/v1beta1', kind: 'ConfigurationState', metadata: { name: 'speaker-n1', namespace: NS }, status: { result: 'Valid' } };
+  const again = await speakerDryRun(clusterStateFromObjects([...objects, valid]), { node: 'n1', namespace: NS });
+  assert.deepEqual(again.writes.filter((w) => w.kind === 'ConfigurationState'), []);
+});
+
+test('bgpDebounceMs: MetalLB\'s --bgp-debounce-timeout, a positive integer of milliseconds', () => {
+  assert.equal(bgpDebounceMs(undefined), undefined);
+  assert.equal(bgpDebounceMs(''), undefined);
+  assert.equal(bgpDebounceMs('500'), 500);
+  for (const bad of ['0', '-1', '1.5', 'abc', '3s']) assert.throws(() => bgpDebounceMs(bad), /positive integer of milliseconds/, bad);
 });

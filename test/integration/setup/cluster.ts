@@ -26,6 +26,7 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { KubeClient } from '../../../src/kube/client.ts';
 import { freePort } from '../../helpers/net.ts';
 import { onProcessExit, sleep } from './wait.ts';
 
@@ -406,13 +407,16 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
  */
 export async function installCrds(kc: KubeConfig, crdDir: string, deadline = Date.now() + 60_000): Promise<string[]> {
   const ext = kc.makeApiClient(ApiextensionsV1Api);
+  // The CRD is sent as written (raw JSON): client-node's typed serializer drops the schemas'
+  // `default` fields, and the apiserver must apply MetalLB's defaults (peerPort 179, ...) as in a cluster.
+  const raw = new KubeClient(kc, { timeoutMs: 30_000 });
   const names: string[] = [];
   const served: [name: string, group: string, plural: string, versions: string[]][] = [];
   for (const f of readdirSync(crdDir).filter((n) => /\.ya?ml$/.test(n)).sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(crdDir, f), 'utf8'))) {
       const body = doc.toJS() as V1CustomResourceDefinition | null;
       if (!body || body.kind !== 'CustomResourceDefinition') continue;
-      await ext.createCustomResourceDefinition({ body });
+      await raw.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body });
       names.push(body.metadata!.name!);
       served.push([body.metadata!.name!, body.spec.group, body.spec.names.plural,
         body.spec.versions.filter((v) => v.served).map((v) => v.name)]);
