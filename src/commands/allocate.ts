@@ -4,7 +4,7 @@
  * writing anything. Exit 1 when a shown service would stay without an address, 0 otherwise.
  */
 import type { Command } from 'commander';
-import { diagnosticConfig } from '../core/explain/index.ts';
+import { controllerConfig } from '../core/explain/index.ts';
 import { allocateAll, statusIPs, type AllocateAllResult, type PoolOutcome, type ServiceAllocationOutcome } from '../core/controller/index.ts';
 import type { ClusterState } from '../core/kube.ts';
 import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
@@ -43,35 +43,30 @@ export interface AllocateServiceReport extends ServiceAllocationOutcome {
 }
 
 /**
- * `allocate --dry-run -o json|yaml` output (documented schema): `configRejected`, `services` in processing order
+ * `allocate --dry-run -o json|yaml` output (documented schema): `services` in processing order
  * (allocateAll's fields plus namespace, name, currentIPs, change), `pools` (size, in use,
  * available per family), `passes`.
  */
 export interface AllocateReport {
-  /**
-   * Set when MetalLB rejects the configuration as written only for repeated entries (its error
-   * text); the dry run then uses the configuration with the repeats removed (diagnosticConfig).
-   */
-  configRejected: string | null;
   services: AllocateServiceReport[];
   pools: PoolOutcome[];
   passes: number;
 }
 
 /**
- * Runs the controller's allocation over the state (diagnosticConfig — MetalLB's parser with the
- * webhook-transient references cleared, as explain/whois use it — then allocateAll on every
- * LoadBalancer Service) and reports the services of `req.namespace` (all when absent).
- * @throws UserError (exit 2) when the configuration is one MetalLB would reject.
+ * Runs the controller's allocation over the state with the controller's own configuration
+ * (controllerConfig: the IPAddressPools and Communities of MetalLB's namespace — a broken
+ * BGPAdvertisement, BGPPeer or L2Advertisement never stops allocation), then allocateAll on every
+ * LoadBalancer Service, and reports the services of `req.namespace` (all when absent).
+ * @throws UserError (exit 2) when the controller rejects its configuration (it keeps the last one it accepted).
  */
 export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): AllocateReport {
-  let diag;
+  let config;
   try {
-    diag = diagnosticConfig(state, req.metallbNamespace);
+    config = controllerConfig(state, req.metallbNamespace);
   } catch (err) {
     throw rejectedConfig(err);
   }
-  const { config, rejected } = diag;
   const result: AllocateAllResult = allocateAll(config, state.services,
     req.loadBalancerClass !== undefined ? { loadBalancerClass: req.loadBalancerClass } : {});
   const byKey = new Map(state.services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`, s]));
@@ -83,7 +78,7 @@ export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): 
       return { ...o, namespace: o.service.slice(0, slash), name: o.service.slice(slash + 1), currentIPs, change: changeOf(currentIPs, o.ips) };
     })
     .filter((s) => req.namespace === undefined || s.namespace === req.namespace);
-  return { configRejected: rejected ? rejected.message : null, services, pools: [...result.pools], passes: result.passes };
+  return { services, pools: [...result.pools], passes: result.passes };
 }
 
 function changeOf(before: readonly string[], after: readonly string[]): AllocationChange {
@@ -114,10 +109,7 @@ export function allocateTable(report: AllocateReport, wide: boolean, color = pal
     report.pools.map((p) => [p.name, String(p.size), p.inUse, String(p.availableIPv4), String(p.availableIPv6)]),
     'No IPAddressPools.',
   );
-  const warning = report.configRejected
-    ? `${color.yellow('Warning:')} MetalLB rejects this configuration as written (${report.configRejected}); this dry run uses it with the repeated entries removed.\n\n`
-    : '';
-  return `${warning}${services}\n${pools}`;
+  return `${services}\n${pools}`;
 }
 
 interface AllocateOptions extends StateOptions, OutputOptions {

@@ -257,10 +257,11 @@ export async function loadDiagnosticState(
 }
 
 /**
- * The per-snapshot diagnostic context (effective config, live speakers, controller dry run,
- * election index) for `explain`, `whois` and `allocate`; `view` is loadDiagnosticState's speaker
- * view (the live speakers when `--speakers` is absent).
- * @throws UserError (exit 2) when MetalLB would reject the configuration; `validate` lists why.
+ * The per-snapshot diagnostic context (the controller's configuration and dry run, each speaker's
+ * own configuration, live speakers, election index) for `explain` and `whois`; `view` is
+ * loadDiagnosticState's speaker view (the live speakers when `--speakers` is absent). Speakers
+ * that reject their configuration are part of the answer, not an error.
+ * @throws UserError (exit 2) when MetalLB's controller rejects the configuration; `validate` lists why.
  */
 export function diagnostics(state: ClusterState, opts: StateOptions = {}, view?: SpeakerViewChoice): DiagnosticContext {
   try {
@@ -276,9 +277,13 @@ export function diagnostics(state: ClusterState, opts: StateOptions = {}, view?:
   }
 }
 
-/** A ConfigError as the one-line "MetalLB would reject this configuration" user error; others unchanged. */
+/**
+ * A ConfigError of the controller's configuration as the one-line user error (exit 2); others
+ * unchanged. The controller parses the IPAddressPools and Communities only, and every speaker
+ * parses them too: nothing in the snapshot runs, so there is nothing to explain.
+ */
 export function rejectedConfig(err: unknown): unknown {
   return err instanceof ConfigError
-    ? new UserError(`MetalLB would reject this configuration: ${err.message} (see metallb-ts validate)`)
+    ? new UserError(`MetalLB's controller rejects this configuration: ${err.message}; the controller and every speaker keep running the configuration they accepted last, which a snapshot cannot show (see metallb-ts validate)`)
     : err;
 }

@@ -1,12 +1,15 @@
 /**
  * `metallb-ts validate [--strict]`: the errors MetalLB's config parser and webhooks would report for
- * the metallb.io objects of the state, and warnings about configurations that parse but most likely
- * do not do what was meant. Exit 1 on any error (and on warnings with --strict), 0 otherwise.
+ * the metallb.io objects of the state, each with the components that reject the configuration
+ * because of it, and warnings about configurations that parse but most likely do not do what was
+ * meant (BGP traps included). Exit 1 on any error (and on warnings with --strict), 0 otherwise.
  */
 import type { Command } from 'commander';
-import { collectConfigErrors, configWarnings } from '../core/config/index.ts';
+import { configWarnings } from '../core/config/index.ts';
 import { DEFAULT_METALLB_NAMESPACE, KIND_TO_LIST, objectRef, originOf, type ClusterState, type KubeObject } from '../core/kube.ts';
 import { metallbView } from '../core/explain/context.ts';
+import { bgpTraps } from '../core/explain/bgp-traps.ts';
+import { configRejections, rejectedByText } from '../core/explain/validate.ts';
 import { EXIT_NO, EXIT_OK } from '../core/errors.ts';
 import { palette } from '../render/color.ts';
 import { writeResult } from '../render/output.ts';
@@ -28,6 +31,12 @@ export interface ValidationFinding {
   fix?: string;
   /** `file:line` the object was read from, when known. */
   source?: string;
+  /**
+   * Errors: who rejects the configuration because of it — the controller, the speakers (`all`,
+   * node names, [] for none, null when the snapshot has no Node object to tell); neither means
+   * only the admission webhook would refuse it.
+   */
+  rejectedBy?: { controller: boolean; speakers: 'all' | string[] | null };
 }
 
 /** `validate -o json|yaml` output: `{ errors: [...], warnings: [...] }` (documented schema). */
@@ -37,21 +46,26 @@ export interface ValidationReport {
 }
 
 /**
- * Every configuration error (collectConfigErrors: exactly what parseConfig would reject) and
- * warning (configWarnings) for `state`, each with the file:line of its object when it was read
- * from a snapshot. Only metallb.io objects in `metallbNamespace` count (metallbView); the others
- * are warnings (`outside-metallb-namespace`). Pure; never throws for a bad configuration.
+ * Every configuration error and warning for `state`, each with the file:line of its object when
+ * it was read from a snapshot. Errors: the whole cluster's (collectConfigErrors: exactly what
+ * parseConfig would reject), then those only a component raises, each with the components that
+ * reject the configuration because of it (configRejections: the controller, the speakers of
+ * which nodes, or none but the admission webhook). Warnings: configWarnings, then the BGP traps
+ * (bgpTraps). Only metallb.io objects in `metallbNamespace` count (metallbView); the others are
+ * warnings (`outside-metallb-namespace`). Pure; never throws for a bad configuration.
  */
 export function validateConfig(all: ClusterState, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): ValidationReport {
   const sources = sourcesByRef(all);
   const { state, ignored } = metallbView(all, metallbNamespace);
-  const errors = collectConfigErrors(state).map((e): ValidationFinding => {
+  const { rejections, speakerConfigs } = configRejections(all, metallbNamespace);
+  const errors = rejections.map(({ error: e, controller, speakers }): ValidationFinding => {
     const object = e.object;
     const message = object && e.message.startsWith(`${object}: `) ? e.message.slice(object.length + 2) : e.message;
     const source = object ? sources.get(object) : undefined;
-    return { severity: 'error', ...(object ? { object } : {}), message, ...(source ? { source } : {}) };
+    return { severity: 'error', ...(object ? { object } : {}), message, ...(source ? { source } : {}),
+      rejectedBy: { controller, speakers: speakers === null || speakers === 'all' ? speakers : [...speakers] } };
   });
-  const warnings = configWarnings(state).map((w): ValidationFinding => {
+  const warnings = [...configWarnings(state), ...bgpTraps(all, speakerConfigs)].map((w): ValidationFinding => {
     const source = sources.get(w.object);
     return { severity: 'warning', object: w.object, message: w.message, id: w.id, fix: w.fix, ...(source ? { source } : {}) };
   });
@@ -82,14 +96,18 @@ function sourcesByRef(state: ClusterState): Map<string, string> {
   return out;
 }
 
-/** The table for people: SEVERITY OBJECT MESSAGE (wide: also FIX and SOURCE). */
+/**
+ * The table for people: SEVERITY OBJECT MESSAGE REJECTED-BY (who rejects the configuration
+ * because of an error; empty for warnings); wide: also FIX and SOURCE, and complete node lists.
+ */
 export function validationTable(report: ValidationReport, wide: boolean, color = palette()): string {
   const findings = [...report.errors, ...report.warnings];
   if (findings.length === 0) return 'No errors or warnings.\n';
   const sev = (s: ValidationFinding['severity']) => (s === 'error' ? color.red(s) : color.yellow(s));
-  const columns = wide ? ['SEVERITY', 'OBJECT', 'MESSAGE', 'FIX', 'SOURCE'] : ['SEVERITY', 'OBJECT', 'MESSAGE'];
+  const columns = ['SEVERITY', 'OBJECT', 'MESSAGE', { header: 'REJECTED-BY', placeholder: '' }, ...(wide ? ['FIX', 'SOURCE'] : [])];
   const rows = findings.map((f) => {
-    const base = [sev(f.severity), f.object, f.message];
+    const by = f.rejectedBy ? rejectedByText(f.rejectedBy, wide ? Infinity : 5) : '';
+    const base = [sev(f.severity), f.object, f.message, by];
     return wide ? [...base, f.fix, f.source] : base;
   });
   return renderTable(columns, rows);

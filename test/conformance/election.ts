@@ -1,9 +1,16 @@
 /**
  * Conformance adapter for /work/shared/conformance/election: builds the cluster state from each
- * case's `resources`, the Config with diagnosticConfig (what explain uses), runs electL2 once per expected service and
+ * case's `resources`, the Config with diagnosticConfig, runs electL2 once per expected service and
  * compares the speaker's decision on every listed node (decideL2ForNode), the winner and the
  * optional `candidates`, `advertisements` and `interfaces`. No behaviour here: translation only.
  * One result per case (every expected entry must match).
+ *
+ * Why diagnosticConfig and not each speaker's own configuration (speakerConfigs, what the CLI
+ * uses): these cases come from MetalLB's unit tests, which build their configurations directly and
+ * so bypass the parser's duplicate checks; some carry repeated selectors that the real speakers
+ * would reject. diagnosticConfig parses the whole cluster once and, when the only objection is
+ * repeated entries, parses it again with them removed — the configuration those tests mean, not
+ * one any speaker would run. `explain` never uses it as the truth.
  */
 import { diagnosticConfig } from '../../src/core/explain/index.ts';
 import { buildElectionIndex, decideL2ForNode, electL2 } from '../../src/core/election/index.ts';

@@ -208,7 +208,7 @@ spec: {addresses: [192.0.2.0/28]}
 `);
   const w = run(['validate', '-f', warnOnly]);
   assert.equal(w.status, 0, w.stderr);
-  assert.match(w.stdout, /^SEVERITY\s+OBJECT\s+MESSAGE\nwarning\s+metallb-system\/IPAddressPool\/lonely\s+/);
+  assert.match(w.stdout, /^SEVERITY\s+OBJECT\s+MESSAGE\s+REJECTED-BY\nwarning\s+metallb-system\/IPAddressPool\/lonely\s+/);
   assert.equal(run(['validate', '--strict', '-f', warnOnly]).status, 1);
 
   const bad = write('bad.yaml', `${readFileHead(warnOnly)}---
@@ -226,7 +226,9 @@ spec: {addresses: [not-an-ip]}
   assert.equal(report.errors[0]!['source'], `${bad}:6`);
   assert.ok(!report.errors[0]!['message']!.startsWith('metallb-system/'), 'message without the object prefix');
   const wide = run(['validate', '-f', bad, '-o', 'wide']);
-  assert.match(wide.stdout.split('\n')[0]!, /^SEVERITY\s+OBJECT\s+MESSAGE\s+FIX\s+SOURCE$/);
+  assert.match(wide.stdout.split('\n')[0]!, /^SEVERITY\s+OBJECT\s+MESSAGE\s+REJECTED-BY\s+FIX\s+SOURCE$/);
+  assert.deepEqual(report.errors[0]!['rejectedBy'], { controller: true, speakers: null }, 'a broken pool stops the controller (no Node: speakers unknown)');
+  assert.match(wide.stdout, /the controller and the speakers \(no Node in the snapshot to tell which\)/);
   const y = parse(run(['validate', '-f', bad, '-o', 'yaml']).stdout) as { errors: unknown[] };
   assert.equal(y.errors.length, 1);
 });
@@ -277,12 +279,15 @@ kind: L2Advertisement
 metadata: {name: l2, namespace: metallb-system}
 spec: {ipAddressPools: [p, p]}
 `);
-  const d = JSON.parse(run(['allocate', '--dry-run', '-f', dup, '-o', 'json']).stdout) as { configRejected: string | null };
-  assert.match(d.configRejected ?? '', /L2Advertisement\/l2: duplicate definition/);
-  assert.equal((JSON.parse(run(['allocate', '--dry-run', '-f', EXAMPLE, '-o', 'json']).stdout) as { configRejected: unknown }).configRejected, null);
+  // The controller reads pools and communities only: an L2Advertisement it would never parse cannot stop allocation.
+  const d = run(['allocate', '--dry-run', '-f', dup, '-o', 'json']);
+  assert.equal(d.status, 0, d.stderr);
+  assert.equal(d.stderr, '');
+  assert.equal('configRejected' in JSON.parse(d.stdout), false);
 
   const invalid = write('invalid-pool.yaml', 'apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata: {name: p, namespace: metallb-system}\nspec: {addresses: [nope]}\n');
-  assertUserError(run(['allocate', '--dry-run', '-f', invalid]), /MetalLB would reject this configuration: metallb-system\/IPAddressPool\/p: .*\(see metallb-ts validate\)/);
+  assertUserError(run(['allocate', '--dry-run', '-f', invalid]),
+    /MetalLB's controller rejects this configuration: metallb-system\/IPAddressPool\/p: .*keep running the configuration they accepted last, which a snapshot cannot show \(see metallb-ts validate\)$/);
 });
 
 test('explain: exit 0 when announced, 1 when nobody announces; json is the core Explanation', () => {

@@ -157,14 +157,19 @@ test('whois finds every holder of a shared IP and the pool of a free one', () =>
   assert.throws(() => whoisIP({ ...ctx, ip: 'not-an-ip' }), /not an IP address/);
 });
 
-test('a configuration MetalLB rejects only for a repeated selector is explained without the repeat, and says so', () => {
+test('a configuration every speaker rejects for a repeated selector: nobody announces anything new; the fix hint says who would', () => {
   const sel = { matchLabels: { 'kubernetes.io/hostname': 'a' } };
   const e = explain([node('a'), node('b'), pool('p', ['192.0.2.0/28']), l2('ad', { nodeSelectors: [sel, sel] }),
     svc('web', { ip: '192.0.2.1' }), slice('web', ['a', 'b'])], 'web');
-  assert.equal(e.announcer, 'a');
+  assert.equal(e.announcer, null);
+  assert.equal(isAnnounced(e), false);
+  assert.equal(e.l2, null);
+  assert.deepEqual(e.nodes.map((n) => n.decision), ['configRejected', 'configRejected']);
   assert.equal(e.findings[0]?.id, 'config-rejected');
-  assert.match(e.findings[0]!.message, /duplicate definition of nodeSelectors/);
-  // Any other rejection stays an error naming the object.
+  assert.match(e.findings[0]!.message, /^every speaker rejects the configuration: .*duplicate definition of nodeSelectors.*keeps running the configuration it accepted last, which a snapshot cannot show/);
+  assert.deepEqual(e.ifFixed, { assuming: 'the repeated entries removed', mode: 'layer2', announcer: 'a', bgpAnnouncers: [] });
+  assert.match(e.findings[0]!.fix, /once fixed \(the repeated entries removed\): a would announce it/);
+  // A configuration the controller rejects stays an error naming the object.
   assert.throws(() => explain([node('a'), pool('p', ['192.0.2.0/28']), pool('q', ['192.0.2.8/29']), svc('web', { ip: '192.0.2.1' })], 'web'),
     /IPAddressPool\/q/);
 });
@@ -206,7 +211,10 @@ test('BGP: a node without a session to any peer does not count as announcing', (
   const f = e.findings.find((x) => x.id === 'bgp-no-peer-session');
   assert.ok(f, JSON.stringify(e.findings));
   assert.equal(f.severity, 'error');
-  assert.match(f.message, /router/);
+  assert.match(f.message, /^a, b would advertise the Service but have no BGP session/);
+  const g = e.findings.find((x) => x.id === 'bgppeer-selects-no-node');
+  assert.ok(g, JSON.stringify(e.findings));
+  assert.match(g.fix, /BGPPeer router/);
   const peered = explain([node('a'), node('b'), pool('p', ['192.0.2.0/28']), bgpAdv, { ...peer, spec: { ...(peer as any).spec, nodeSelectors: undefined } },
     svc('web', { ip: '192.0.2.1' }), slice('web', ['a'])], 'web');
   assert.deepEqual(peered.bgpAnnouncers, ['a', 'b']);

@@ -1,15 +1,18 @@
 /**
  * What the diagnostic commands (`explain`, `whois`, `allocate --dry-run`) compute once per
- * snapshot before answering: the effective configuration, the live-speaker list and where it came
- * from, the controller's dry run and the election index.
+ * snapshot before answering: the controller's configuration and its dry run, every speaker's own
+ * configuration (speakers.ts), the live-speaker list and where it came from, and the election
+ * index. As in MetalLB, the controller and each speaker parse their own part of the CRs and a
+ * rejected configuration is not applied by whoever rejects it.
  */
 import { parseConfig, resetTransient } from '../config/index.ts';
 import type { Config } from '../config/types.ts';
 import { allocateAll, type AllocateAllResult } from '../controller/index.ts';
 import { aliveSpeakers, buildElectionIndex, type ElectionIndex } from '../election/index.ts';
 import { ConfigError } from '../errors.ts';
-import { DEFAULT_METALLB_NAMESPACE, type ClusterState, type KubeObject, type LabelSelector } from '../kube.ts';
+import { DEFAULT_METALLB_NAMESPACE, emptyClusterState, type ClusterState, type KubeObject, type LabelSelector } from '../kube.ts';
 import type { SpeakersSource } from './explain.ts';
+import { rejectedEverywhere, speakerConfigs, type SpeakerConfigs } from './speakers.ts';
 
 /** Options of diagnosticContext (the CLI's `--speakers`, `--ignore-exclude-lb`, `--lb-class`, `--metallb-namespace`). */
 export interface DiagnosticOptions {
@@ -57,9 +60,12 @@ export function metallbView(state: ClusterState, metallbNamespace: string = DEFA
 /** Everything explainService / whoisIP need besides the Service or address. */
 export interface DiagnosticContext {
   readonly state: ClusterState;
-  readonly config: Config;
-  /** MetalLB's error when it rejects the configuration for repeated entries only (see diagnosticConfig). */
-  readonly configRejected: ConfigError | null;
+  /** The controller's configuration: IPAddressPools and Communities of MetalLB's namespace (controllerConfig). */
+  readonly controllerConfig: Config;
+  /** Each speaker's own configuration (speakerConfigs), for every Node and every live speaker. */
+  readonly speakerConfigs: SpeakerConfigs;
+  /** MetalLB's namespace. */
+  readonly metallbNamespace: string;
   /** metallb.io objects outside MetalLB's namespace, which MetalLB never sees. */
   readonly ignoredObjects: readonly KubeObject[];
   readonly speakers: readonly string[] | null;
@@ -67,11 +73,51 @@ export interface DiagnosticContext {
   readonly ignoreExcludeLB: boolean;
   /** MetalLB's `--lb-class` ("" = only Services without a class). */
   readonly loadBalancerClass: string;
+  /** The controller's dry run over the whole snapshot, with its own configuration. */
   readonly dryRun: AllocateAllResult;
   readonly index: ElectionIndex;
+  /**
+   * When every speaker rejects the configuration: the context of the same snapshot with the
+   * repeated entries removed, if that is all that is wrong (every speaker accepts it then), as a
+   * fix hint — never the truth. Null otherwise. Computed on first call.
+   */
+  readonly repaired: () => RepairedContext | null;
 }
 
-/** The configuration the diagnostics explain with, and whether MetalLB would reject the real one. */
+/** A fix hint: what the diagnostics would say once the configuration is changed as `assuming` says. */
+export interface RepairedContext {
+  /** The change, in words (`the repeated entries removed`). */
+  readonly assuming: string;
+  readonly context: DiagnosticContext;
+}
+
+/**
+ * What MetalLB's controller reads for its configuration (PoolReconciler): the IPAddressPools and
+ * Communities of MetalLB's namespace (objects without a namespace count as there, as in
+ * metallbView) and every Namespace. BGPPeers, advertisements and Nodes are not its business: a
+ * broken BGPAdvertisement never stops allocation.
+ */
+export function controllerConfigState(state: ClusterState, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): ClusterState {
+  const mine = (o: KubeObject): boolean => !o.metadata?.namespace || o.metadata.namespace === metallbNamespace;
+  return {
+    ...emptyClusterState(),
+    ipAddressPools: state.ipAddressPools.filter(mine),
+    communities: state.communities.filter(mine),
+    namespaces: state.namespaces,
+  };
+}
+
+/**
+ * The controller's configuration (MetalLB's parser over controllerConfigState).
+ * @throws ConfigError naming the object when the controller rejects it: it then keeps allocating
+ *   with the configuration it accepted last, and every speaker (which parses the same pools and
+ *   communities) rejects it too.
+ */
+export function controllerConfig(state: ClusterState, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): Config {
+  return parseConfig(controllerConfigState(state, metallbNamespace));
+}
+
+/** diagnosticConfig's result: a whole-cluster configuration, and MetalLB's error when only repeats were removed. */
 export interface DiagnosticConfig {
   readonly config: Config;
   /**
@@ -110,8 +156,8 @@ function dedupeStrings(list: readonly string[] | null | undefined): string[] | n
   return list ? [...new Set(list)] : list;
 }
 
-/** The state with repeated selector and list entries of pools and advertisements removed. */
-function withoutRepeats(state: ClusterState): ClusterState {
+/** The state with repeated selector and list entries of pools and advertisements removed (selects exactly the same objects). */
+export function withoutRepeats(state: ClusterState): ClusterState {
   const ads = <T extends { spec?: Record<string, any> }>(objs: readonly T[]): T[] => objs.map((o) => (o.spec ? {
     ...o, spec: { ...o.spec,
       ...('ipAddressPools' in o.spec ? { ipAddressPools: dedupeStrings(o.spec.ipAddressPools) } : {}),
@@ -130,14 +176,15 @@ function withoutRepeats(state: ClusterState): ClusterState {
 }
 
 /**
- * The configuration as the diagnostics use it: MetalLB's parser over the snapshot's CRs in
- * `metallbNamespace` (metallbView), after
- * clearing the BGPPeer references a snapshot often lacks the targets of (password Secrets,
- * BFDProfiles: MetalLB's webhook "transient" fields; `validate` reports those). When MetalLB
- * rejects the configuration only for repeated entries, the speakers keep their previous
- * configuration, which a snapshot cannot show: the diagnostics then explain the configuration
- * without the repeats and report MetalLB's error (`rejected`).
- * @throws ConfigError (exit 2) naming the object, for any other configuration MetalLB would reject.
+ * One whole-cluster configuration, *not* what any MetalLB component runs: MetalLB's parser over
+ * every CR in `metallbNamespace` (metallbView), BGPPeers' webhook-"transient" references
+ * (password Secrets, BFDProfiles) cleared, and — when MetalLB rejects it only for repeated entries
+ * — parsed again with the repeats removed (`rejected` then holds MetalLB's error). It serves the
+ * election conformance adapter, whose cases (like MetalLB's unit tests) build configurations
+ * without the parser's duplicate check. The CLI never explains with it: the controller has its
+ * own configuration (controllerConfig) and each speaker its own (speakerConfigs), and a
+ * configuration they reject is not applied.
+ * @throws ConfigError naming the object, for any other configuration MetalLB would reject.
  */
 export function diagnosticConfig(state: ClusterState, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): DiagnosticConfig {
   state = metallbView(state, metallbNamespace).state;
@@ -160,11 +207,13 @@ export function diagnosticConfig(state: ClusterState, metallbNamespace: string =
  * Builds the context once per snapshot. Speakers: `--speakers` when given; else a running
  * speaker's memberlist view (`memberlist`) when given; else the nodes whose speaker pod is Ready
  * when the snapshot has speaker pods; else every Node (as MetalLB with memberlist disabled).
- * @throws ConfigError for a configuration MetalLB would reject.
+ * The controller's configuration drives the allocation; each speaker's own (speakerConfigs, built
+ * for every Node and every live speaker) drives its decisions.
+ * @throws ConfigError when the controller rejects the configuration (see controllerConfig).
  */
 export function diagnosticContext(state: ClusterState, opts: DiagnosticOptions = {}): DiagnosticContext {
   const metallbNamespace = opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE;
-  const { config, rejected } = diagnosticConfig(state, metallbNamespace);
+  const controller = controllerConfig(state, metallbNamespace);
   const loadBalancerClass = opts.loadBalancerClass ?? '';
   let speakers: readonly string[] | null;
   let speakersSource: SpeakersSource;
@@ -178,10 +227,34 @@ export function diagnosticContext(state: ClusterState, opts: DiagnosticOptions =
     speakers = aliveSpeakers(state);
     speakersSource = speakers ? 'speaker-pods' : 'all-nodes';
   }
+  const index = buildElectionIndex(state, speakers);
+  const configs = speakerConfigs(state, [...index.nodeNames, ...(speakers ?? [])], metallbNamespace);
+  let repaired: RepairedContext | null | undefined;
   return {
-    state, config, configRejected: rejected, ignoredObjects: metallbView(state, metallbNamespace).ignored,
+    state, controllerConfig: controller, speakerConfigs: configs, metallbNamespace,
+    ignoredObjects: metallbView(state, metallbNamespace).ignored,
     speakers, speakersSource, ignoreExcludeLB: opts.ignoreExcludeLB === true, loadBalancerClass,
-    dryRun: allocateAll(config, state.services, { loadBalancerClass }),
-    index: buildElectionIndex(state, speakers),
+    dryRun: allocateAll(controller, state.services, { loadBalancerClass }),
+    index,
+    repaired: () => {
+      if (repaired === undefined) repaired = repairedContext(state, configs, opts);
+      return repaired;
+    },
   };
 }
+
+/** The fix hint of diagnosticContext: the snapshot without repeated entries, when every speaker then accepts it. */
+function repairedContext(state: ClusterState, configs: SpeakerConfigs, opts: DiagnosticOptions): RepairedContext | null {
+  if (!rejectedEverywhere(configs)) return null;
+  const fixed = withoutRepeats(state);
+  let context: DiagnosticContext;
+  try {
+    context = diagnosticContext(fixed, opts);
+  } catch (err) {
+    if (err instanceof ConfigError) return null;
+    throw err;
+  }
+  if (context.speakerConfigs.groups.some((g) => g.status === 'rejected')) return null;
+  return { assuming: 'the repeated entries removed', context: { ...context, repaired: () => null } };
+}
+

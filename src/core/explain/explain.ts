@@ -1,16 +1,23 @@
 /**
  * `explain`: one Service, end to end — its allocation (or why it is pending), the decision of the
- * speaker on every node with the election trace, the winner, and findings with fixes. Everything
- * here is assembled from the decision objects the controller (allocateAll / reconcileService) and
- * the speaker (electL2 / evaluateBGP) act on; nothing re-derives a decision.
+ * speaker on every node with the election trace, the winner, the BGP prefixes per peer, and
+ * findings with fixes. Everything here is assembled from the decision objects the controller
+ * (allocateAll / reconcileService, with the controller's configuration) and each speaker (electL2
+ * / evaluateBGP with that speaker's own configuration, frrConfiguration) act on; nothing
+ * re-derives a decision.
  */
+import { bgpSessions } from '../bgp/sessions.ts';
 import type { Config } from '../config/types.ts';
 import { allocateAll, type AllocateAllResult, type ServiceAllocationOutcome } from '../controller/index.ts';
 import { statusIPs } from '../controller/service.ts';
-import { buildElectionIndex, electL2, evaluateBGP, type ElectionIndex } from '../election/index.ts';
-import type { BGPEvaluation, BGPNodeDecision, HashEntry, InterfaceSet, L2Election } from '../election/types.ts';
-import { namespacedName, type ClusterState, type KubeObject, type Service } from '../kube.ts';
+import { buildElectionIndex, decideBGPForNode, electL2, evaluateBGP, type ElectionIndex } from '../election/index.ts';
+import type { BGPEvaluation, HashEntry, InterfaceSet, L2Election } from '../election/types.ts';
+import { compareStrings } from '../labels.ts';
+import { DEFAULT_METALLB_NAMESPACE, namespacedName, type ClusterState, type KubeObject, type Service } from '../kube.ts';
+import { peerViews, reachesRouter, undeliveredOf, type BGPNodeView, type BGPView } from './bgp.ts';
+import { metallbView } from './context.ts';
 import { findingsFor, type Finding } from './findings.ts';
+import { rejectedEverywhere, speakerConfigView, type SpeakerConfigGroup, type SpeakerConfigs, type SpeakerConfigView } from './speakers.ts';
 
 /**
  * Where the list of live speakers came from: `flag` (`--speakers`), `memberlist` (a running
@@ -20,10 +27,13 @@ import { findingsFor, type Finding } from './findings.ts';
  */
 export type SpeakersSource = 'flag' | 'memberlist' | 'memberlist-disabled' | 'speaker-pods' | 'all-nodes';
 
-/** Input of explainService. */
+/** Input of explainService (a DiagnosticContext plus the Service). */
 export interface ExplainInput {
   readonly state: ClusterState;
-  readonly config: Config;
+  /** The controller's configuration (pools, communities): the allocation. */
+  readonly controllerConfig: Config;
+  /** Each speaker's own configuration: the speakers' decisions. */
+  readonly speakerConfigs: SpeakerConfigs;
   readonly service: Service;
   /** Node names with a live speaker; null = every Node (memberlist disabled). */
   readonly speakers: readonly string[] | null;
@@ -33,12 +43,14 @@ export interface ExplainInput {
   readonly dryRun?: AllocateAllResult;
   /** An election index of `state`, reused across calls. */
   readonly index?: ElectionIndex;
-  /** MetalLB's error when it rejects the configuration for repeated entries only (diagnosticConfig). */
-  readonly configRejected?: { readonly message: string } | null;
   /** MetalLB's `--lb-class` (default "": only Services without a class). */
   readonly loadBalancerClass?: string;
   /** metallb.io objects outside MetalLB's namespace (metallbView), for hints. */
   readonly ignoredObjects?: readonly KubeObject[];
+  /** MetalLB's namespace (default metallb-system): the BGPPeers listed per node. */
+  readonly metallbNamespace?: string;
+  /** The fix hint when every speaker rejects the configuration (DiagnosticContext.repaired). */
+  readonly repaired?: () => { readonly assuming: string; readonly context: Omit<ExplainInput, 'service'> } | null;
 }
 
 /**
@@ -63,8 +75,9 @@ export interface AllocationView {
 export interface NodeView {
   readonly node: string;
   /**
-   * `announce` or MetalLB's reason string; `ignored` when MetalLB filters the Service out by
-   * loadBalancerClass before deciding anything (MetalLB has no reason string for that).
+   * `announce` or MetalLB's reason string; `configRejected` when the node's speaker rejects its
+   * configuration (it applies none of it); `ignored` when MetalLB filters the Service out by
+   * loadBalancerClass before deciding anything (MetalLB has no reason string for either).
    */
   readonly decision: string;
   readonly detail: string;
@@ -75,20 +88,42 @@ export interface NodeView {
   readonly interfaces: InterfaceSet;
 }
 
+/** Who runs which configuration (`configuration` in `explain -o json`). */
+export interface ConfigurationView {
+  /** Always `accepted` in an explanation: a configuration the controller rejects is exit 2. */
+  readonly controller: 'accepted';
+  /** Every speaker (Node objects, and live speakers without one), grouped by identical configuration. */
+  readonly speakers: readonly SpeakerConfigView[];
+}
+
+/** A fix hint: what would change once the configuration is fixed as `assuming` says (never the truth). */
+export interface FixHint {
+  readonly assuming: string;
+  readonly mode: Explanation['mode'];
+  readonly announcer: string | null;
+  readonly bgpAnnouncers: readonly string[];
+}
+
 /** The result of explainService (its JSON form is documented in the README). */
 export interface Explanation {
   /** `namespace/name`. */
   readonly service: string;
-  /** `layer2`, `bgp`, `layer2+bgp` (the pool has both kinds of advertisement) or `none`. */
+  /**
+   * `layer2`, `bgp`, `layer2+bgp` (the pool has both kinds of advertisement in some speaker's
+   * configuration) or `none`; when every speaker rejects its configuration, the mode of the fix
+   * hint, else `none`.
+   */
   readonly mode: 'layer2' | 'bgp' | 'layer2+bgp' | 'none';
   readonly allocation: AllocationView;
+  /** The controller's and each speaker's configuration status. */
+  readonly configuration: ConfigurationView;
   /** Per node (name order): L2 decisions, or BGP decisions when the mode is `bgp`. */
   readonly nodes: readonly NodeView[];
   /** L2 candidates in hash order (first = winner); empty when no election ran. */
   readonly hashOrder: readonly HashEntry[];
-  /** The node announcing the service in Layer 2, or null. */
+  /** The node announcing the service in Layer 2, or null (also when the hash winner's speaker rejects its configuration). */
   readonly announcer: string | null;
-  /** Nodes advertising the service over BGP. */
+  /** Nodes advertising the service over BGP: at least one prefix reaches a peer (after the address-family filter). */
   readonly bgpAnnouncers: readonly string[];
   /**
    * What the ServiceL2Status objects of the Service say (the speakers' own report): node and
@@ -98,10 +133,15 @@ export interface Explanation {
   /** Where the live-speaker list came from, and the list (null = every node). */
   readonly speakers: { readonly source: SpeakersSource; readonly nodes: readonly string[] | null };
   readonly findings: readonly Finding[];
-  /** The full L2 election (trace of every candidate filter). */
-  readonly l2: L2Election;
-  /** The full BGP evaluation. */
-  readonly bgp: BGPEvaluation;
+  /** When every speaker rejects the configuration and the fix is known (repeated entries): what would happen then. */
+  readonly ifFixed: FixHint | null;
+  /**
+   * The L2 election of the speakers that accept their configuration (the L2 part of a speaker's
+   * configuration does not depend on its node, so they all elect alike); null when none accepts.
+   */
+  readonly l2: L2Election | null;
+  /** The BGP decision of every node's speaker with its own configuration, per peer; null when none accepts. */
+  readonly bgp: BGPView | null;
 }
 
 /**
@@ -124,16 +164,69 @@ function withIngress(svc: Service, ips: readonly string[]): Service {
   return { ...svc, status: { ...(svc.status ?? {}), loadBalancer: { ingress: ips.map((ip) => ({ ip })) } } };
 }
 
+/** What a node whose speaker rejects its configuration does, in words. */
+function rejectedDetail(error: string): string {
+  return `its speaker rejects the configuration (${error}) and applies none of it: it keeps running the configuration it accepted last, which a snapshot cannot show`;
+}
+
+/**
+ * The election index restricted to `names` (for evaluateBGP, which reads only `nodes` and
+ * `endpoints`): each group of speakers decides for its own nodes only.
+ */
+function indexFor(index: ElectionIndex, names: readonly string[]): ElectionIndex {
+  const nodes = names.map((n) => index.byName.get(n)).filter((n): n is NonNullable<typeof n> => n !== undefined);
+  return { ...index, nodes, nodeNames: nodes.map((n) => n.name), byName: new Map(nodes.map((n) => [n.name, n])), headCache: new Map(), selectionCache: new WeakMap() };
+}
+
+/**
+ * The BGP view: every Node's speaker decides with its own configuration (evaluateBGP per group
+ * of speakers sharing one), and each decision is expanded per BGPPeer (peerViews).
+ */
+function bgpViewOf(input: ExplainInput, service: Service, index: ElectionIndex, namespace: string): BGPView | null {
+  const { state, speakerConfigs: configs, ignoreExcludeLB } = input;
+  const accepted = configs.accepted;
+  if (accepted.length === 0) return null;
+  const evaluations = new Map<SpeakerConfigGroup, BGPEvaluation>();
+  const shared = accepted.length === 1;
+  for (const g of accepted) {
+    if (!g.result.ok) continue;
+    evaluations.set(g, evaluateBGP({ config: g.result.config, state, service, ignoreExcludeLB, index: shared ? index : indexFor(index, g.nodes) }));
+  }
+  const first = evaluations.get(accepted[0]!)!;
+  const peerCRs = metallbView(state, namespace).state.bgpPeers;
+  const crByName = new Map(peerCRs.map((c) => [c.metadata?.name ?? '', c]));
+  const nodes = index.nodes.map((info): BGPNodeView => {
+    const g = configs.byNode.get(info.name);
+    if (!g || !g.result.ok) {
+      const error = g && !g.result.ok ? g.result.error.message : 'no configuration';
+      return { node: info.name, decision: 'configRejected', detail: rejectedDetail(error), advertisements: [], peers: [], undelivered: [] };
+    }
+    const config = g.result.config;
+    const d = decideBGPForNode(evaluations.get(g)!, info.name);
+    const pool = first.pool ? config.pools.get(first.pool) : undefined;
+    const adPeers = new Map((pool?.bgpAdvertisements ?? []).map((a) => [a.name, a.peers]));
+    const sessions = bgpSessions(config, info.node?.metadata?.labels);
+    return {
+      node: info.name, decision: d.decision, detail: d.detail, advertisements: d.advertisements,
+      peers: peerViews(info.name, namespace, d, sessions, crByName, adPeers), undelivered: undeliveredOf(d, adPeers),
+    };
+  });
+  return { pool: first.pool, checks: first.checks, serviceReason: first.serviceReason, peers: [...crByName.keys()].sort(compareStrings), nodes };
+}
+
 /**
  * Explains one Service. Pure: reads `input`, returns a plain JSON-serialisable object (no Maps,
- * no bigints). When the Service has no address in its status yet, the addresses the allocator
- * would give it (a dry run over the whole snapshot, existing statuses first) are used for the
- * election, and the allocation status says `predicted`.
+ * no bigints). The allocation comes from the controller's configuration: when the Service has no
+ * address in its status yet, the addresses the allocator would give it (a dry run over the whole
+ * snapshot, existing statuses first) are used for the speakers' decisions, and the allocation
+ * status says `predicted`. Each node's decision comes from its own speaker's configuration: a
+ * speaker that rejects its configuration decides `configRejected` and announces nothing new.
  */
 export function explainService(input: ExplainInput): Explanation {
-  const { state, config, service, speakers, ignoreExcludeLB } = input;
+  const { state, controllerConfig, speakerConfigs: configs, service, speakers, ignoreExcludeLB } = input;
   const key = namespacedName(service);
   const lbClass = input.loadBalancerClass ?? '';
+  const namespace = input.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE;
   const ignored = whyIgnored(service, lbClass);
   const current = statusIPs(service);
 
@@ -143,7 +236,7 @@ export function explainService(input: ExplainInput): Explanation {
   if (ignored) {
     allocation = { ips: current, pool: null, status: 'ignored', reason: ignored.reason, dryRun: null };
   } else {
-    const run = input.dryRun ?? allocateAll(config, state.services, { loadBalancerClass: lbClass });
+    const run = input.dryRun ?? allocateAll(controllerConfig, state.services, { loadBalancerClass: lbClass });
     dryRun = run.services.find((s) => s.service === key) ?? null;
     if (current.length > 0) {
       allocation = {
@@ -163,32 +256,83 @@ export function explainService(input: ExplainInput): Explanation {
   }
 
   const index = input.index ?? buildElectionIndex(state, speakers);
-  const l2 = electL2({ config, state, service: electedService, speakers, ignoreExcludeLB, index });
-  const bgp = evaluateBGP({ config, state, service: electedService, ignoreExcludeLB, index });
-  const pool = l2.pool ? config.pools.get(l2.pool) : undefined;
-  const hasL2 = !!pool && pool.l2Advertisements.length > 0;
-  const hasBGP = !!pool && pool.bgpAdvertisements.length > 0;
-  const mode = hasL2 && hasBGP ? 'layer2+bgp' : hasL2 ? 'layer2' : hasBGP ? 'bgp' : 'none';
-  let nodes: NodeView[] = mode === 'bgp'
-    ? bgp.nodes.map((n) => ({ node: n.node, decision: n.decision, detail: n.detail, interfaces: null }))
-    : l2.nodes.map((n) => ({ node: n.node, decision: n.decision, detail: n.detail, interfaces: n.interfaces }));
-  // A BGP "announce" reaches a router only through a session on that node.
-  let bgpAnnouncers = hasBGP ? bgp.nodes.filter((n) => n.decision === 'announce' && hasBGPSession(n)).map((n) => n.node) : [];
-  let announcer = l2.winner;
-  let hashOrder = l2.hashOrder;
+  const accepted = configs.accepted;
+  const firstConfig = accepted[0]?.result.ok ? accepted[0].result.config : null;
+  // Every accepting speaker elects with its own configuration; their L2 parts are parsed from the
+  // same pools and L2Advertisements (only BGPPeers and BGPAdvertisements are filtered by node),
+  // so one election stands for all of them.
+  const l2 = firstConfig ? electL2({ config: firstConfig, state, service: electedService, speakers, ignoreExcludeLB, index }) : null;
+  const bgp = bgpViewOf(input, electedService, index, namespace);
+  const poolName = l2?.pool ?? null;
+  let hasL2 = false;
+  let hasBGP = false;
+  for (const g of accepted) {
+    const pool = g.result.ok && poolName ? g.result.config.pools.get(poolName) : undefined;
+    if ((pool?.l2Advertisements.length ?? 0) > 0) hasL2 = true;
+    if ((pool?.bgpAdvertisements.length ?? 0) > 0) hasBGP = true;
+  }
+  let mode: Explanation['mode'] = hasL2 && hasBGP ? 'layer2+bgp' : hasL2 ? 'layer2' : hasBGP ? 'bgp' : 'none';
+
+  let ifFixed: FixHint | null = null;
+  if (accepted.length === 0 && rejectedEverywhere(configs) && input.repaired) {
+    const r = input.repaired();
+    if (r) {
+      const e = explainService({ ...r.context, service });
+      ifFixed = { assuming: r.assuming, mode: e.mode, announcer: e.announcer, bgpAnnouncers: e.bgpAnnouncers };
+      mode = e.mode;
+    }
+  }
+
+  const errorOf = (node: string): string | null => {
+    const g = configs.byNode.get(node);
+    return g && !g.result.ok ? g.result.error.message : null;
+  };
+  const hashWinner = l2?.winner ?? null;
+  const winnerError = hashWinner ? errorOf(hashWinner) : null;
+  let nodes: NodeView[];
+  if (mode === 'bgp' && bgp) {
+    nodes = bgp.nodes.map((n) => ({ node: n.node, decision: n.decision, detail: n.detail, interfaces: null }));
+  } else if (l2) {
+    const lost = `${hashWinner} announces`;
+    const lostNow = `${hashWinner} is first, but its speaker rejects the configuration: nobody announces`;
+    nodes = l2.nodes.map((n) => {
+      const err = errorOf(n.node);
+      if (err !== null) {
+        const detail = n.node === hashWinner && l2.hashedIP
+          ? `first in the hash order of ${l2.hashedIP}, but ${rejectedDetail(err)}`
+          : rejectedDetail(err);
+        return { node: n.node, decision: 'configRejected', detail, interfaces: n.interfaces };
+      }
+      if (winnerError !== null && n.decision === 'notOwner' && n.detail.endsWith(lost)) {
+        return { ...n, detail: n.detail.slice(0, -lost.length) + lostNow };
+      }
+      return { node: n.node, decision: n.decision, detail: n.detail, interfaces: n.interfaces };
+    });
+  } else {
+    nodes = index.nodes.map((n) => ({ node: n.name, decision: 'configRejected', detail: rejectedDetail(errorOf(n.name) ?? 'no configuration'), interfaces: null }));
+  }
+  // A BGP "announce" reaches a router only through a session that gets a prefix.
+  let bgpAnnouncers = hasBGP && bgp ? bgp.nodes.filter(reachesRouter).map((n) => n.node) : [];
+  let announcer = winnerError === null ? hashWinner : null;
+  let hashOrder = l2?.hashOrder ?? [];
   if (ignored?.byClass) {
     // The speakers filter the Service out before any decision: nobody announces it.
-    nodes = l2.nodes.map((n) => ({ node: n.node, decision: 'ignored', detail: ignored.reason, interfaces: null }));
+    nodes = index.nodes.map((n) => ({ node: n.name, decision: 'ignored', detail: ignored.reason, interfaces: null }));
     bgpAnnouncers = [];
     announcer = null;
     hashOrder = [];
   }
 
+  const configuration: ConfigurationView = { controller: 'accepted', speakers: configs.groups.map(speakerConfigView) };
   const partial = {
-    service: key, mode, allocation, nodes, hashOrder, announcer, bgpAnnouncers, l2Status: l2StatusOf(state, service),
-    speakers: { source: input.speakersSource, nodes: speakers }, l2, bgp,
+    service: key, mode, allocation, configuration, nodes, hashOrder, announcer, bgpAnnouncers, l2Status: l2StatusOf(state, service),
+    speakers: { source: input.speakersSource, nodes: speakers }, ifFixed, l2, bgp,
   } as const;
-  const findings = findingsFor({ ...partial, state, config, ignoreExcludeLB, serviceObject: service, configRejected: input.configRejected?.message ?? null, ignoredObjects: input.ignoredObjects ?? [] });
+  const pool = firstConfig && poolName ? firstConfig.pools.get(poolName) : undefined;
+  const findings = findingsFor({
+    ...partial, state, pool, speakerConfigs: configs, hashWinner, metallbNamespace: namespace, ignoreExcludeLB,
+    serviceObject: service, ignoredObjects: input.ignoredObjects ?? [],
+  });
   return { ...partial, findings };
 }
 
@@ -199,11 +343,6 @@ export function l2StatusOf(state: ClusterState, svc: Service): Array<{ node: str
   return state.serviceL2Statuses
     .filter((s) => s.status?.serviceNamespace === ns && s.status?.serviceName === name && s.status?.node)
     .map((s) => ({ node: s.status!.node!, interfaces: (s.status?.interfaces ?? []).map((i) => i?.name ?? '').filter(Boolean) }));
-}
-
-/** Whether a node's BGP "announce" goes to at least one peer with a session on the node. */
-export function hasBGPSession(n: BGPNodeDecision): boolean {
-  return n.advertisements.some((a) => a.peers.length > 0);
 }
 
 /** Whether the explanation ends in "somebody announces the service" (exit status 0 of `explain`). */

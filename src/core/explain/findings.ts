@@ -6,24 +6,30 @@
  * L2Advertisement whose nodeSelectors pick only nodes carrying the exclusion label.
  */
 import { refusalText } from '../allocator/index.ts';
-import type { Config } from '../config/types.ts';
-import type { BGPEvaluation, L2Election } from '../election/types.ts';
+import { compatibleLocalPref } from '../config/index.ts';
+import type { BGPAdv, Pool } from '../config/types.ts';
+import type { L2Election } from '../election/types.ts';
 import { EXCLUDE_LB_LABEL, SERVICE_NAME_LABEL, objectRef, type ClusterState, type KubeObject, type Service } from '../kube.ts';
 import { endpointCanServe } from '../election/endpoints.ts';
-import type { AllocationView, NodeView, SpeakersSource } from './explain.ts';
+import { reachesRouter, type BGPView } from './bgp.ts';
+import { bgpTraps, clashWhy } from './bgp-traps.ts';
+import type { AllocationView, FixHint, NodeView, SpeakersSource } from './explain.ts';
+import { rejectedEverywhere, type SpeakerConfigs } from './speakers.ts';
 
 /** `error`: the service is not announced because of it; `warning`: likely a mistake; `info`: worth knowing. */
 export type Severity = 'error' | 'warning' | 'info';
 
 /**
- * One finding. `id` is stable (documented in the README): `not-load-balancer`,
- * `other-load-balancer-class`, `ip-predicted`, `allocation-failed`, `pool-exhausted`,
- * `sharing-conflict`, `ip-not-in-pool`, `status-ip-not-kept`, `allocation-nondeterministic`,
- * `no-ready-endpoints`, `no-advertisement`, `advertisement-selects-no-node`,
- * `nodeselector-only-excluded`, `exclusion-label-empty-value`, `no-live-speakers`,
- * `network-unavailable`, `local-no-endpoint-on-candidate`, `l2status-disagrees`,
- * `nodeassigned-event-disagrees`, `bgp-no-peer-session`, `config-rejected`, `no-cluster-ip`,
- * `unknown-speaker-nodes`.
+ * One finding. `id` is stable (documented in the README): `config-rejected`,
+ * `config-rejected-on-nodes`, `not-load-balancer`, `other-load-balancer-class`, `ip-predicted`,
+ * `allocation-failed`, `pool-exhausted`, `sharing-conflict`, `ip-not-in-pool`,
+ * `status-ip-not-kept`, `allocation-nondeterministic`, `no-ready-endpoints`, `no-advertisement`,
+ * `advertisement-selects-no-node`, `nodeselector-only-excluded`, `exclusion-label-empty-value`,
+ * `no-live-speakers`, `network-unavailable`, `local-no-endpoint-on-candidate`,
+ * `l2status-disagrees`, `nodeassigned-event-disagrees`, `bgp-no-peer-session`,
+ * `bgp-advertisement-unknown-peer`, `bgp-advertisement-peer-no-session`,
+ * `bgppeer-selects-no-node`, `bgp-localpref-conflict`, `bgp-family-filtered`, `no-cluster-ip`,
+ * `unknown-speaker-nodes`, `no-nodes`.
  */
 export interface Finding {
   readonly id: string;
@@ -40,15 +46,19 @@ export interface FindingsInput {
   readonly allocation: AllocationView;
   readonly nodes: readonly NodeView[];
   readonly announcer: string | null;
+  /** The first node of the L2 hash order (the announcer, unless its speaker rejects its configuration). */
+  readonly hashWinner: string | null;
   readonly bgpAnnouncers: readonly string[];
   readonly speakers: { readonly source: SpeakersSource; readonly nodes: readonly string[] | null };
-  readonly l2: L2Election;
-  readonly bgp: BGPEvaluation;
+  readonly l2: L2Election | null;
+  readonly bgp: BGPView | null;
   readonly state: ClusterState;
-  readonly config: Config;
+  /** The Service's pool in an accepting speaker's configuration (its L2Advertisements), if any. */
+  readonly pool: Pool | undefined;
+  readonly speakerConfigs: SpeakerConfigs;
+  readonly ifFixed: FixHint | null;
+  readonly metallbNamespace: string;
   readonly ignoreExcludeLB: boolean;
-  /** MetalLB's error when it rejects the configuration for repeated entries only. */
-  readonly configRejected: string | null;
   /** metallb.io objects outside MetalLB's namespace (MetalLB never sees them). */
   readonly ignoredObjects: readonly KubeObject[];
 }
@@ -64,8 +74,10 @@ function usableEndpointNodes(f: FindingsInput): Set<string> {
   return out;
 }
 
-function list(names: Iterable<string>): string {
-  return [...names].join(', ');
+/** Names joined with commas; past `max`, the first ones and a count. */
+function list(names: Iterable<string>, max = 20): string {
+  const xs = [...names];
+  return xs.length <= max ? xs.join(', ') : `${xs.slice(0, max).join(', ')} and ${xs.length - max} more`;
 }
 
 function allocationFindings(f: FindingsInput, out: Finding[]): void {
@@ -135,6 +147,7 @@ function allocationFindings(f: FindingsInput, out: Finding[]): void {
 
 function l2Findings(f: FindingsInput, out: Finding[]): void {
   const l2 = f.l2;
+  if (!l2) return;
   if (l2.serviceReason === 'ipNotAllowed') {
     const elsewhere = f.ignoredObjects.filter((o) => o.kind === 'IPAddressPool').map(objectRef);
     out.push({ id: 'ip-not-in-pool', severity: 'error', message: `no single IPAddressPool contains ${list(l2.ips)}: every speaker withdraws it (ipNotAllowed)`
@@ -151,9 +164,9 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
     return;
   }
   if (l2.serviceReason) return;
-  const pool = l2.pool ? f.config.pools.get(l2.pool) : undefined;
+  const pool = f.pool;
   if (!pool) return;
-  if (pool.l2Advertisements.length === 0 && pool.bgpAdvertisements.length === 0) {
+  if (f.mode === 'none') {
     out.push({ id: 'no-advertisement', severity: 'error', message: `pool ${pool.name} has no L2Advertisement or BGPAdvertisement: nobody announces its addresses`,
       fix: `create an L2Advertisement with ipAddressPools: [${pool.name}] (or without ipAddressPools to cover every pool)` });
     return;
@@ -266,33 +279,153 @@ function statusFindings(f: FindingsInput, out: Finding[]): void {
   }
 }
 
+/** The node names of `nodes`, or "every node" when they are all of `all`. */
+function nodesText(nodes: readonly string[], all: number): string {
+  return nodes.length === all && all > 1 ? `every node (${all})` : list(nodes);
+}
+
+/**
+ * Which speakers reject their configuration, and what that does to this Service: every speaker
+ * (`config-rejected`: none applies it, the snapshot cannot show what they run, the fix hint when
+ * known) or some (`config-rejected-on-nodes`, an error when the L2 hash winner is one of them:
+ * then nobody announces).
+ */
+function configFindings(f: FindingsInput, out: Finding[]): void {
+  if (f.allocation.status !== 'ignored' && !f.speakerConfigs.groups.some((g) => g.status !== 'noNode')) {
+    out.push({ id: 'no-nodes', severity: 'error',
+      message: 'the snapshot has no Node object: a MetalLB speaker builds its configuration from its own Node ("failed to get node" otherwise), so no speaker announces anything',
+      fix: 'include the Nodes in the snapshot (kubectl get nodes -o yaml, or metallb-ts snapshot)' });
+    return;
+  }
+  const rejected = f.speakerConfigs.groups.filter((g) => g.status === 'rejected');
+  if (rejected.length === 0) return;
+  const total = f.speakerConfigs.groups.filter((g) => g.status !== 'noNode').reduce((n, g) => n + g.nodes.length, 0);
+  const byError = new Map<string, { nodes: string[]; object: string | undefined }>();
+  for (const g of rejected) {
+    if (g.result.ok) continue;
+    const e = byError.get(g.result.error.message) ?? { nodes: [], object: g.result.error.object };
+    e.nodes.push(...g.nodes);
+    byError.set(g.result.error.message, e);
+  }
+  const fixOf = (object: string | undefined): string =>
+    `correct ${object ?? 'the configuration'} (\`metallb-ts validate\` lists every error and which speakers reject it)`;
+  if (rejectedEverywhere(f.speakerConfigs)) {
+    const errors = [...byError].map(([error, e]) => (byError.size === 1 ? error : `${error} (speakers of ${nodesText(e.nodes, total)})`));
+    const hint = f.ifFixed
+      ? `; once fixed (${f.ifFixed.assuming}): ${f.ifFixed.announcer ? `${f.ifFixed.announcer} would announce it` : f.ifFixed.bgpAnnouncers.length ? `${list(f.ifFixed.bgpAnnouncers)} would advertise it over BGP` : 'still nobody would announce it (see `explain` after the fix)'}`
+      : '';
+    out.push({ id: 'config-rejected', severity: 'error',
+      message: `every speaker rejects the configuration: ${errors.join('; ')}. None applies it: each keeps running the configuration it accepted last, which a snapshot cannot show, so who announces the Service now cannot be told from here`,
+      fix: `${fixOf([...byError.values()][0]?.object)}${hint}` });
+    return;
+  }
+  for (const [error, e] of byError) {
+    const winner = f.hashWinner !== null && e.nodes.includes(f.hashWinner) ? f.hashWinner : null;
+    const ip = f.l2?.hashedIP;
+    out.push({ id: 'config-rejected-on-nodes', severity: winner ? 'error' : 'warning',
+      message: `the speaker${e.nodes.length === 1 ? '' : 's'} of ${list(e.nodes)} (${e.nodes.length} of ${total} node${total === 1 ? '' : 's'}) reject${e.nodes.length === 1 ? 's' : ''} the configuration: ${error}; ${e.nodes.length === 1 ? 'it keeps' : 'they keep'} running the configuration ${e.nodes.length === 1 ? 'it' : 'they'} accepted last (a snapshot cannot show it), while the other speakers run this one`
+        + (winner ? `. ${winner} is first in the hash order of ${ip} but announces nothing new, and the other candidates do not announce because they are not first: nobody answers for ${ip}` : ''),
+      fix: fixOf(e.object) });
+  }
+}
+
+/**
+ * BGP findings for the Service: nodes that decide to announce but reach no router (no session,
+ * `bgp-no-peer-session`; every prefix of a family filtered by the neighbors' address family,
+ * `bgp-family-filtered`), LOCAL_PREF conflicts (`bgp-localpref-conflict`, naming both
+ * advertisements and why they clash), and the configuration traps (bgp-traps.ts) touching the
+ * Service's pool.
+ */
 function bgpFindings(f: FindingsInput, out: Finding[]): void {
-  if (f.mode !== 'bgp' && f.mode !== 'layer2+bgp') return;
+  if (!f.bgp || (f.mode !== 'bgp' && f.mode !== 'layer2+bgp')) return;
   if (f.bgp.serviceReason) return;
-  const advertising = f.bgp.nodes.filter((n) => n.decision === 'announce');
-  const sessionless = advertising.filter((n) => !n.advertisements.some((a) => a.peers.length > 0)).map((n) => n.node);
-  if (sessionless.length === 0) return;
-  const selectingNothing = f.state.bgpPeers.filter((p) => {
-    const peer = f.config.peers.get(p.metadata?.name ?? '');
-    return peer && peer.nodeSelectors.length > 0 && !f.state.nodes.some((n) => peer.nodeSelectors.some((sel) => sel.matches(n.metadata?.labels)));
-  }).map((p) => p.metadata?.name ?? '');
-  const none = f.bgpAnnouncers.length === 0;
-  out.push({ id: 'bgp-no-peer-session', severity: none ? 'error' : 'warning',
-    message: f.state.bgpPeers.length === 0
-      ? 'the pool has BGPAdvertisements but no BGPPeer is configured: no router learns the route'
-      : `${list(sessionless)} would advertise the Service but ${sessionless.length === 1 ? 'has' : 'have'} no BGP session (no BGPPeer of the advertisements selects ${sessionless.length === 1 ? 'it' : 'them'})${selectingNothing.length ? `; the nodeSelectors of ${list(selectingNothing)} select no node` : ''}`,
-    fix: f.state.bgpPeers.length === 0 ? 'create a BGPPeer for your router'
-      : 'make a BGPPeer\'s nodeSelectors select these nodes (or drop them), or restrict the BGPAdvertisement\'s nodeSelectors to nodes that peer' });
+  const poolName = f.bgp.pool;
+  const announcing = f.bgp.nodes.filter((n) => n.decision === 'announce');
+  const reached = announcing.filter(reachesRouter);
+  const blocking = (): 'error' | 'warning' => (reached.length === 0 && f.announcer === null ? 'error' : 'warning');
+  const peerCRs = f.state.bgpPeers.filter((p) => !p.metadata?.namespace || p.metadata.namespace === f.metallbNamespace);
+
+  const decided = f.bgp.nodes.filter((n) => n.decision !== 'configRejected');
+  if (f.mode === 'bgp' && decided.length > 0 && decided.every((n) => n.decision === 'noMatchingAdvertisement')) {
+    const names = [...new Set(f.speakerConfigs.accepted.flatMap((g) => (g.result.ok && poolName ? g.result.config.pools.get(poolName)?.bgpAdvertisements ?? [] : []).map((a) => a.name)))].sort();
+    out.push({ id: 'no-advertisement', severity: 'error',
+      message: `none of pool ${poolName}'s BGPAdvertisements (${list(names)}) selects this Service by its serviceSelectors`,
+      fix: 'add the labels the serviceSelectors expect to the Service, or widen the serviceSelectors' });
+  }
+  const sessionless = announcing.filter((n) => n.peers.every((p) => !p.session)).map((n) => n.node);
+  if (sessionless.length > 0) {
+    out.push({ id: 'bgp-no-peer-session', severity: blocking(),
+      message: peerCRs.length === 0
+        ? 'the pool has BGPAdvertisements but no BGPPeer is configured: no router learns the route'
+        : `${list(sessionless)} would advertise the Service but ${sessionless.length === 1 ? 'has' : 'have'} no BGP session (no BGPPeer's nodeSelectors select ${sessionless.length === 1 ? 'it' : 'them'})`,
+      fix: peerCRs.length === 0 ? 'create a BGPPeer for your router'
+        : 'make a BGPPeer\'s nodeSelectors select these nodes (or drop them), or restrict the BGPAdvertisement\'s nodeSelectors to nodes that peer' });
+  }
+
+  // A family of the Service's addresses that reaches no router anywhere, though the advertisements send it to peers.
+  for (const fam of ['ipv4', 'ipv6'] as const) {
+    const isFam = (prefix: string): boolean => prefix.includes(':') === (fam === 'ipv6');
+    let sent = false;
+    let delivered = false;
+    const blockedPeers = new Set<string>();
+    for (const n of announcing) {
+      for (const p of n.peers) {
+        if (p.prefixes.some((x) => isFam(x.prefix))) delivered = true;
+        if (p.filtered.some(isFam)) {
+          sent = true;
+          blockedPeers.add(p.peer);
+        }
+      }
+    }
+    if (!sent || delivered) continue;
+    const famName = fam === 'ipv4' ? 'IPv4' : 'IPv6';
+    const other = fam === 'ipv4' ? 'IPv6' : 'IPv4';
+    const ips = f.allocation.ips.filter((ip) => ip.includes(':') === (fam === 'ipv6'));
+    const peers = [...blockedPeers].sort();
+    out.push({ id: 'bgp-family-filtered', severity: f.mode === 'bgp' ? 'error' : 'warning',
+      message: `${list(ips)} (${famName}) reaches no router: the BGP peers it is sent to (${list(peers)}) are ${other} neighbors without dualStackAddressFamily, and the speakers' FRRConfiguration sends them ${other} prefixes only`,
+      fix: `set spec.dualStackAddressFamily: true on BGPPeer ${list(peers)}, or add an ${famName} BGPPeer` });
+  }
+
+  // LOCAL_PREF conflicts: which two advertisements, and why they clash.
+  const conflicts = new Map<string, { nodes: string[]; a: BGPAdv; b: BGPAdv; pool: Pool }>();
+  const labels = f.serviceObject.metadata?.labels ?? {};
+  for (const n of f.bgp.nodes) {
+    if (n.decision !== 'conflictingAdvertisements') continue;
+    const g = f.speakerConfigs.byNode.get(n.node);
+    const pool = g?.result.ok && poolName ? g.result.config.pools.get(poolName) : undefined;
+    if (!pool) continue;
+    const ads = pool.bgpAdvertisements.filter((ad) => ad.nodes.has(n.node)
+      && (ad.serviceSelectors.length === 0 || ad.serviceSelectors.some((sel) => sel.matches(labels))));
+    let pair: [BGPAdv, BGPAdv] | null = null;
+    for (let i = 0; i < ads.length && !pair; i++) {
+      for (let j = i + 1; j < ads.length && !pair; j++) if (!compatibleLocalPref(ads[i]!, ads[j]!, pool)) pair = [ads[i]!, ads[j]!];
+    }
+    if (!pair) continue;
+    const k = `${pair[0].name}\u0000${pair[1].name}`;
+    const c = conflicts.get(k) ?? { nodes: [], a: pair[0], b: pair[1], pool };
+    c.nodes.push(n.node);
+    conflicts.set(k, c);
+  }
+  for (const { nodes, a, b, pool } of conflicts.values()) {
+    out.push({ id: 'bgp-localpref-conflict', severity: blocking(),
+      message: `BGPAdvertisements ${a.name} and ${b.name} both apply to this Service on ${list(nodes)} and set different LOCAL_PREF (${a.localPref} vs ${b.localPref}) for the same prefixes: ${clashWhy(a, b, pool)}; MetalLB's speakers there announce the Service to nobody (conflictingAdvertisements)`,
+      fix: `give BGPAdvertisements ${a.name} and ${b.name} the same spec.localPref, or keep them apart: different aggregationLength, disjoint spec.peers, disjoint nodeSelectors, or serviceSelectors that do not both select this Service` });
+  }
+
+  // Configuration traps that touch this Service's pool.
+  if (!poolName) return;
+  for (const t of bgpTraps(f.state, f.speakerConfigs)) {
+    if (!t.pools.includes(poolName)) continue;
+    if (t.id !== 'bgp-advertisement-unknown-peer' && t.id !== 'bgp-advertisement-peer-no-session' && t.id !== 'bgppeer-selects-no-node') continue;
+    out.push({ id: t.id, severity: 'warning', message: `${t.object}: ${t.message}`, fix: t.fix });
+  }
 }
 
 /** Computes the findings of an explanation, most severe first (stable within a severity). */
 export function findingsFor(f: FindingsInput): Finding[] {
   const out: Finding[] = [];
-  if (f.configRejected) {
-    out.push({ id: 'config-rejected', severity: 'error',
-      message: `MetalLB rejects the configuration (${f.configRejected}) and keeps running with its previous one; explained here as if the repeated entry were removed`,
-      fix: 'remove the repeated entry; `metallb-ts validate` lists every configuration error' });
-  }
+  configFindings(f, out);
   allocationFindings(f, out);
   if (f.allocation.status !== 'ignored' && f.allocation.ips.length > 0) {
     l2Findings(f, out);

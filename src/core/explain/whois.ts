@@ -1,17 +1,15 @@
 /**
  * `whois IP`: who holds an address — the Service(s) with it in their status (several when shared
- * with `metallb.io/allow-shared-ip`), the pool it belongs to, the Layer 2 winner or the BGP nodes,
- * and what ServiceL2Status objects say (node, interfaces). Built from explainService, so it can
- * never disagree with `explain` or the speaker.
+ * with `metallb.io/allow-shared-ip`), the pool it belongs to, the Layer 2 winner or the BGP nodes
+ * with the prefix containing it per peer, and what ServiceL2Status objects say (node,
+ * interfaces). Built from explainService, so it can never disagree with `explain` or the speaker.
  */
-import type { Config } from '../config/types.ts';
 import { cidrContains, formatIP, parseIP } from '../ip.ts';
-import { namespacedName, type ClusterState, type KubeObject } from '../kube.ts';
+import { namespacedName } from '../kube.ts';
 import { UserError } from '../errors.ts';
 import { statusIPs } from '../controller/service.ts';
-import type { AllocateAllResult } from '../controller/index.ts';
-import type { ElectionIndex } from '../election/index.ts';
-import { explainService, type Explanation, type SpeakersSource } from './explain.ts';
+import { viewForIP, type BGPNodeView } from './bgp.ts';
+import { explainService, type ExplainInput, type Explanation } from './explain.ts';
 
 /** One holder of the address. */
 export interface WhoisHolder {
@@ -29,6 +27,11 @@ export interface WhoisHolder {
   readonly l2Status: ReadonlyArray<{ readonly node: string; readonly interfaces: readonly string[] }>;
   /** Error findings of the Service's explanation (one line each). */
   readonly problems: readonly string[];
+  /**
+   * Over BGP (null when the pool has no BGPAdvertisement): every node's decision and, per peer,
+   * the prefixes containing the address it gets (or why none), as in `explain`'s `bgp`.
+   */
+  readonly bgp: { readonly peers: readonly string[]; readonly nodes: readonly BGPNodeView[] } | null;
 }
 
 /** Result of whoisIP. */
@@ -41,19 +44,9 @@ export interface WhoisResult {
   readonly holders: readonly WhoisHolder[];
 }
 
-/** Input of whoisIP. */
-export interface WhoisInput {
-  readonly state: ClusterState;
-  readonly config: Config;
+/** Input of whoisIP: a DiagnosticContext (ExplainInput without the Service) and the address. */
+export interface WhoisInput extends Omit<ExplainInput, 'service'> {
   readonly ip: string;
-  readonly speakers: readonly string[] | null;
-  readonly speakersSource: SpeakersSource;
-  readonly ignoreExcludeLB: boolean;
-  readonly dryRun?: AllocateAllResult;
-  readonly index?: ElectionIndex;
-  readonly loadBalancerClass?: string;
-  readonly ignoredObjects?: readonly KubeObject[];
-  readonly configRejected?: { readonly message: string } | null;
 }
 
 /**
@@ -65,7 +58,7 @@ export function whoisIP(input: WhoisInput): WhoisResult {
   if (!ip) throw new UserError(`"${input.ip}" is not an IP address`);
   const canonical = formatIP(ip);
   let pool: string | null = null;
-  for (const p of input.config.pools.values()) {
+  for (const p of input.controllerConfig.pools.values()) {
     if (p.cidrs.some((c) => cidrContains(c, ip))) {
       pool = p.name;
       break;
@@ -77,9 +70,10 @@ export function whoisIP(input: WhoisInput): WhoisResult {
     if (!statusIPs(svc).some((s) => { const p = parseIP(s); return p !== undefined && formatIP(p) === canonical; })) continue;
     const e = explainService({ ...input, service: svc });
     holders.push({
-      service: namespacedName(svc), ips: e.allocation.ips, pool: e.allocation.pool ?? e.l2.pool, mode: e.mode,
+      service: namespacedName(svc), ips: e.allocation.ips, pool: e.allocation.pool ?? e.l2?.pool ?? e.bgp?.pool ?? null, mode: e.mode,
       announcer: e.announcer, bgpAnnouncers: e.bgpAnnouncers, l2Status: e.l2Status,
       problems: e.findings.filter((f) => f.severity === 'error').map((f) => f.message),
+      bgp: e.bgp && (e.mode === 'bgp' || e.mode === 'layer2+bgp') ? { peers: e.bgp.peers, nodes: e.bgp.nodes.map((n) => viewForIP(n, ip)) } : null,
     });
   }
   holders.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
