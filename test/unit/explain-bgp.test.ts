@@ -170,6 +170,24 @@ test('the silent BGP traps: an explain finding with a fix naming the object, and
   })));
 });
 
+test('an advertisement whose peers have no session on the node that announces: that node reaches no router, and the finding says whom to add', () => {
+  const objects = [node('n1', { zone: 'a' }), node('n2', { zone: 'b' }), pool('p', ['192.0.2.0/28']),
+    peer('router-a', '10.0.0.1', { nodeSelectors: [{ matchLabels: { zone: 'a' } }] }), peer('router-b', '10.0.0.2', { nodeSelectors: [{ matchLabels: { zone: 'b' } }] }),
+    bgpAd('only-a', { peers: ['router-a'] }), { ...svc('web', ['192.0.2.1']), spec: { ...(svc('web', ['192.0.2.1']) as any).spec, externalTrafficPolicy: 'Local' } }, slice('web', ['n2'])];
+  const state = clusterStateFromObjects(objects);
+  const e = explainService({ ...diagnosticContext(state), service: state.services[0]! });
+  assert.deepEqual(e.bgpAnnouncers, []);
+  const n2 = e.bgp!.nodes.find((n) => n.node === 'n2')!;
+  assert.equal(n2.decision, 'announce');
+  assert.deepEqual(n2.peers.map((p) => [p.peer, p.outcome]), [['router-a', 'noSession'], ['router-b', 'peersList']]);
+  assert.deepEqual(n2.undelivered, [{ advertisement: 'only-a', prefixes: ['192.0.2.1/32'], specPeers: ['router-a'] }]);
+  const f = e.findings.find((x) => x.id === 'bgp-advertisement-peer-no-session');
+  assert.ok(f, JSON.stringify(e.findings));
+  assert.equal(f.severity, 'error');
+  assert.equal(f.message, 'n2 would advertise the Service, but BGPAdvertisement only-a sends only to router-a, which has no session there: router-b gets nothing');
+  assert.equal(f.fix, 'add router-b to spec.peers of BGPAdvertisement only-a, or make the nodeSelectors of BGPPeer router-a select these nodes');
+});
+
 test('a LOCAL_PREF conflict says which two advertisements clash and why', async () => {
   const c = trapCases.find((x) => x.id === 'bgp-localpref-conflict')!;
   const e = (await cli(['explain', 'svc/web', '-o', 'json'], c.objects)).json;

@@ -253,6 +253,19 @@ test('speakers without a Node object have no configuration; a snapshot without N
   assert.match(text.stdout, /^Why: +nobody announces: no speaker runs \(the snapshot has no Node object\)$/m);
 });
 
+test('a BGPPeer whose password Secret is not in a Secret-less snapshot: every speaker rejects, and the fix says the snapshot may lack Secrets', async () => {
+  const objects = [node('a'), cr('IPAddressPool', 'p', { addresses: ['192.0.2.0/28'] }), cr('L2Advertisement', 'l2', {}),
+    peer('router', '10.0.0.1', { passwordSecret: { name: 'bgp-pass' } }), svc('web', '192.0.2.1'), slice('web', ['a'])];
+  const r = await cli(['explain', 'svc/web', '-o', 'json'], objects);
+  assert.equal(r.status, 1);
+  assert.equal(r.json.findings[0].id, 'config-rejected');
+  assert.match(r.json.findings[0].fix, /the snapshot holds no Secret of metallb-system at all: if it was taken without them, add `kubectl get secrets -n metallb-system -o yaml`/);
+  const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bgp-pass', namespace: NS }, type: 'kubernetes.io/basic-auth', data: { password: Buffer.from('s3cret').toString('base64') } };
+  const ok = await cli(['explain', 'svc/web', '-o', 'json'], [...objects, secret]);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.equal(ok.json.announcer, 'a');
+});
+
 test('validate: a frr-k8s peer conflict only the speakers check is an error the speakers of the shared nodes raise', async () => {
   const objects = [node('a', { rack: 'x' }), node('b', { rack: 'y' }), cr('IPAddressPool', 'p', { addresses: ['192.0.2.0/28'] }),
     peer('one', '10.0.0.1', { nodeSelectors: [{ matchLabels: { rack: 'x' } }], routerID: '1.1.1.1' }),

@@ -307,8 +307,12 @@ function configFindings(f: FindingsInput, out: Finding[]): void {
     e.nodes.push(...g.nodes);
     byError.set(g.result.error.message, e);
   }
-  const fixOf = (object: string | undefined): string =>
-    `correct ${object ?? 'the configuration'} (\`metallb-ts validate\` lists every error and which speakers reject it)`;
+  const noSecrets = !f.state.secrets.some((x) => !x.metadata?.namespace || x.metadata.namespace === f.metallbNamespace);
+  const fixOf = (object: string | undefined, error: string): string =>
+    `correct ${object ?? 'the configuration'} (\`metallb-ts validate\` lists every error and which speakers reject it)`
+    + (noSecrets && /passwordSecret/.test(error)
+      ? `; the snapshot holds no Secret of ${f.metallbNamespace} at all: if it was taken without them, add \`kubectl get secrets -n ${f.metallbNamespace} -o yaml\` (or use \`metallb-ts snapshot\`)`
+      : '');
   if (rejectedEverywhere(f.speakerConfigs)) {
     const errors = [...byError].map(([error, e]) => (byError.size === 1 ? error : `${error} (speakers of ${nodesText(e.nodes, total)})`));
     const hint = f.ifFixed
@@ -316,7 +320,7 @@ function configFindings(f: FindingsInput, out: Finding[]): void {
       : '';
     out.push({ id: 'config-rejected', severity: 'error',
       message: `every speaker rejects the configuration: ${errors.join('; ')}. None applies it: each keeps running the configuration it accepted last, which a snapshot cannot show, so who announces the Service now cannot be told from here`,
-      fix: `${fixOf([...byError.values()][0]?.object)}${hint}` });
+      fix: `${fixOf([...byError.values()][0]?.object, [...byError.keys()][0] ?? '')}${hint}` });
     return;
   }
   for (const [error, e] of byError) {
@@ -325,7 +329,7 @@ function configFindings(f: FindingsInput, out: Finding[]): void {
     out.push({ id: 'config-rejected-on-nodes', severity: winner ? 'error' : 'warning',
       message: `the speaker${e.nodes.length === 1 ? '' : 's'} of ${list(e.nodes)} (${e.nodes.length} of ${total} node${total === 1 ? '' : 's'}) reject${e.nodes.length === 1 ? 's' : ''} the configuration: ${error}; ${e.nodes.length === 1 ? 'it keeps' : 'they keep'} running the configuration ${e.nodes.length === 1 ? 'it' : 'they'} accepted last (a snapshot cannot show it), while the other speakers run this one`
         + (winner ? `. ${winner} is first in the hash order of ${ip} but announces nothing new, and the other candidates do not announce because they are not first: nobody answers for ${ip}` : ''),
-      fix: fixOf(e.object) });
+      fix: fixOf(e.object, error) });
   }
 }
 
@@ -414,11 +418,27 @@ function bgpFindings(f: FindingsInput, out: Finding[]): void {
   }
 
   // Configuration traps that touch this Service's pool.
-  if (!poolName) return;
-  for (const t of bgpTraps(f.state, f.speakerConfigs)) {
-    if (!t.pools.includes(poolName)) continue;
-    if (t.id !== 'bgp-advertisement-unknown-peer' && t.id !== 'bgp-advertisement-peer-no-session' && t.id !== 'bgppeer-selects-no-node') continue;
-    out.push({ id: t.id, severity: 'warning', message: `${t.object}: ${t.message}`, fix: t.fix });
+  const trapped = new Set<string>();
+  if (poolName) {
+    for (const t of bgpTraps(f.state, f.speakerConfigs)) {
+      if (!t.pools.includes(poolName)) continue;
+      if (t.id !== 'bgp-advertisement-unknown-peer' && t.id !== 'bgp-advertisement-peer-no-session' && t.id !== 'bgppeer-selects-no-node') continue;
+      out.push({ id: t.id, severity: 'warning', message: `${t.object}: ${t.message}`, fix: t.fix });
+      trapped.add(t.object);
+    }
+  }
+
+  // Nodes with sessions where the applicable advertisements' spec.peers leave every session out.
+  const excluded = announcing.filter((n) => !reachesRouter(n) && n.peers.some((p) => p.session) && n.undelivered.length > 0
+    && n.peers.filter((p) => p.session).every((p) => p.outcome === 'peersList'));
+  const ads = [...new Set(excluded.flatMap((n) => n.undelivered.map((u) => u.advertisement)))].sort();
+  const adRefs = ads.map((a) => `${f.metallbNamespace}/BGPAdvertisement/${a}`);
+  if (excluded.length > 0 && !adRefs.some((r) => trapped.has(r))) {
+    const named = [...new Set(excluded.flatMap((n) => n.undelivered.flatMap((u) => u.specPeers)))].sort();
+    const sessions = [...new Set(excluded.flatMap((n) => n.peers.filter((p) => p.session).map((p) => p.peer)))].sort();
+    out.push({ id: 'bgp-advertisement-peer-no-session', severity: blocking(),
+      message: `${list(excluded.map((n) => n.node))} would advertise the Service, but BGPAdvertisement${ads.length === 1 ? '' : 's'} ${list(ads)} send${ads.length === 1 ? 's' : ''} only to ${list(named)}, which ${named.length === 1 ? 'has' : 'have'} no session there: ${list(sessions)} get${sessions.length === 1 ? 's' : ''} nothing`,
+      fix: `add ${list(sessions)} to spec.peers of BGPAdvertisement ${list(ads)}, or make the nodeSelectors of BGPPeer ${list(named)} select these nodes` });
   }
 }
 
