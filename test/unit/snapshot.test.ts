@@ -158,8 +158,9 @@ items:
 
 test('every kept kind goes to its list, other kinds are ignored', async () => {
   const kinds = ['Service', 'EndpointSlice', 'Node', 'Namespace', 'Pod', 'Secret', 'ConfigMap', 'Event', 'IPAddressPool',
-    'L2Advertisement', 'BGPAdvertisement', 'BGPPeer', 'Community', 'BFDProfile', 'ServiceL2Status', 'ServiceBGPStatus'];
-  const docs = [...kinds, 'Deployment', 'DaemonSet', 'CustomResourceDefinition', 'ConfigurationState']
+    'L2Advertisement', 'BGPAdvertisement', 'BGPPeer', 'Community', 'BFDProfile', 'ServiceL2Status', 'ServiceBGPStatus',
+    'FRRConfiguration', 'ConfigurationState'];
+  const docs = [...kinds, 'Deployment', 'DaemonSet', 'CustomResourceDefinition', 'FRRNodeState']
     .map((k, i) => `kind: ${k}\nmetadata: {name: o${i}}\n`).join('---\n');
   const peers = `apiVersion: metallb.io/v1beta1\nkind: BGPPeer\nmetadata: {name: old}\n---\napiVersion: metallb.io/v1beta2\nkind: BGPPeer\nmetadata: {name: new}\n`;
   const s = await loadSnapshot([file(docs), file(peers)]);
