@@ -12,10 +12,12 @@
  */
 import { collectConfigErrors } from '../config/index.ts';
 import { ConfigError } from '../errors.ts';
-import type { BGPAdvertisement, BGPPeer, ClusterState, KubeObject, LabelSelector } from '../kube.ts';
+import type { BGPAdvertisement, BGPPeer, ClusterState } from '../kube.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../kube.ts';
-import { compareStrings, parseSelector, type Selector } from '../labels.ts';
-import { speakerConfig, type SpeakerConfig } from '../speaker/config.ts';
+import { compareStrings } from '../labels.ts';
+import {
+  compileNodeFilter, selectForNode, speakerConfig, speakerConfigState, type NodeSelection, type SpeakerConfig,
+} from '../speaker/config.ts';
 
 /** `accepted`; `rejected` (MetalLB's parser, the node filter or the BGP handler refuses it); `noNode` (no Node object of that name). */
 export type SpeakerConfigStatus = 'accepted' | 'rejected' | 'noNode';
@@ -63,53 +65,6 @@ export interface SpeakerConfigView {
   readonly bgpAdvertisements: readonly string[];
 }
 
-function inNamespace<T extends KubeObject>(objects: readonly T[], namespace: string): T[] {
-  return objects.filter((o) => {
-    const ns = o.metadata?.namespace;
-    return !ns || ns === namespace;
-  });
-}
-
-/** Parsed nodeSelectors of each object: null = no selectors (kept on every node). */
-interface NodeFilter {
-  readonly peers: readonly BGPPeer[];
-  readonly ads: readonly BGPAdvertisement[];
-  readonly peerSels: ReadonlyArray<readonly Selector[] | null>;
-  readonly adSels: ReadonlyArray<readonly Selector[] | null>;
-  /** Some nodeSelector does not parse: every speaker stops at the filter with the same error. */
-  readonly invalid: boolean;
-}
-
-function nodeFilter(state: ClusterState, namespace: string): NodeFilter {
-  let invalid = false;
-  const parse = (o: BGPPeer | BGPAdvertisement): Selector[] | null => {
-    const sels = (o.spec?.nodeSelectors ?? []) as LabelSelector[] | null;
-    if (!Array.isArray(sels) || sels.length === 0) return null;
-    const out: Selector[] = [];
-    for (const s of sels) {
-      try {
-        out.push(parseSelector(s));
-      } catch {
-        invalid = true;
-      }
-    }
-    return out;
-  };
-  const peers = inNamespace(state.bgpPeers, namespace);
-  const ads = inNamespace(state.bgpAdvertisements, namespace);
-  const peerSels = peers.map(parse);
-  const adSels = ads.map(parse);
-  return { peers, ads, peerSels, adSels, invalid };
-}
-
-function keeps(sels: readonly Selector[] | null, labels: Readonly<Record<string, string>>): boolean {
-  return sels === null || sels.some((s) => s.matches(labels));
-}
-
-function sameNames(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-
 function statusOf(result: SpeakerConfig): SpeakerConfigStatus {
   return result.ok ? 'accepted' : result.stage === 'node' ? 'noNode' : 'rejected';
 }
@@ -120,12 +75,11 @@ function statusOf(result: SpeakerConfig): SpeakerConfigStatus {
  * Pure; never throws for bad input.
  */
 export function speakerConfigs(state: ClusterState, nodes: readonly string[], namespace: string = DEFAULT_METALLB_NAMESPACE): SpeakerConfigs {
-  const filter = nodeFilter(state, namespace);
+  // The nodeSelectors are parsed once; speakers whose nodes keep the same BGPPeers and
+  // BGPAdvertisements run the same configuration, so it is parsed once per group.
+  const filter = compileNodeFilter(state, namespace);
   const nodeObjects = new Map(state.nodes.map((n) => [n.metadata?.name ?? '', n]));
-  // Group by the selective objects each node keeps (those without nodeSelectors are kept everywhere).
-  const selectiveAds = filter.adSels.flatMap((s, i) => (s === null ? [] : [i]));
-  const selectivePeers = filter.peerSels.flatMap((s, i) => (s === null ? [] : [i]));
-  const byKey = new Map<string, string[]>();
+  const byKey = new Map<string, { members: string[]; selection: NodeSelection | null }>();
   const missing: string[] = [];
   for (const name of [...new Set(nodes)].sort(compareStrings)) {
     const node = nodeObjects.get(name);
@@ -133,73 +87,22 @@ export function speakerConfigs(state: ClusterState, nodes: readonly string[], na
       missing.push(name);
       continue;
     }
-    let key = 'invalid';
-    if (!filter.invalid) {
-      const labels = node.metadata?.labels ?? {};
-      const a = selectiveAds.filter((i) => keeps(filter.adSels[i]!, labels));
-      const p = selectivePeers.filter((i) => keeps(filter.peerSels[i]!, labels));
-      key = `${a.join(',')}|${p.join(',')}`;
-    }
-    const list = byKey.get(key);
-    if (list) list.push(name);
-    else byKey.set(key, [name]);
+    // An invalid nodeSelector stops every speaker with the same error: one group.
+    const selection = filter.error ? null : selectForNode(filter, node.metadata?.labels);
+    const key = selection?.key ?? 'invalid';
+    const g = byKey.get(key);
+    if (g) g.members.push(name);
+    else byKey.set(key, { members: [name], selection });
   }
-  /** The objects kept under a key (state order) and the names of the dropped ones. */
-  const split = <T extends KubeObject>(objects: readonly T[], sels: ReadonlyArray<readonly Selector[] | null>, keptIdx: string): { kept: T[]; dropped: string[] } => {
-    const mark = new Uint8Array(objects.length);
-    if (keptIdx !== '') for (const i of keptIdx.split(',')) mark[Number(i)] = 1;
-    const kept: T[] = [];
-    const dropped: string[] = [];
-    objects.forEach((o, i) => {
-      if (sels[i] === null || mark[i] === 1) kept.push(o);
-      else dropped.push(o.metadata?.name ?? '');
-    });
-    return { kept, dropped };
-  };
-
   const groups: SpeakerConfigGroup[] = [];
-  const perNode = (members: readonly string[]): void => {
-    for (const m of members) {
-      const result = speakerConfig(state, { node: m, namespace, bgpType: 'frr-k8s' });
-      groups.push({ nodes: [m], status: statusOf(result), result, kept: null });
-    }
-  };
-  if (filter.invalid) {
-    // Every speaker stops at the same invalid selector: one call tells the error.
-    const members = byKey.get('invalid') ?? [];
-    if (members.length > 0) {
-      const result = speakerConfig(state, { node: members[0]!, namespace, bgpType: 'frr-k8s' });
-      groups.push({ nodes: members, status: statusOf(result), result, kept: null });
-    }
-  } else {
-    let checked = false;
-    for (const [key, members] of byKey) {
-      const [a, p] = key.split('|') as [string, string];
-      const adSplit = split(filter.ads, filter.adSels, a);
-      const peerSplit = split(filter.peers, filter.peerSels, p);
-      const kept = { bgpAdvertisements: adSplit.kept, peers: peerSplit.kept };
-      const droppedBGPAdvertisements = adSplit.dropped;
-      const droppedPeers = peerSplit.dropped;
-      if (!checked) {
-        // Once per call, speakerConfig over the whole state: its own node filter must agree with the grouping.
-        checked = true;
-        const full = speakerConfig(state, { node: members[0]!, namespace, bgpType: 'frr-k8s' });
-        if (!sameNames(droppedBGPAdvertisements, full.droppedBGPAdvertisements) || !sameNames(droppedPeers, full.droppedPeers)) {
-          perNode([...byKey.values()].flat());
-          break;
-        }
-      }
-      // speakerConfig over the state without the objects this group drops: the same parse, without
-      // filtering every BGPPeer again for each group.
-      const reduced: ClusterState = { ...state, bgpPeers: [...kept.peers], bgpAdvertisements: [...kept.bgpAdvertisements] };
-      const r = speakerConfig(reduced, { node: members[0]!, namespace, bgpType: 'frr-k8s' });
-      const result: SpeakerConfig = { ...r, droppedPeers, droppedBGPAdvertisements };
-      groups.push({ nodes: members, status: statusOf(result), result, kept });
-    }
+  for (const { members, selection } of byKey.values()) {
+    const result = speakerConfig(state, { node: members[0]!, namespace, bgpType: 'frr-k8s' }, filter);
+    const kept = selection ? { bgpAdvertisements: selection.bgpAdvertisements, peers: selection.bgpPeers } : null;
+    groups.push({ nodes: members, status: statusOf(result), result, kept });
   }
   groups.sort((x, y) => compareStrings(x.nodes[0]!, y.nodes[0]!));
   for (const name of missing) {
-    const result = speakerConfig(state, { node: name, namespace, bgpType: 'frr-k8s' });
+    const result = speakerConfig(state, { node: name, namespace, bgpType: 'frr-k8s' }, filter);
     groups.push({ nodes: [name], status: statusOf(result), result, kept: null });
   }
   const byNode = new Map<string, SpeakerConfigGroup>();
@@ -234,18 +137,7 @@ export function speakerErrors(state: ClusterState, g: SpeakerConfigGroup, namesp
   const r = g.result;
   if (r.ok) return [];
   if (r.stage !== 'parse' || !g.kept) return [r.error];
-  const ns = <T extends KubeObject>(list: readonly T[]): T[] => inNamespace(list, namespace);
-  const own: ClusterState = {
-    ...state,
-    ipAddressPools: ns(state.ipAddressPools),
-    l2Advertisements: ns(state.l2Advertisements),
-    bgpAdvertisements: [...g.kept.bgpAdvertisements],
-    bgpPeers: [...g.kept.peers],
-    communities: ns(state.communities),
-    bfdProfiles: ns(state.bfdProfiles),
-    secrets: ns(state.secrets),
-    configMaps: ns(state.configMaps),
-  };
+  const own = speakerConfigState(state, namespace, { bgpAdvertisements: g.kept.bgpAdvertisements, bgpPeers: g.kept.peers });
   const errors = collectConfigErrors(own, { mode: 'frr-k8s' });
   return errors.length > 0 ? errors : [r.error];
 }

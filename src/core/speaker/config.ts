@@ -20,9 +20,9 @@
 import { parseConfig, type BGPMode } from '../config/parse.ts';
 import type { Config } from '../config/types.ts';
 import { ConfigError } from '../errors.ts';
-import type { BGPAdvertisement, BGPPeer, ClusterState, KubeObject, LabelSelector, Node } from '../kube.ts';
+import type { BGPAdvertisement, BGPPeer, ClusterState, KubeObject, LabelSelector } from '../kube.ts';
 import { DEFAULT_METALLB_NAMESPACE, objectRef } from '../kube.ts';
-import { parseSelector } from '../labels.ts';
+import { parseSelector, type Selector } from '../labels.ts';
 
 /** MetalLB's BGP implementations (`METALLB_BGP_TYPE`). metallb-ts runs `frr-k8s` only. */
 export type BGPType = BGPMode;
@@ -80,80 +80,126 @@ function inNamespace<T extends KubeObject>(objects: readonly T[], namespace: str
 }
 
 /**
- * MetalLB `filterByNode`: keeps the objects without nodeSelectors and those whose selectors select
- * `node`. Returns the kept objects and the names of the dropped ones.
- * @throws ConfigError naming the object for a selector that is not valid.
+ * The BGPPeers and BGPAdvertisements of MetalLB's namespace with their nodeSelectors parsed once
+ * (MetalLB `filterByNode`), so that the speakers of many nodes can be filtered cheaply.
  */
-function filterByNode<T extends BGPPeer | BGPAdvertisement>(objects: readonly T[], node: Node): { kept: T[]; dropped: string[] } {
-  const kept: T[] = [];
-  const dropped: string[] = [];
-  const labels = node.metadata?.labels ?? {};
-  for (const o of objects) {
+export interface NodeFilter {
+  readonly bgpPeers: readonly BGPPeer[];
+  readonly bgpAdvertisements: readonly BGPAdvertisement[];
+  /** per object: its parsed nodeSelectors, or null when it has none (kept on every node) */
+  readonly peerSelectors: ReadonlyArray<readonly Selector[] | null>;
+  readonly advertisementSelectors: ReadonlyArray<readonly Selector[] | null>;
+  /**
+   * The error every speaker stops at when a nodeSelector does not parse (MetalLB filters the
+   * BGPAdvertisements first, then the BGPPeers, and parses all selectors of an object before
+   * matching any), or null.
+   */
+  readonly error: ConfigError | null;
+}
+
+/** Parses the nodeSelectors of the BGPPeers and BGPAdvertisements of `namespace` (see NodeFilter). */
+export function compileNodeFilter(state: ClusterState, namespace: string = DEFAULT_METALLB_NAMESPACE): NodeFilter {
+  let error: ConfigError | null = null;
+  const parse = (o: BGPPeer | BGPAdvertisement): Selector[] | null => {
     const sels = (o.spec?.nodeSelectors ?? []) as LabelSelector[] | null;
-    if (!Array.isArray(sels) || sels.length === 0) {
-      kept.push(o);
-      continue;
-    }
-    let selected = false;
+    if (!Array.isArray(sels) || sels.length === 0) return null;
+    const out: Selector[] = [];
     for (const s of sels) {
-      let parsed;
       try {
-        parsed = parseSelector(s);
+        out.push(parseSelector(s));
       } catch (err) {
-        throw new ConfigError(`invalid label selector ${JSON.stringify(s)}: ${(err as Error).message}`, objectRef(o));
+        error ??= new ConfigError(`invalid label selector ${JSON.stringify(s)}: ${(err as Error).message}`, objectRef(o));
       }
-      if (parsed.matches(labels)) selected = true;
     }
-    if (selected) kept.push(o);
-    else dropped.push(o.metadata?.name ?? '');
-  }
-  return { kept, dropped };
+    return out;
+  };
+  const bgpAdvertisements = inNamespace(state.bgpAdvertisements, namespace);
+  const bgpPeers = inNamespace(state.bgpPeers, namespace);
+  const advertisementSelectors = bgpAdvertisements.map(parse);
+  const peerSelectors = bgpPeers.map(parse);
+  return { bgpPeers, bgpAdvertisements, peerSelectors, advertisementSelectors, error };
+}
+
+/** What the speaker of a node with `labels` keeps of a NodeFilter's objects (state order) and the names it drops. */
+export interface NodeSelection {
+  readonly bgpPeers: readonly BGPPeer[];
+  readonly bgpAdvertisements: readonly BGPAdvertisement[];
+  readonly droppedPeers: readonly string[];
+  readonly droppedBGPAdvertisements: readonly string[];
+  /** indexes of the kept objects that have nodeSelectors (equal for two nodes = same selection) */
+  readonly key: string;
+}
+
+/** MetalLB `filterByNode` for one node's labels. Ignores `filter.error` (check it first). */
+export function selectForNode(filter: NodeFilter, labels: Readonly<Record<string, string>> | undefined): NodeSelection {
+  const l = labels ?? {};
+  const pick = <T extends KubeObject>(objects: readonly T[], sels: ReadonlyArray<readonly Selector[] | null>) => {
+    const kept: T[] = [];
+    const dropped: string[] = [];
+    const selective: number[] = [];
+    objects.forEach((o, i) => {
+      const s = sels[i];
+      if (s === null || s === undefined) kept.push(o);
+      else if (s.some((x) => x.matches(l))) {
+        kept.push(o);
+        selective.push(i);
+      } else dropped.push(o.metadata?.name ?? '');
+    });
+    return { kept, dropped, selective };
+  };
+  const a = pick(filter.bgpAdvertisements, filter.advertisementSelectors);
+  const p = pick(filter.bgpPeers, filter.peerSelectors);
+  return {
+    bgpPeers: p.kept, bgpAdvertisements: a.kept, droppedPeers: p.dropped, droppedBGPAdvertisements: a.dropped,
+    key: `${a.selective.join(',')}|${p.selective.join(',')}`,
+  };
 }
 
 /**
- * The configuration the speaker on `opts.node` builds from `state` (see the module comment), or
- * the stage and error at which it gives up. Pure; never throws for bad input.
- *
- * A rejected configuration is not applied: the speaker keeps acting on the last one it accepted
- * (or on none), and MetalLB logs `failed to parse the configuration` and sets
- * `metallb_k8s_client_config_stale_bool`.
+ * What a speaker's parser sees (MetalLB's ClusterResources): the CRs, Secrets and ConfigMaps of
+ * `namespace`, with the BGPPeers and BGPAdvertisements of `selection`; Nodes and Namespaces all.
  */
-export function speakerConfig(state: ClusterState, opts: SpeakerConfigOptions): SpeakerConfig {
-  const namespace = opts.namespace ?? DEFAULT_METALLB_NAMESPACE;
-  const bgpType = opts.bgpType ?? 'frr-k8s';
-  let droppedPeers: string[] = [];
-  let droppedBGPAdvertisements: string[] = [];
-  const fail = (stage: SpeakerConfigStage, error: ConfigError): SpeakerConfig => ({ ok: false, stage, error, droppedPeers, droppedBGPAdvertisements });
-
-  const node = state.nodes.find((n) => n.metadata?.name === opts.node);
-  if (!node) return fail('node', new ConfigError(`failed to get node for ${opts.node}: no Node object of that name`));
-
+export function speakerConfigState(state: ClusterState, namespace: string, selection: Pick<NodeSelection, 'bgpPeers' | 'bgpAdvertisements'>): ClusterState {
   const ns = <T extends KubeObject>(list: readonly T[]): T[] => inNamespace(list, namespace);
-  let peers: BGPPeer[];
-  let bgpAdvertisements: BGPAdvertisement[];
-  try {
-    const a = filterByNode(ns(state.bgpAdvertisements), node);
-    const p = filterByNode(ns(state.bgpPeers), node);
-    bgpAdvertisements = a.kept;
-    droppedBGPAdvertisements = a.dropped;
-    peers = p.kept;
-    droppedPeers = p.dropped;
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    return fail('nodeFilter', err);
-  }
-
-  const own: ClusterState = {
+  return {
     ...state,
     ipAddressPools: ns(state.ipAddressPools),
     l2Advertisements: ns(state.l2Advertisements),
-    bgpAdvertisements,
-    bgpPeers: peers,
+    bgpAdvertisements: [...selection.bgpAdvertisements],
+    bgpPeers: [...selection.bgpPeers],
     communities: ns(state.communities),
     bfdProfiles: ns(state.bfdProfiles),
     secrets: ns(state.secrets),
     configMaps: ns(state.configMaps),
   };
+}
+
+/**
+ * The configuration the speaker on `opts.node` builds from `state` (see the module comment), or
+ * the stage and error at which it gives up. Pure; never throws for bad input. `filter`: the
+ * state's compileNodeFilter, when the caller builds the configuration of many nodes.
+ *
+ * A rejected configuration is not applied: the speaker keeps acting on the last one it accepted
+ * (or on none), and MetalLB logs `failed to parse the configuration` and sets
+ * `metallb_k8s_client_config_stale_bool`.
+ */
+export function speakerConfig(state: ClusterState, opts: SpeakerConfigOptions, filter?: NodeFilter): SpeakerConfig {
+  const namespace = opts.namespace ?? DEFAULT_METALLB_NAMESPACE;
+  const bgpType = opts.bgpType ?? 'frr-k8s';
+  let droppedPeers: readonly string[] = [];
+  let droppedBGPAdvertisements: readonly string[] = [];
+  const fail = (stage: SpeakerConfigStage, error: ConfigError): SpeakerConfig => ({ ok: false, stage, error, droppedPeers, droppedBGPAdvertisements });
+
+  const node = state.nodes.find((n) => n.metadata?.name === opts.node);
+  if (!node) return fail('node', new ConfigError(`failed to get node for ${opts.node}: no Node object of that name`));
+
+  const f = filter ?? compileNodeFilter(state, namespace);
+  if (f.error) return fail('nodeFilter', f.error);
+  const selection = selectForNode(f, node.metadata?.labels);
+  droppedPeers = selection.droppedPeers;
+  droppedBGPAdvertisements = selection.droppedBGPAdvertisements;
+
+  const own = speakerConfigState(state, namespace, selection);
   let config: Config;
   try {
     config = parseConfig(own, { mode: bgpType });
