@@ -5,6 +5,7 @@
  */
 import type { SpeakerDryRun } from '../speaker/dry-run.ts';
 import type { FRRConfiguration } from '../core/frrk8s/types.ts';
+import { LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE } from '../core/status.ts';
 import { renderTable } from './table.ts';
 import { escapeControl } from './text.ts';
 
@@ -52,8 +53,8 @@ export function renderSpeakerDryRun(r: SpeakerDryRun): string {
   lines.push(`Writes (${r.writes.length}):`);
   if (r.writes.length === 0) lines.push('  none: the cluster already holds what this speaker would write');
   for (const w of r.writes) {
-    const about = (w.body as { metadata?: { labels?: Record<string, string> } } | undefined)?.metadata?.labels;
-    const svc = about ? ` (${about['metallb.io/service-namespace']}/${about['metallb.io/service-name']})` : '';
+    const about = (w.body as { metadata?: { labels?: Record<string, string> } } | undefined)?.metadata?.labels ?? {};
+    const svc = about[LABEL_SERVICE_NAME] ? ` (${about[LABEL_SERVICE_NAMESPACE]}/${about[LABEL_SERVICE_NAME]})` : '';
     lines.push(`  ${w.verb} ${w.kind} ${w.namespace}/${w.name}${svc}`);
   }
   lines.push('');
