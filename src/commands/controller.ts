@@ -16,6 +16,7 @@ import { metallbNamespaceOf, portNumber } from './runtime-options.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { ControllerLoop } from '../controller/loop.ts';
+import type { KubeWriter } from '../controller/writer.ts';
 import { VERSION } from './index.ts';
 
 
@@ -56,7 +57,7 @@ export function registerController(program: Command): void {
     .option('--metrics-port <port>', 'port of the /metrics, /healthz and /readyz server (default 7472; 0 picks a free one)', portNumber)
     .addOption(new Option('--port <port>', "MetalLB's name for --metrics-port").argParser(portNumber).hideHelp())
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
-    .option('--pod-name <name>', 'this pod, named as the reporting instance of events (default: METALLB_POD_NAME)')
+    .option('--pod-name <name>', "this controller's pod (default: METALLB_POD_NAME); accepted as MetalLB's flag: events carry no reporting instance, as MetalLB's")
     .option('--ml-secret-name <name>', 'create the memberlist Secret of this name in --namespace at start-up unless it exists (default: METALLB_ML_SECRET_NAME; none: no Secret)')
     .option('--deployment <name>', "the controller's Deployment in --namespace, owner of the memberlist Secret (default: METALLB_DEPLOYMENT)")
     .addOption(new Option('--write-concurrency <n>', 'Service status writes in flight at once').argParser(positive).default(16))
@@ -88,6 +89,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
 
   const metrics = new ControllerMetrics();
   let loop: ControllerLoop | undefined;
+  let writer: KubeWriter | undefined;
   const host = flags.metricsBindAddress;
   const port = flags.metricsPort ?? flags.port ?? 7472;
   let http;
@@ -107,7 +109,6 @@ async function runController(flags: ControllerFlags): Promise<number> {
     },
   });
   const api = new KubeClient(kc, { maxSockets: flags.writeConcurrency + 4, userAgent: 'metallb-ts-controller' });
-  const podName = flags.podName ?? process.env.METALLB_POD_NAME ?? '';
 
   // MetalLB's main.go: the memberlist Secret before anything is watched; failing exits.
   const mlSecretName = flags.mlSecretName ?? process.env.METALLB_ML_SECRET_NAME ?? '';
@@ -134,6 +135,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
     stopping = (async () => {
       watcher.stop();
       await loop?.stop();
+      await writer?.closeEvents();
       await http.close();
       api.close();
       main.info({ op: 'shutdown', msg: 'controller stopped' });
@@ -160,7 +162,16 @@ async function runController(flags: ControllerFlags): Promise<number> {
       return 0;
     }
     main.info({ op: 'startup', msg: 'caches synced, starting the reconcilers' });
-    loop = new ControllerLoop(watcher, new KubeWriter(api, { component: 'metallb-controller', instance: podName }), {
+    // As MetalLB's: controller-runtime's recorder for "metallb-controller", no source host, so
+    // reportingComponent metallb-controller and an empty reportingInstance.
+    writer = new KubeWriter(api, {
+      component: 'metallb-controller',
+      onEventError: (err, ev, what) => main.error({
+        op: 'recordEvent', reason: ev.reason, service: `${ev.involvedObject.namespace}/${ev.involvedObject.name}`,
+        error: err instanceof Error ? err.message : String(err), msg: what === 'queue' ? 'unable to record event: too many queued events, dropped event' : 'unable to write event',
+      }),
+    });
+    loop = new ControllerLoop(watcher, writer, {
       metallbNamespace: namespace,
       loadBalancerClass: flags.lbClass,
       logger: log,

@@ -21,12 +21,20 @@
  * What the loop reads of a Service is the newest it knows: the object of a write in flight, else
  * the object the last write returned (until the watch delivers that version), else the watch's.
  * A write refused with 409 is retried on a fresh GET, reconciled again.
+ *
+ * Like MetalLB, the update event of the loop's own write reconciles the Service again. A Service
+ * whose reconciles never settle (each write restores an earlier state: see WriteHistory) would
+ * make MetalLB rewrite it forever; the loop writes the repeated state, logs `serviceNeverConverges`
+ * once, and ignores its own writes of that Service until someone changes it (or the
+ * configuration). A full pass that asks for another one is retried with the queue's backoff, as
+ * MetalLB's reprocessAll is, without a limit (a warning after 10 passes in a row). Pool status
+ * writes that fail back off per pool (5 ms doubling to 1000 s).
  */
 import { parseConfig, poolSummary } from '../core/config/index.ts';
 import type { Config } from '../core/config/index.ts';
 import {
-  filteredByLoadBalancerClass, newController, processingOrder, reconcileService, serviceKey, setControllerPools, statusIPs,
-  type ControllerState, type ReconcileOutcome,
+  filteredByLoadBalancerClass, newController, processingOrder, reconcileService, serviceInputs, serviceKey, setControllerPools, statusIPs,
+  statusKept, WriteHistory, type ControllerState, type ReconcileOutcome,
 } from '../core/controller/index.ts';
 import { emptyClusterState, type ClusterState, type IPAddressPool, type KubeObject, type Service } from '../core/kube.ts';
 import { silentLogger, type Logger } from '../log.ts';
@@ -68,6 +76,8 @@ export interface ControllerLoopOptions {
   poolStatusDelayMs?: number;
   /** backoff of failed keys (default controller-runtime's: 5 ms doubling to 1000 s) */
   backoff?: ExponentialBackoff;
+  /** backoff of failed pool status writes, per pool (default controller-runtime's, as MetalLB's PoolStatusReconciler) */
+  poolStatusBackoff?: ExponentialBackoff;
 }
 
 /** Figures the loop keeps for tests and the bench. */
@@ -79,8 +89,11 @@ export interface LoopStats {
   writeErrors: number;
   events: number;
   poolStatusWrites: number;
+  poolStatusErrors: number;
   configLoads: number;
   configErrors: number;
+  /** Services found rewriting themselves forever (see WriteHistory) */
+  cycles: number;
 }
 
 interface Overlay {
@@ -135,7 +148,8 @@ export class ControllerLoop {
   readonly ctrl: ControllerState;
   readonly queue: WorkQueue;
   readonly stats: LoopStats = {
-    reconciles: 0, reloads: 0, serviceWrites: 0, conflicts: 0, writeErrors: 0, events: 0, poolStatusWrites: 0, configLoads: 0, configErrors: 0,
+    reconciles: 0, reloads: 0, serviceWrites: 0, conflicts: 0, writeErrors: 0, events: 0, poolStatusWrites: 0, poolStatusErrors: 0,
+    configLoads: 0, configErrors: 0, cycles: 0,
   };
   private readonly source: StateSource;
   private readonly writer: ControllerWriter;
@@ -161,6 +175,17 @@ export class ControllerLoop {
   private readonly writtenPoolStatus = new Map<string, { sig: string; rv: bigint | null }>();
   private poolTimer: unknown = null;
   private poolFlush: Promise<void> | null = null;
+  private readonly poolBackoff: ExponentialBackoff;
+  /** pools whose status write failed, with their retry timer (a flush skips them until it fires) */
+  private readonly poolRetry = new Map<string, unknown>();
+  /** the writes of each Service since it last changed, to find Services that never settle */
+  private readonly history = new WriteHistory();
+  /** Services that rewrite themselves forever: their inputs when found; their own writes' events are ignored */
+  private readonly cycling = new Map<string, string>();
+  /** consecutive full passes that asked for another one */
+  private reloadRetries = 0;
+  /** Services that asked for another full pass in the last one */
+  private reprocessAsked: string[] = [];
   private worker: Promise<void> | null = null;
   private stopped = false;
   private readonly idleWaiters: Array<() => void> = [];
@@ -176,6 +201,7 @@ export class ControllerLoop {
     this.writeConcurrency = opts.writeConcurrency ?? 16;
     this.conflictRetries = opts.conflictRetries ?? 5;
     this.poolStatusDelayMs = opts.poolStatusDelayMs ?? 100;
+    this.poolBackoff = opts.poolStatusBackoff ?? new ExponentialBackoff();
     const m = this.metrics;
     this.queue = new WorkQueue({
       clock: this.clock,
@@ -223,6 +249,8 @@ export class ControllerLoop {
     this.stopped = true;
     this.queue.shutDown();
     if (this.poolTimer !== null) this.clock.clearTimeout(this.poolTimer);
+    for (const t of this.poolRetry.values()) this.clock.clearTimeout(t);
+    this.poolRetry.clear();
     for (const w of this.writeSlotWaiters.splice(0)) w();
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<void>((r) => { timer = setTimeout(r, timeoutMs); timer.unref?.(); });
@@ -237,7 +265,7 @@ export class ControllerLoop {
   }
 
   private isIdle(): boolean {
-    return this.queue.idle && this.writesInFlight.size === 0 && this.poolTimer === null && this.poolFlush === null;
+    return this.queue.idle && this.writesInFlight.size === 0 && this.poolTimer === null && this.poolFlush === null && this.poolRetry.size === 0;
   }
 
   private checkIdle(): void {
@@ -261,6 +289,15 @@ export class ControllerLoop {
           if (ov?.written && caughtUp(svc, ov.written)) delete ov.written;
         }
         if (ov && !ov.pending && !ov.written) this.overlay.delete(key);
+        const cycleInputs = this.cycling.get(key);
+        if (cycleInputs !== undefined) {
+          // A Service that never settles: its own writes do not trigger another reconcile; a change
+          // of what the controller does not write (or a delete) ends that.
+          if (c.type !== 'delete' && serviceInputs(svc) === cycleInputs) break;
+          this.cycling.delete(key);
+          this.history.reset(key);
+        }
+        if (c.type === 'delete') this.history.reset(key);
         this.queue.add(key);
         break;
       }
@@ -314,9 +351,19 @@ export class ControllerLoop {
           const retry = await this.reprocessAll();
           if (retry) {
             this.log.info({ controller: 'ServiceReconciler - reprocessAll', event: 'force service reload' });
+            this.reloadRetries++;
+            // MetalLB retries a full pass as long as one asks for it, with no limit (the backoff
+            // grows to 1000 s); say so when it goes on.
+            if (this.reloadRetries >= 10 && (this.reloadRetries & (this.reloadRetries - 1)) === 0) {
+              this.log.warn({
+                controller: 'ServiceReconciler - reprocessAll', passes: this.reloadRetries, services: this.reprocessAsked.slice(0, 20),
+                msg: 'full passes keep asking for another one (a Service asks to reprocess all, or a write fails); retrying with backoff, as MetalLB does',
+              });
+            }
             this.queue.addRateLimited(key);
             this.metrics?.reconcileTotal.inc({ controller: 'service', result: 'requeue' });
           } else {
+            this.reloadRetries = 0;
             this.queue.forget(key);
             this.initialLoadPerformed = true;
             this.metrics?.reconcileTotal.inc({ controller: 'service', result: 'success' });
@@ -370,6 +417,9 @@ export class ControllerLoop {
     }
     const removed = this.metrics?.poolNames.filter((p) => !config.pools.has(p)) ?? [];
     const result = setControllerPools(this.ctrl, config.pools.values());
+    // Another configuration may let a never-settling Service settle: watch them all again.
+    this.history.reset();
+    this.cycling.clear();
     for (const p of removed) this.metrics?.deletePool(p);
     this.configSignature = signature;
     this.stats.configLoads++;
@@ -427,17 +477,21 @@ export class ControllerLoop {
     let retry = false;
     // Allocations of Services that are gone (deleted while no pass could see it): release them first.
     for (const key of this.ctrl.allocator.allocatedServices()) {
-      if (!this.services.has(key) && this.reconcile(key, null).result === 'reprocessAll') retry = true;
+      if (!this.services.has(key) && this.reconcile(key, null, true).result === 'reprocessAll') retry = true;
     }
     const all: Service[] = [];
     for (const key of this.services.keys()) all.push(this.view(key)!);
     const writes: Array<Promise<boolean>> = [];
-    for (const svc of processingOrder(all)) {
+    this.reprocessAsked = [];
+    for (const svc of processingOrder(all, (s) => statusKept(this.ctrl, serviceKey(s), s))) {
       if (this.stopped) return false;
       if (filteredByLoadBalancerClass(svc, this.lbClass)) continue;
       const key = serviceKey(svc);
-      const out = this.reconcile(key, svc);
-      if (out.result === 'reprocessAll') retry = true;
+      const out = this.reconcile(key, svc, true);
+      if (out.result === 'reprocessAll') {
+        retry = true;
+        this.reprocessAsked.push(key);
+      }
       if (out.write) {
         writes.push(out.write);
         await this.writeSlot();
@@ -457,23 +511,24 @@ export class ControllerLoop {
    * Runs the core on one Service and applies the outcome: events, logs, and the write (started
    * here, resolved to false when it failed and the key must be retried).
    */
-  private reconcile(key: string, svc: Service | null): { result: ReconcileOutcome['result']; write?: Promise<boolean> } {
+  private reconcile(key: string, svc: Service | null, inPass = false): { result: ReconcileOutcome['result']; write?: Promise<boolean> } {
     this.stats.reconciles++;
     const log = this.log.with({ caller: 'main.go', service: key });
     const hadAllocation = this.ctrl.allocator.poolOf(key) !== null;
     const out = reconcileService(this.ctrl, key, svc);
-    this.report(log, key, svc, out, hadAllocation);
+    this.report(log, key, svc, out, hadAllocation, inPass);
     if (!svc || !out.updated || !out.service) return { result: out.result };
     if (storesSame(svc, out.service)) {
       log.debug({ event: 'noChange', msg: 'service converged, no change (the API server already stores this)' });
       return { result: out.result };
     }
+    this.noteWrite(key, out.service, log);
     const write = this.startWrite(key, svc, out.service, log);
     return { result: out.result, write };
   }
 
   /** Events and log lines of one outcome (MetalLB's Infof/Errorf and level.*.Log calls). */
-  private report(log: Logger, key: string, svc: Service | null, out: ReconcileOutcome, hadAllocation: boolean): void {
+  private report(log: Logger, key: string, svc: Service | null, out: ReconcileOutcome, hadAllocation: boolean, inPass = false): void {
     if (svc === null) {
       if (hadAllocation) log.info({ event: 'serviceDeleted', msg: 'service deleted' });
     } else {
@@ -492,10 +547,24 @@ export class ControllerLoop {
         this.metrics?.updateErrors.inc();
       }
     }
-    if (out.result === 'reprocessAll') {
+    // A single Service's reconcile asks for a full pass (MetalLB's forceReload); within a full
+    // pass the answer only makes that pass retry (MetalLB's reprocessAll sets `retry`).
+    if (out.result === 'reprocessAll' && !inPass) {
       log.info({ controller: 'ServiceReconciler', event: 'force service reload' });
       this.queue.add(RELOAD_KEY);
     }
+  }
+
+  /** Remembers a write; when it restores an earlier state of a Service that did not change, the Service never settles. */
+  private noteWrite(key: string, desired: Service, log: Logger): void {
+    const cycle = this.history.record(key, desired);
+    if (!cycle || this.cycling.has(key)) return;
+    this.cycling.set(key, serviceInputs(desired));
+    this.stats.cycles++;
+    log.error({
+      event: 'serviceNeverConverges', states: cycle.states,
+      msg: "each reconcile of this Service writes the next of these states, and each write triggers another reconcile: MetalLB's controller rewrites it forever; metallb-ts writes this state and ignores its own writes of the Service until it changes",
+    });
   }
 
   private emit(svc: Service, e: { type: 'Normal' | 'Warning'; reason: string; message: string }): void {
@@ -566,6 +635,7 @@ export class ControllerLoop {
           }
           cur = fresh;
           want = again.service;
+          this.noteWrite(key, want, log);
           this.overlay.get(key)!.pending = want;
         }
       }
@@ -637,6 +707,8 @@ export class ControllerLoop {
     this.poolFlush = (async () => {
       for (const name of names) {
         if (this.stopped) break;
+        // Backing off after a failed write: the retry writes the counts of then.
+        if (this.poolRetry.has(name)) continue;
         await this.writePoolStatus(name);
       }
     })().finally(() => {
@@ -645,23 +717,34 @@ export class ControllerLoop {
     });
   }
 
+  /**
+   * Writes one pool's status (PoolStatusReconciler). A failure other than a conflict (say a
+   * missing RBAC rule) is retried after the pool's backoff — 5 ms doubling to 1000 s, as
+   * controller-runtime requeues MetalLB's reconciler — and not on every change meanwhile.
+   */
   private async writePoolStatus(name: string): Promise<void> {
     let pool = this.pools.get(name);
     if (!pool) return;
     const counts = this.ctrl.allocator.counters(name);
     const sig = `${pool.metadata?.uid}|${counts.assignedIPv4}|${counts.assignedIPv6}|${counts.availableIPv4}|${counts.availableIPv6}`;
-    if (sameCounts(pool.status as Record<string, unknown> | undefined, counts) || this.writtenPoolStatus.get(name)?.sig === sig) return;
+    if (sameCounts(pool.status as Record<string, unknown> | undefined, counts) || this.writtenPoolStatus.get(name)?.sig === sig) {
+      this.poolBackoff.forget(name);
+      return;
+    }
     for (let attempt = 0; attempt < this.conflictRetries; attempt++) {
       try {
         const stored = await this.writer.writePoolStatus(pool, counts);
         this.stats.poolStatusWrites++;
         this.writtenPoolStatus.set(name, { sig, rv: rvNumber(stored) });
+        this.poolBackoff.forget(name);
         return;
       } catch (err) {
         if (err instanceof NotFoundError) return;
         if (!(err instanceof ConflictError)) {
-          this.log.error({ controller: 'PoolStatusReconciler', pool: name, error: err, msg: 'failed to update the pool status' });
-          this.poolChanged(name);
+          this.stats.poolStatusErrors++;
+          const delayMs = this.poolBackoff.when(name);
+          this.log.error({ controller: 'PoolStatusReconciler', pool: name, error: err, retryInMs: delayMs, msg: 'failed to update the pool status' });
+          this.retryPool(name, delayMs);
           return;
         }
         const fresh = await this.writer.readPool(this.ns, name).catch(() => null);
@@ -670,5 +753,14 @@ export class ControllerLoop {
         if (sameCounts(pool.status as Record<string, unknown> | undefined, counts)) return;
       }
     }
+  }
+
+  private retryPool(name: string, delayMs: number): void {
+    if (this.stopped || this.poolRetry.has(name)) return;
+    this.poolRetry.set(name, this.clock.setTimeout(() => {
+      this.poolRetry.delete(name);
+      this.poolChanged(name);
+      this.checkIdle();
+    }, delayMs));
   }
 }

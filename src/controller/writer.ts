@@ -6,6 +6,7 @@
 import type { IPAddressPool, Service } from '../core/kube.ts';
 import type { ControllerEvent } from '../core/controller/index.ts';
 import { httpStatusOf, MERGE_PATCH, type KubeClient } from '../kube/client.ts';
+import { EventRecorder, kubeEventSink, type EventRecorderOptions, type KubeEvent } from '../kube/events.ts';
 import { corePath, metallbPath } from './api.ts';
 
 /** MetalLB's IPAddressPool status (counts; bigint because IPv6 pools reach 2^63-1). */
@@ -42,7 +43,7 @@ export interface ControllerWriter {
   writeService(base: Service, desired: Service): Promise<Service>;
   /** The current Service, or null when it does not exist. */
   readService(namespace: string, name: string): Promise<Service | null>;
-  /** Records `event` on `svc` (best effort: errors are for logging only). */
+  /** Records `event` on `svc` (best effort: never blocks on the API; errors are for logging only). */
   recordEvent(svc: Service, event: ControllerEvent): Promise<void>;
   /**
    * Writes `counts` as the status of `pool` (precondition: its resourceVersion). Resolves to the stored object.
@@ -66,21 +67,21 @@ function sameAnnotations(a: Record<string, string> | undefined, b: Record<string
   return ka.every((k) => Object.hasOwn(b ?? {}, k) && (b ?? {})[k] === (a ?? {})[k]);
 }
 
-/** Key of an event series, as client-go's EventCorrelator aggregates them. */
-function eventKey(svc: Service, e: ControllerEvent): string {
-  return JSON.stringify([svc.metadata?.namespace, svc.metadata?.name, svc.metadata?.uid, e.type, e.reason, e.message]);
-}
-
 /** Options of KubeWriter. */
 export interface KubeWriterOptions {
   /** `source.component` and `reportingComponent` of events (MetalLB: `metallb-controller`) */
   component?: string;
-  /** `reportingInstance` / `source.host` of events (the pod or host name), default "" */
+  /**
+   * `source.host` and `reportingInstance` of events. MetalLB's controller records with
+   * controller-runtime's recorder, whose source has no host: both stay empty (the default).
+   */
   instance?: string;
   /** clock for event timestamps (default Date.now) */
   now?: () => number;
-  /** event series remembered for count aggregation (default 4096, like client-go's LRU) */
-  eventCacheSize?: number;
+  /** failures to write an event (logged by the caller) */
+  onEventError?: (err: unknown, ev: KubeEvent, what: string) => void;
+  /** options of the event recorder (tests: shorter retry waits) */
+  events?: Partial<EventRecorderOptions>;
 }
 
 /**
@@ -89,25 +90,26 @@ export interface KubeWriterOptions {
  *   annotations (MetalLB's `UpdateStatus`; the Service status strategy keeps metadata changes); if
  *   the stored annotations still differ (an API server that ignores metadata on /status), a merge
  *   patch of `metadata.annotations` with the resourceVersion as precondition follows.
- * - Events: core/v1 Events named `<service>.<hex nanoseconds>` with `source.component`, counted
- *   like client-go's recorder: a repeat of the same type/reason/message on the same Service
- *   patches `count` and `lastTimestamp` of the earlier Event instead of creating one.
+ * - Events: client-go's recorder (src/kube/events.ts): core/v1 Events named
+ *   `<service>.<hex nanoseconds>`, written one at a time and correlated as client-go does — a
+ *   repeat of the same type/reason/message on the same Service patches `count`, `lastTimestamp`
+ *   (and `message`) of the earlier Event instead of creating one, also within a burst.
  * - IPAddressPool: `PUT .../ipaddresspools/<name>/status` (int64 counts written exactly).
  */
 export class KubeWriter implements ControllerWriter {
   private readonly api: KubeClient;
-  private readonly component: string;
-  private readonly instance: string;
-  private readonly now: () => number;
-  private readonly series = new Map<string, { namespace: string; name: string; count: number; first: string }>();
-  private readonly cacheSize: number;
+  /** The Event recorder (client-go's broadcaster and correlator). */
+  readonly events: EventRecorder;
 
   constructor(api: KubeClient, opts: KubeWriterOptions = {}) {
     this.api = api;
-    this.component = opts.component ?? 'metallb-controller';
-    this.instance = opts.instance ?? '';
-    this.now = opts.now ?? Date.now;
-    this.cacheSize = opts.eventCacheSize ?? 4096;
+    this.events = new EventRecorder(kubeEventSink(api), {
+      component: opts.component ?? 'metallb-controller',
+      ...(opts.instance ? { host: opts.instance } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
+      ...(opts.onEventError ? { onError: opts.onEventError } : {}),
+      ...(opts.events ?? {}),
+    });
   }
 
   async writeService(base: Service, desired: Service): Promise<Service> {
@@ -158,44 +160,17 @@ export class KubeWriter implements ControllerWriter {
     return this.getOrNull<Service>(corePath(namespace, 'services', name));
   }
 
-  async recordEvent(svc: Service, e: ControllerEvent): Promise<void> {
-    const namespace = svc.metadata?.namespace ?? 'default';
-    const key = eventKey(svc, e);
-    const nowIso = new Date(this.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const prev = this.series.get(key);
-    if (prev) {
-      this.series.delete(key);
-      this.series.set(key, prev); // LRU order
-      try {
-        await this.api.request({
-          method: 'PATCH', path: corePath(prev.namespace, 'events', prev.name), contentType: MERGE_PATCH,
-          body: { count: prev.count + 1, lastTimestamp: nowIso },
-        });
-        prev.count++;
-        return;
-      } catch (err) {
-        if (httpStatusOf(err) !== 404) throw err;
-        this.series.delete(key); // expired (events have a TTL): start a new series
-      }
-    }
-    const name = `${svc.metadata?.name ?? 'service'}.${(BigInt(this.now()) * 1_000_000n + BigInt(process.hrtime.bigint() % 1_000_000n)).toString(16)}`;
-    await this.api.request({
-      method: 'POST', path: corePath(namespace, 'events'),
-      body: {
-        apiVersion: 'v1', kind: 'Event',
-        metadata: { name, namespace },
-        involvedObject: {
-          apiVersion: 'v1', kind: 'Service', namespace, name: svc.metadata?.name,
-          uid: svc.metadata?.uid, resourceVersion: svc.metadata?.resourceVersion,
-        },
-        reason: e.reason, message: e.message, type: e.type,
-        source: { component: this.component, ...(this.instance ? { host: this.instance } : {}) },
-        firstTimestamp: nowIso, lastTimestamp: nowIso, count: 1,
-        reportingComponent: this.component, reportingInstance: this.instance,
-      },
-    });
-    this.series.set(key, { namespace, name, count: 1, first: nowIso });
-    if (this.series.size > this.cacheSize) this.series.delete(this.series.keys().next().value!);
+  recordEvent(svc: Service, e: ControllerEvent): Promise<void> {
+    this.events.record({ apiVersion: 'v1', kind: 'Service', metadata: svc.metadata ?? {} }, e.type, e.reason, e.message);
+    return Promise.resolve();
+  }
+
+  /** Waits (at most `timeoutMs`) for the queued events, then drops the rest. */
+  async closeEvents(timeoutMs = 2000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.events.idle(), new Promise<void>((r) => { timer = setTimeout(r, timeoutMs); timer.unref?.(); })]);
+    clearTimeout(timer);
+    await this.events.close();
   }
 
   async writePoolStatus(pool: IPAddressPool, counts: PoolStatusCounts): Promise<IPAddressPool> {

@@ -169,6 +169,20 @@ describe('metallb-ts controller against a real API server', () => {
     return list.items;
   }
 
+  type CoreEvent = Awaited<ReturnType<typeof eventsOf>>[number];
+  /**
+   * The Service's events once `ready` says they are complete. The controller writes Events one at
+   * a time, as client-go's recorder does, so they trail the status writes.
+   */
+  async function eventsWhen(ns: string, name: string, ready: (events: CoreEvent[]) => boolean, timeoutMs = 30_000): Promise<CoreEvent[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const events = await eventsOf(ns, name);
+      if (ready(events) || Date.now() > deadline) return events;
+      await tick(200);
+    }
+  }
+
   before(async () => {
     cluster = await startTestCluster({ namespaces: [NS, 'team-a', 'team-b'] });
     api = new KubeClient(cluster.kubeConfig, { maxSockets: 16 });
@@ -236,12 +250,25 @@ describe('metallb-ts controller against a real API server', () => {
     await waitReady(controller);
 
     // events: IPAllocated on an allocated Service, AllocationFailed (Warning) on a pending one
-    const ok = await eventsOf('default', 'fixed-ip');
+    const ok = await eventsWhen('default', 'fixed-ip', (e) => e.length > 0);
     assert.deepEqual(ok.map((e) => [e.type, e.reason, e.message, e.source.component]),
       [['Normal', 'IPAllocated', 'Assigned IP ["203.0.113.200"]', 'metallb-controller']]);
-    const failed = await eventsOf('default', 'small-5');
+    const failed = await eventsWhen('default', 'small-5', (e) => e.some((x) => x.reason === 'AllocationFailed'));
     assert.ok(failed.some((e) => e.type === 'Warning' && e.reason === 'AllocationFailed' && /Failed to allocate IP for "default\/small-5"/.test(e.message)),
       JSON.stringify(failed));
+    // The bulk start: one Event per Service and distinct message, repeats counted in it (client-go's
+    // correlator), never two Events with count 1 for the same thing; MetalLB's recorder fields.
+    let all: any[] = [];
+    for (let prev = -1, until = Date.now() + 30_000; Date.now() < until; await tick(500)) {
+      all = (await get<{ items: any[] }>(`/api/v1/events?fieldSelector=${encodeURIComponent('involvedObject.kind=Service')}`)).items;
+      const total = all.reduce((n, e) => n + e.count, 0);
+      if (total === prev) break;
+      prev = total;
+    }
+    const ids = all.map((e) => JSON.stringify([e.involvedObject.namespace, e.involvedObject.name, e.type, e.reason, e.message]));
+    assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'identical events are one Event with a count');
+    assert.ok(all.length >= 199, `${all.length} Events`);
+    for (const e of all) assert.deepEqual([e.source, e.reportingComponent, e.reportingInstance ?? ''], [{ component: 'metallb-controller' }, 'metallb-controller', '']);
 
     // pool status counters and /metrics follow the dry run's pool figures
     await tick(500);
@@ -282,7 +309,7 @@ describe('metallb-ts controller against a real API server', () => {
     await waitConverged(expected, controller!);
     await tick(500);
     assert.equal((await poolStatus('pool-small')).assignedIPv4, 4);
-    const events = await eventsOf('default', taker.service.split('/')[1]!);
+    const events = await eventsWhen('default', taker.service.split('/')[1]!, (e) => e.some((x) => x.reason === 'IPAllocated'));
     const failedSeries = events.find((e) => e.reason === 'AllocationFailed');
     assert.ok(failedSeries && failedSeries.count >= 2, `repeated AllocationFailed events are counted in one Event: ${JSON.stringify(events.map((e) => [e.reason, e.count]))}`);
     assert.ok(events.some((e) => e.reason === 'IPAllocated' && e.message === `Assigned IP ${JSON.stringify(freed)}`));
@@ -306,7 +333,7 @@ describe('metallb-ts controller against a real API server', () => {
     for (const [key, a] of before) {
       if (!moved.includes(key)) assert.equal(now.get(key)!.rv, a.rv, `${key} was not written`);
     }
-    const events = await eventsOf(moved[0]!.split('/')[0]!, moved[0]!.split('/')[1]!);
+    const events = await eventsWhen(moved[0]!.split('/')[0]!, moved[0]!.split('/')[1]!, (e) => e.some((x) => x.reason === 'ClearAssignment'));
     assert.ok(events.some((e) => e.reason === 'ClearAssignment' && e.type === 'Normal'), JSON.stringify(events.map((e) => e.reason)));
     await tick(500);
     const st = await poolStatus('pool-a');

@@ -14,17 +14,22 @@ function config(...pools: Pool[]): Config {
   return { pools: new Map(pools.map((p) => [p.name, p])), peers: new Map(), bfdProfiles: new Map(), poolsByNamespace: new Map(), poolsByServiceSelector: [] };
 }
 
-function svc(ns: string, name: string, opts: { ip?: string; created?: string; lbClass?: string; type?: string; annotations?: Record<string, string>; ports?: number[]; lbIP?: string } = {}): Service {
+function svc(ns: string, name: string, opts: {
+  ip?: string; ips?: string[]; created?: string; lbClass?: string; type?: string; annotations?: Record<string, string>; ports?: number[]; lbIP?: string;
+  clusterIPs?: string[]; policy?: string;
+} = {}): Service {
+  const ips = opts.ips ?? (opts.ip ? [opts.ip] : undefined);
   return {
     apiVersion: 'v1', kind: 'Service',
     metadata: { namespace: ns, name, ...(opts.created ? { creationTimestamp: opts.created } : {}), ...(opts.annotations ? { annotations: opts.annotations } : {}) },
     spec: {
-      type: opts.type ?? 'LoadBalancer', clusterIPs: ['10.96.0.10'],
+      type: opts.type ?? 'LoadBalancer', clusterIPs: opts.clusterIPs ?? ['10.96.0.10'],
+      ...(opts.policy ? { ipFamilyPolicy: opts.policy } : {}),
       ...(opts.lbClass ? { loadBalancerClass: opts.lbClass } : {}),
       ...(opts.lbIP ? { loadBalancerIP: opts.lbIP } : {}),
       ports: (opts.ports ?? [80]).map((port) => ({ protocol: 'TCP', port })),
     },
-    ...(opts.ip ? { status: { loadBalancer: { ingress: [{ ip: opts.ip }] } } } : {}),
+    ...(ips ? { status: { loadBalancer: { ingress: ips.map((ip) => ({ ip })) } } } : {}),
   };
 }
 
@@ -104,9 +109,10 @@ test('sharing services converge in passes and share one address', () => {
   const share = { 'metallb.io/allow-shared-ip': 'web' };
   const r = allocateAll(cfg, [svc('a', 'http', { annotations: share, ports: [80] }), svc('a', 'https', { annotations: share, ports: [443] })]);
   assert.deepEqual(r.services.map((s) => s.ips), [['192.0.2.0'], ['192.0.2.0']]);
-  // MetalLB asks to reprocess all (the allocation key changed), but every Service converged in the
-  // first pass, which is a fixed point: no second pass is needed.
-  assert.equal(r.passes, 1);
+  // The allocation keys changed ("" -> "web"): MetalLB's reprocessAll runs a second pass, in which
+  // nothing asks for a third.
+  assert.equal(r.passes, 2);
+  assert.equal(r.passLimitReached, undefined);
   assert.equal(r.pools[0].inUse, 1);
 });
 
@@ -143,4 +149,116 @@ test('reconcile failure carries the allocator reason and MetalLB event text', ()
   assert.deepEqual(out.events.map((e) => [e.type, e.reason, e.message]), [['Warning', 'AllocationFailed', 'Failed to allocate IP for "a/two": no available IPs']]);
   assert.equal(out.failure?.reason?.kind, 'noPoolAvailable');
   assert.equal(out.updated, false);
+});
+
+// ------------------------------------------------------------------------------- restart order
+
+test('a shrunk pool: Services still inside keep their addresses, those outside get what is left (restart order)', () => {
+  // lab was 192.0.2.0/29; now /30. c..f hold the four addresses left; a and b hold .4 and .5.
+  const cfg = config(pool('lab', { addresses: ['192.0.2.0/30'] }));
+  const services = [
+    svc('default', 'a-moved', { ip: '192.0.2.4' }), svc('default', 'b-moved', { ip: '192.0.2.5' }),
+    svc('default', 'c-kept', { ip: '192.0.2.0' }), svc('default', 'd-kept', { ip: '192.0.2.1' }),
+    svc('default', 'e-kept', { ip: '192.0.2.2' }), svc('default', 'f-kept', { ip: '192.0.2.3' }),
+  ];
+  const r = allocateAll(cfg, services);
+  const by = Object.fromEntries(r.services.map((s) => [s.service.slice('default/'.length), s]));
+  assert.deepEqual(r.services.map((s) => s.service.slice('default/'.length)), ['c-kept', 'd-kept', 'e-kept', 'f-kept', 'a-moved', 'b-moved'],
+    'among Services with one address, those keeping theirs come first');
+  for (const k of ['c-kept', 'd-kept', 'e-kept', 'f-kept']) {
+    assert.deepEqual(by[k]!.ips, services.find((s) => s.metadata!.name === k)!.status!.loadBalancer!.ingress!.map((i) => i.ip), `${k} keeps its address`);
+    assert.deepEqual(by[k]!.events, []);
+    assert.match(by[k]!.nondeterministic ?? '', /^after a restart MetalLB may process default\/a-moved, default\/b-moved \(which must re-allocate\) before this Service; one of them may then take 192\.0\.2\.\d and this Service lose it$/);
+    assert.doesNotMatch(by[k]!.nondeterministic ?? '', /also claimed/, 'no status claims another one\'s address');
+  }
+  for (const k of ['a-moved', 'b-moved']) {
+    assert.deepEqual(by[k]!.ips, []);
+    assert.equal(by[k]!.error, 'no available IPs');
+    assert.deepEqual(by[k]!.events.map((e) => e.reason), ['ClearAssignment', 'AllocationFailed']);
+    assert.equal(by[k]!.events[0]!.cause?.kind, 'notAllowedInConfig');
+    assert.match(by[k]!.nondeterministic ?? '', /^its status address is no longer allowed; after a restart MetalLB processes Services with 1 status address in random order, and coming before default\/c-kept, default\/d-kept, default\/e-kept and 1 more it may take 192\.0\.2\.0, 192\.0\.2\.1, 192\.0\.2\.2 and 1 more from them$/);
+  }
+  assert.equal(r.passes, 1);
+});
+
+test('a shrunk pool with room left: the moved Service takes a free address, nothing is flagged', () => {
+  const cfg = config(pool('lab', { addresses: ['192.0.2.0/30'] }));
+  const r = allocateAll(cfg, [svc('default', 'a-moved', { ip: '192.0.2.4' }), svc('default', 'c-kept', { ip: '192.0.2.2' })]);
+  assert.deepEqual(r.services.map((s) => [s.service, s.ips, s.nondeterministic]), [
+    ['default/c-kept', ['192.0.2.2'], undefined],
+    ['default/a-moved', ['192.0.2.0'], undefined],
+  ]);
+});
+
+// ------------------------------------------------------------------------------ nondeterminism
+
+const nondeterminismCases: Array<{ name: string; pools: Pool[]; services: Service[]; flagged: Record<string, RegExp | undefined> }> = [
+  {
+    name: 'pools pinned by selector at one priority: deterministic (the last by name)',
+    pools: [pool('a', { addresses: ['10.0.1.0/30'], serviceAllocation: { serviceSelectors: [{ matchLabels: {} }] } }),
+      pool('b', { addresses: ['10.0.2.0/30'], serviceAllocation: { serviceSelectors: [{ matchLabels: {} }] } })],
+    services: [svc('x', 'one'), svc('x', 'two')],
+    flagged: { 'x/one': undefined, 'x/two': undefined },
+  },
+  {
+    name: 'two generic pools: each allocation is a map-order choice',
+    pools: [pool('g1', { addresses: ['10.0.1.0/30'] }), pool('g2', { addresses: ['10.0.2.0/30'] })],
+    services: [svc('x', 'one', { created: '2020-01-01T00:00:00Z' })],
+    flagged: { 'x/one': /pools g1, g2 could each be chosen/ },
+  },
+  {
+    name: 'a later Service walking a pool a random choice touched is affected; one in another pool is not',
+    pools: [pool('g1', { addresses: ['10.0.1.0/30'] }), pool('g2', { addresses: ['10.0.2.0/30'] }),
+      pool('manual', { addresses: ['10.0.1.0/30'], autoAssign: false }), pool('other', { addresses: ['10.0.3.0/30'], autoAssign: false })],
+    services: [
+      svc('x', 'first', { created: '2020-01-01T00:00:00Z' }),
+      svc('x', 'second', { created: '2020-01-02T00:00:00Z', annotations: { 'metallb.io/address-pool': 'g2' } }),
+      svc('x', 'third', { created: '2020-01-03T00:00:00Z', annotations: { 'metallb.io/address-pool': 'other' } }),
+      svc('x', 'fourth', { created: '2020-01-04T00:00:00Z', lbIP: '10.0.2.3' }),
+    ],
+    flagged: {
+      'x/first': /pools g1, g2 could each be chosen/,
+      'x/second': /its addresses depend on x\/first's random pool choice/,
+      'x/third': undefined,
+      'x/fourth': undefined,
+    },
+  },
+  {
+    name: 'a requested address the random Service could have taken is affected',
+    pools: [pool('g1', { addresses: ['10.0.1.0/30'] }), pool('g2', { addresses: ['10.0.2.0/30'] })],
+    services: [svc('x', 'first', { created: '2020-01-01T00:00:00Z' }), svc('x', 'wants', { created: '2020-01-02T00:00:00Z', lbIP: '10.0.2.0' })],
+    flagged: { 'x/first': /could each be chosen/, 'x/wants': /depend on x\/first's random pool choice/ },
+  },
+];
+for (const c of nondeterminismCases) {
+  test(`nondeterministic: ${c.name}`, () => {
+    const r = allocateAll(config(...c.pools), c.services);
+    for (const [key, want] of Object.entries(c.flagged)) {
+      const s = r.services.find((o) => o.service === key)!;
+      if (want === undefined) assert.equal(s.nondeterministic, undefined, `${key}: ${s.nondeterministic}`);
+      else assert.match(s.nondeterministic ?? '<none>', want, key);
+    }
+  });
+}
+
+// ------------------------------------------------------------------------- passes and messages
+
+test('reprocessing stops at maxPasses and says so', () => {
+  const cfg = config(pool('p', { addresses: ['192.0.2.0/30'] }));
+  const share = { 'metallb.io/allow-shared-ip': 'web' };
+  const r = allocateAll(cfg, [svc('a', 'http', { annotations: share, ports: [80] })], { maxPasses: 1 });
+  assert.equal(r.passes, 1);
+  assert.equal(r.passLimitReached, true);
+});
+
+test('PreferDualStack: adding the missing family from a pool without it says ["<addr>" "<nil>"] is not allowed', () => {
+  const cfg = config(pool('v4', { addresses: ['192.0.2.0/30'] }));
+  const s = svc('a', 'dual', { ip: '192.0.2.1', clusterIPs: ['10.96.0.10', 'fd00::10'], policy: 'PreferDualStack' });
+  const [out] = allocateAll(cfg, [s]).services;
+  assert.deepEqual(out!.ips, ['192.0.2.1']);
+  assert.deepEqual(out!.events.map((e) => [e.type, e.reason, e.message]), [
+    ['Normal', 'AdditionalAssignFailed', 'cannot assign additional IP in PreferDualStack: ["192.0.2.1" "<nil>"] is not allowed in config'],
+  ]);
+  assert.deepEqual(out!.events[0]!.cause, { kind: 'poolLacksFamily', pool: 'v4', family: 'ipv6', ips: ['192.0.2.1', '<nil>'], available: ['ipv4'] });
+  assert.equal(out!.error, null);
 });

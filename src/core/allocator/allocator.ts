@@ -15,18 +15,23 @@
  * The first passing address of a range is the minimum of the three, which is exactly the address
  * MetalLB's linear walk returns.
  *
- * Where MetalLB walks a Go map (pool owning an address, order of equal-priority pools, generic
- * pools) this allocator uses pool-name order, and reports the other equally eligible pools in
- * `AllocationResult.tiedPools`.
+ * Where MetalLB walks a Go map (the pool owning an address, its per-namespace pool lists, the
+ * generic pools) this allocator uses pool-name order, and reports the other pools some map order
+ * would have chosen in `AllocationResult.tiedPools`. The pinned pools are ordered by MetalLB's
+ * `sortPools` exactly as Go's sort.Slice moves them (gosort.ts), which is deterministic.
  */
 import type { Pool } from '../config/types.ts';
 import { type IP, type IPFamily, formatIP, to16, cidrLast } from '../ip.ts';
 import { OrderedMap, IntervalSet } from './ordered.ts';
+import { goSortSlice, sortPoolsLess } from './gosort.ts';
 import { AllocationError } from './errors.ts';
 import type {
   AllocRequest, AllocationFailure, AllocationResult, Capacity, Family, Port, PoolAttempt, PoolCounters,
   PoolRefusal, SharingConflict,
 } from './types.ts';
+
+/** How Go prints a nil net.IP (`%q` of `[]net.IP{nil}` is `["<nil>"]`). */
+export const NIL_IP = '<nil>';
 
 /** math.MaxInt64: MetalLB's capacity for an IPv6 block of 2^62 addresses or more. */
 export const MAX_INT64 = 9223372036854775807n;
@@ -73,6 +78,51 @@ interface Candidates {
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; failure: AllocationFailure };
+
+/** Answers "which pool would findBestPoolForService pick" for any order of one phase's pools. */
+interface Chooser {
+  /** 0: has what the family needs; 1/2: PreferDualStack fallback with the primary/secondary family; undefined: unusable. */
+  tierOf(e: PoolEntry): 0 | 1 | 2 | undefined;
+  /** The pool MetalLB's loop picks walking `order`. */
+  first(order: readonly PoolEntry[]): PoolEntry | undefined;
+  /** The pools it may pick when `pools` come in any order (Go map order). */
+  anyOrder(pools: readonly PoolEntry[]): ReadonlySet<PoolEntry>;
+  /** The addresses the service would get from pool `e` (canonical), [] if none. */
+  selection(e: PoolEntry): string[];
+}
+
+/** Beyond this many namespace pools for one Service, their 8!+ orders are not tried one by one. */
+const MAX_PERMUTED_NAMESPACE_POOLS = 7;
+
+function priorityOf(p: PoolEntry): number {
+  return p.pool.serviceAllocation?.priority ?? 0;
+}
+
+/** MetalLB's `sortPools` on a copy: Go's sort.Slice with its comparator. */
+function sortPools(list: PoolEntry[]): PoolEntry[] {
+  goSortSlice(list, (a, b) => sortPoolsLess(priorityOf(a), priorityOf(b)));
+  return list;
+}
+
+/** Every permutation of `items` (Heap's algorithm), lazily. */
+function* permutations<T>(items: readonly T[]): Generator<T[]> {
+  const a = [...items];
+  const c = a.map(() => 0);
+  yield [...a];
+  let i = 0;
+  while (i < a.length) {
+    if (c[i]! < i) {
+      const j = i % 2 === 0 ? 0 : c[i]!;
+      [a[j], a[i]] = [a[i]!, a[j]!];
+      yield [...a];
+      c[i]!++;
+      i = 0;
+    } else {
+      c[i] = 0;
+      i++;
+    }
+  }
+}
 
 const V4_MAPPED = 0xffffn << 32n;
 
@@ -194,6 +244,8 @@ export class Allocator {
   /** pool -> address -> number of allocations (attributed to the pool) holding it. */
   private readonly inUse = new Map<string, Map<bigint, number>>();
   private notifications = 0;
+  /** sortedOrders results per priority signature (cleared by setPools). */
+  private readonly orderCache = new Map<string, readonly (readonly number[])[]>();
   private readonly onPoolChange: ((pool: string) => void) | undefined;
 
   /** `onPoolChange` is called with a pool name for every pool-change notification. */
@@ -240,6 +292,7 @@ export class Allocator {
     }
     const removed = [...this.pools.keys()].filter((n) => !next.has(n));
     this.pools = next;
+    this.orderCache.clear();
     this.poolOrder = [...next.values()].sort((a, b) => (a.pool.name < b.pool.name ? -1 : a.pool.name > b.pool.name ? 1 : 0));
     for (const key of [...this.allocs.keys()].sort()) {
       const alloc = this.allocs.get(key)!;
@@ -329,7 +382,23 @@ export class Allocator {
   assign(req: AllocRequest, ips: readonly IP[]): AllocationResult {
     const r = this.tryAssign(req, ips.map(to16));
     if (!r.ok) throw new AllocationError(r.failure);
-    return { ips: this.ipsOf(req.key), pool: r.value, attempts: [], tiedPools: [] };
+    return { ips: this.ipsOf(req.key), pool: r.value, attempts: [], tiedPools: [], tiedChoices: [] };
+  }
+
+  /**
+   * The checks of `assign` that depend on the configuration only (a pool owns the addresses, it
+   * accepts the service, at most two addresses of different families): undefined when they pass.
+   * The sharing check against other services' allocations is left out.
+   */
+  configAllows(req: AllocRequest, ips: readonly IP[]): AllocationFailure | undefined {
+    const addrs = ips.map(to16);
+    const owner = this.ownerOf(addrs);
+    if (!owner) return { kind: 'notAllowedInConfig', ips: ips.map(formatIP) };
+    const refusal = poolCompatibility(owner.pool, req);
+    if (refusal) return { kind: 'poolIncompatible', pool: owner.pool.name, refusal };
+    if (addrs.length > 2) return { kind: 'tooManyAddresses', ips: ips.map(formatIP) };
+    if (addrs.length === 2 && familyOf16(addrs[0]!) === familyOf16(addrs[1]!)) return { kind: 'sameFamily', ips: ips.map(formatIP) };
+    return undefined;
   }
 
   /**
@@ -357,7 +426,7 @@ export class Allocator {
     if (!sel.ok) throw new AllocationError(sel.failure);
     const r = this.tryAssign(req, sel.value);
     if (!r.ok) throw new AllocationError(r.failure);
-    return { ips: this.ipsOf(req.key), pool: r.value, attempts, tiedPools: [] };
+    return { ips: this.ipsOf(req.key), pool: r.value, attempts, tiedPools: [], tiedChoices: [] };
   }
 
   /**
@@ -374,7 +443,12 @@ export class Allocator {
       throw new AllocationError({ kind: 'noAvailableIPs', pool: poolName, refusal: this.noIPsRefusal(poolName) });
     }
     const sel = selectIPs(cands, additional, 'SingleStack', poolName);
-    if (!sel.ok) throw new AllocationError(sel.failure);
+    if (!sel.ok) {
+      // MetalLB assigns [existing, nil]: poolFor finds no pool owning both.
+      const f = sel.failure;
+      if (f.kind === 'poolLacksFamily') throw new AllocationError({ ...f, ips: [formatIP(existing), NIL_IP] });
+      throw new AllocationError(f);
+    }
     const r = this.tryAssign(req, [to16(existing), sel.value[0]]);
     if (!r.ok) throw new AllocationError(r.failure);
     return formatIP(ipOf16(sel.value[0]));
@@ -382,16 +456,25 @@ export class Allocator {
 
   /**
    * Allocates from any suitable pool (MetalLB's `Allocate`): the service's existing allocation if
-   * it has one; else the pinned pools (namespace / service-selector pools with autoAssign,
-   * compatible, by ascending priority, then without priority; ties by name), else the generic
-   * pools (autoAssign, no serviceAllocation; by name). On failure the reason lists every pool
+   * it has one; else the pinned pools — MetalLB's `ByNamespace[namespace]` list then its
+   * `ByServiceSelector` list (a pool in both appears twice), each filtered to autoAssign and
+   * compatible pools, ordered by MetalLB's `sortPools` exactly as Go's `sort.Slice` moves them
+   * (ties and negative priorities come out in the algorithm's order, see gosort.ts) — else the
+   * generic pools (autoAssign, no serviceAllocation). On failure the reason lists every pool
    * considered and why it refused.
+   *
+   * Go map order: MetalLB builds `ByNamespace` and walks the generic pools by iterating a map, so
+   * their order is random. metallb-ts takes name order and reports in `tiedPools`/`tiedChoices`
+   * every other pool some map order would have chosen (each order is tried: all permutations of
+   * the namespace pools through the sort, up to 7 of them; beyond, every namespace pool that could
+   * come first). `ByServiceSelector` is sorted by name in MetalLB: no randomness there.
    */
   allocate(req: AllocRequest, family: Family): AllocationResult {
     const existing = this.allocs.get(req.key);
     if (existing) return this.assign(req, existing.ips);
     const attempts: PoolAttempt[] = [];
-    const pinned: PoolEntry[] = [];
+    const byNamespace: PoolEntry[] = [];
+    const bySelector: PoolEntry[] = [];
     const generic: PoolEntry[] = [];
     for (const p of this.poolOrder) {
       const sa = p.pool.serviceAllocation;
@@ -415,23 +498,30 @@ export class Allocator {
         attempts.push({ pool: p.pool.name, phase: 'pinned', outcome: 'refused', refusal });
         continue;
       }
-      pinned.push(p);
+      if (sa.namespaces.has(req.namespace)) byNamespace.push(p);
+      if (sa.serviceSelectors.length > 0) bySelector.push(p);
     }
-    const prio = (p: PoolEntry): number => p.pool.serviceAllocation?.priority ?? 0;
-    pinned.sort((a, b) => {
-      const pa = prio(a) > 0 ? prio(a) : Infinity;
-      const pb = prio(b) > 0 ? prio(b) : Infinity;
-      if (pa !== pb) return pa < pb ? -1 : 1;
-      return a.pool.name < b.pool.name ? -1 : a.pool.name > b.pool.name ? 1 : 0;
-    });
+    const pinned = sortPools([...byNamespace, ...bySelector]);
     let cause: AllocationFailure | undefined;
-    const phases: Array<['pinned' | 'generic', PoolEntry[], (p: PoolEntry) => number]> = [
-      ['pinned', pinned, (p) => (prio(p) > 0 ? prio(p) : 0)],
-      ['generic', generic, () => 0],
+    const tied = new Map<string, readonly string[]>();
+    const phases: Array<['pinned' | 'generic', PoolEntry[], (choose: Chooser) => ReadonlySet<PoolEntry>]> = [
+      ['pinned', pinned, (choose) => this.pinnedChoices(byNamespace, bySelector, choose)],
+      ['generic', generic, (choose) => choose.anyOrder(generic)],
     ];
-    for (const [phase, list, cls] of phases) {
-      const r = this.allocateFromList(req, family, list, phase, cls, attempts);
-      if (r.ok) return { ...r.value, attempts: sortAttempts(attempts) };
+    for (const [phase, list, possible] of phases) {
+      const r = this.allocateFromList(req, family, list, phase, attempts);
+      // Every pool some Go map order would have chosen in this phase (the phase was reached in any case).
+      if (r.chooser) {
+        for (const entry of possible(r.chooser)) {
+          if (entry === r.chosen || tied.has(entry.pool.name)) continue;
+          tied.set(entry.pool.name, r.chooser.selection(entry));
+        }
+      }
+      if (r.ok) {
+        tied.delete(r.value.pool);
+        const tiedChoices = [...tied].map(([pool, ips]) => ({ pool, ips }));
+        return { ...r.value, attempts: sortAttempts(attempts), tiedPools: tiedChoices.map((t) => t.pool), tiedChoices };
+      }
       if (r.failure) cause = r.failure;
     }
     throw new AllocationError({ kind: 'noPoolAvailable', family, attempts: sortAttempts(attempts), ...(cause ? { cause } : {}) });
@@ -439,56 +529,146 @@ export class Allocator {
 
   // ---------------------------------------------------------------- internals
 
-  /** MetalLB's `allocateFromPools` + `findBestPoolForService` over an ordered list. */
+  /** The pools some order of the namespace list (Go map order) makes `choose` pick in the pinned phase. */
+  private pinnedChoices(byNamespace: readonly PoolEntry[], bySelector: readonly PoolEntry[], choose: Chooser): ReadonlySet<PoolEntry> {
+    const out = new Set<PoolEntry>();
+    if (byNamespace.length <= 1) {
+      const c = choose.first(sortPools([...byNamespace, ...bySelector]));
+      if (c) out.add(c);
+      return out;
+    }
+    const all = [...byNamespace, ...bySelector];
+    if (byNamespace.length > MAX_PERMUTED_NAMESPACE_POOLS) {
+      // Too many orders to try: any namespace pool that could come first in its tier counts.
+      for (const p of all) if (choose.tierOf(p) !== undefined) out.add(p);
+      const c = choose.first(sortPools(all));
+      if (c) out.add(c);
+      return out;
+    }
+    const prios = all.map(priorityOf);
+    for (const order of this.sortedOrders(prios, byNamespace.length)) {
+      const c = choose.first(order.map((i) => all[i]!));
+      if (c) out.add(c);
+    }
+    return out;
+  }
+
+  /**
+   * The distinct results of sortPools over every permutation of the first `k` entries (the
+   * namespace list) followed by the rest, as index arrays into the name-ordered input. Depends only
+   * on the priorities, so it is cached per priority signature.
+   */
+  private sortedOrders(prios: readonly number[], k: number): readonly (readonly number[])[] {
+    const sig = `${k}|${prios.join(',')}`;
+    const hit = this.orderCache.get(sig);
+    if (hit) return hit;
+    const seen = new Set<string>();
+    const out: number[][] = [];
+    const rest = prios.map((_, i) => i).slice(k);
+    for (const perm of permutations(prios.map((_, i) => i).slice(0, k))) {
+      const idx = [...perm, ...rest];
+      goSortSlice(idx, (a, b) => sortPoolsLess(prios[a]!, prios[b]!));
+      const id = idx.join(',');
+      if (seen.has(id)) continue;
+      seen.add(id);
+      out.push(idx);
+    }
+    this.orderCache.set(sig, out);
+    return out;
+  }
+
+  /**
+   * MetalLB's `allocateFromPools` + `findBestPoolForService` over an ordered list: the first pool
+   * with the addresses the family needs, else (PreferDualStack) the first with the primary family,
+   * else the first with the secondary one. Also returns a Chooser that answers the same question
+   * for any other order of these pools (for the Go map order analysis).
+   */
   private allocateFromList(
-    req: AllocRequest, family: Family, list: readonly PoolEntry[], phase: 'pinned' | 'generic',
-    cls: (p: PoolEntry) => number, attempts: PoolAttempt[],
-  ): { ok: true; value: AllocationResult } | { ok: false; failure?: AllocationFailure } {
+    req: AllocRequest, family: Family, list: readonly PoolEntry[], phase: 'pinned' | 'generic', attempts: PoolAttempt[],
+  ): ({ ok: true; value: AllocationResult } | { ok: false; failure?: AllocationFailure }) & { chooser?: Chooser; chosen?: PoolEntry } {
     const primary: IPFamily = req.ipFamilies?.[0] === 'IPv6' ? 'ipv6' : 'ipv4';
     const secondary: IPFamily = primary === 'ipv4' ? 'ipv6' : 'ipv4';
     const prefer = policyOf(req) === 'PreferDualStack' && family === 'dual';
     const direct = (c: Candidates): boolean =>
       (family !== 'dual' && c[family] !== undefined) || (c.ipv4 !== undefined && c.ipv6 !== undefined);
-    let chosen: { entry: PoolEntry; cands: Candidates; index: number; test: (c: Candidates) => boolean } | undefined;
-    let primaryCand: typeof chosen;
-    let secondaryCand: typeof chosen;
-    for (let i = 0; i < list.length; i++) {
-      const entry = list[i];
-      const cands = this.candidates(entry, req);
+    const candCache = new Map<PoolEntry, Candidates>();
+    const candsOf = (e: PoolEntry): Candidates => {
+      let c = candCache.get(e);
+      if (!c) candCache.set(e, (c = this.candidates(e, req)));
+      return c;
+    };
+    const tierOf = (e: PoolEntry): 0 | 1 | 2 | undefined => {
+      const c = candsOf(e);
+      if (direct(c)) return 0;
+      if (!prefer) return undefined;
+      if (c[primary] !== undefined) return 1;
+      if (c[secondary] !== undefined) return 2;
+      return undefined;
+    };
+    const first = (order: readonly PoolEntry[]): PoolEntry | undefined => {
+      let best: PoolEntry | undefined;
+      let bestTier = 3;
+      for (const e of order) {
+        const t = tierOf(e);
+        if (t === 0) return e;
+        if (t !== undefined && t < bestTier) {
+          best = e;
+          bestTier = t;
+        }
+      }
+      return best;
+    };
+    const selection = (e: PoolEntry): string[] => {
+      const sel = selectIPs(candsOf(e), family, policyOf(req), e.pool.name);
+      return sel.ok ? sel.value.map((a) => formatIP(ipOf16(a))) : [];
+    };
+    const chooser: Chooser = {
+      tierOf,
+      first,
+      selection,
+      anyOrder: (pools) => {
+        const out = new Set<PoolEntry>();
+        let bestTier = 3;
+        for (const e of pools) {
+          const t = tierOf(e);
+          if (t !== undefined && t < bestTier) bestTier = t;
+        }
+        for (const e of pools) if (tierOf(e) === bestTier) out.add(e);
+        return out;
+      },
+    };
+
+    // The walk itself, as MetalLB's loop: pools after the first direct one are not looked at.
+    const walked = new Set<PoolEntry>();
+    let chosen: PoolEntry | undefined;
+    for (const entry of list) {
+      if (walked.has(entry)) continue;
+      walked.add(entry);
+      const cands = candsOf(entry);
       const name = entry.pool.name;
       if (cands.ipv4 === undefined && cands.ipv6 === undefined) {
         attempts.push({ pool: name, phase, outcome: 'refused', refusal: this.noIPsRefusal(name) });
         continue;
       }
-      if (direct(cands)) {
-        chosen = { entry, cands, index: i, test: direct };
+      if (tierOf(entry) === 0) {
+        chosen = entry;
         break;
       }
       const available = (['ipv4', 'ipv6'] as const).filter((f) => cands[f] !== undefined);
       attempts.push({ pool: name, phase, outcome: 'refused', refusal: { reason: 'wrongFamily', needed: family, available }, candidates: candText(cands) });
-      if (!prefer) continue;
-      if (cands[primary] !== undefined && !primaryCand) primaryCand = { entry, cands, index: i, test: (c) => c[primary] !== undefined };
-      if (cands[secondary] !== undefined && !secondaryCand) secondaryCand = { entry, cands, index: i, test: (c) => c[secondary] !== undefined };
     }
-    chosen ??= primaryCand ?? secondaryCand;
-    if (!chosen) return { ok: false };
-    const name = chosen.entry.pool.name;
+    chosen ??= first(list);
+    if (!chosen) return { ok: false, chooser };
+    const name = chosen.pool.name;
     const prevIdx = attempts.findIndex((a) => a.pool === name && a.phase === phase);
-    const chosenAttempt: PoolAttempt = { pool: name, phase, outcome: 'chosen', candidates: candText(chosen.cands) };
+    const chosenAttempt: PoolAttempt = { pool: name, phase, outcome: 'chosen', candidates: candText(candsOf(chosen)) };
     if (prevIdx >= 0) attempts[prevIdx] = chosenAttempt;
     else attempts.push(chosenAttempt);
-    // Ties: later pools of the same priority class that MetalLB (random order) could have picked.
-    const tiedPools: string[] = [];
-    const myClass = cls(chosen.entry);
-    for (let j = chosen.index + 1; j < list.length; j++) {
-      if (cls(list[j]) !== myClass) continue;
-      if (chosen.test(this.candidates(list[j], req))) tiedPools.push(list[j].pool.name);
-    }
-    const sel = selectIPs(chosen.cands, family, policyOf(req), name);
-    if (!sel.ok) return { ok: false, failure: sel.failure };
+    const sel = selectIPs(candsOf(chosen), family, policyOf(req), name);
+    if (!sel.ok) return { ok: false, failure: sel.failure, chooser, chosen };
     const r = this.tryAssign(req, sel.value);
-    if (!r.ok) return { ok: false, failure: r.failure };
-    return { ok: true, value: { ips: this.ipsOf(req.key), pool: r.value, attempts: [], tiedPools } };
+    if (!r.ok) return { ok: false, failure: r.failure, chooser, chosen };
+    return { ok: true, value: { ips: this.ipsOf(req.key), pool: r.value, attempts: [], tiedPools: [], tiedChoices: [] }, chooser, chosen };
   }
 
   private noIPsRefusal(pool: string): PoolRefusal {
@@ -706,11 +886,17 @@ function sortAttempts(a: PoolAttempt[]): PoolAttempt[] {
   return a.map((x, i) => [x, i] as const).sort((p, q) => rank[p[0].phase] - rank[q[0].phase] || p[1] - q[1]).map((p) => p[0]);
 }
 
-/** MetalLB's `selectIPsForFamilyAndPolicy` (a missing address of a single family is a failure). */
+/**
+ * MetalLB's `selectIPsForFamilyAndPolicy`. For a single-family service it returns the pool's
+ * address of that family even when there is none — Go's `[]net.IP{nil}` — and MetalLB's `Assign`
+ * then fails with `["<nil>"] is not allowed in config`: that is the `poolLacksFamily` failure here.
+ */
 function selectIPs(c: Candidates, family: Family, policy: string, pool: string): Outcome<bigint[]> {
   const available = (['ipv4', 'ipv6'] as const).filter((f) => c[f] !== undefined);
-  const fail: Outcome<bigint[]> = { ok: false, failure: { kind: 'noIPsForFamily', pool, family, policy, available } };
-  if (family === 'ipv4' || family === 'ipv6') return c[family] !== undefined ? { ok: true, value: [c[family]] } : fail;
+  if (family === 'ipv4' || family === 'ipv6') {
+    if (c[family] !== undefined) return { ok: true, value: [c[family]] };
+    return { ok: false, failure: { kind: 'poolLacksFamily', pool, family, ips: [NIL_IP], available } };
+  }
   if (policy === 'RequireDualStack' || policy === 'PreferDualStack') {
     if (c.ipv4 !== undefined && c.ipv6 !== undefined) return { ok: true, value: [c.ipv4, c.ipv6] };
     if (policy === 'PreferDualStack') {
@@ -718,5 +904,5 @@ function selectIPs(c: Candidates, family: Family, policy: string, pool: string):
       if (c.ipv6 !== undefined) return { ok: true, value: [c.ipv6] };
     }
   }
-  return fail;
+  return { ok: false, failure: { kind: 'noIPsForFamily', pool, family, policy, available } };
 }

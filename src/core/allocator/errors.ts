@@ -13,6 +13,7 @@ export function quoteList(ips: readonly string[]): string {
 export function failureMessage(f: AllocationFailure): string {
   switch (f.kind) {
     case 'notAllowedInConfig':
+    case 'poolLacksFamily':
       return `${quoteList(f.ips)} is not allowed in config`;
     case 'poolIncompatible':
       return `pool ${f.pool} not compatible for ip assignment`;
@@ -66,6 +67,9 @@ export function explainFailure(f: AllocationFailure): string {
   const attempts: readonly PoolAttempt[] = f.kind === 'noPoolAvailable' ? f.attempts : [];
   if (f.kind === 'sharingConflict' && f.sharing.keyProblem) lines.push(`  ${f.sharing.keyProblem}`);
   if (f.kind === 'poolIncompatible' || f.kind === 'noAvailableIPs') lines.push(`  ${f.pool}: ${refusalText(f.refusal)}`);
+  if (f.kind === 'poolLacksFamily') {
+    lines.push(`  ${f.pool}: no free ${f.family} address (has ${f.available.join(' and ') || 'none'} free)`);
+  }
   for (const a of attempts) {
     lines.push(`  ${a.phase} ${a.pool}: ${a.outcome === 'chosen' ? 'chosen' : refusalText(a.refusal!)}`);
   }

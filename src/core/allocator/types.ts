@@ -115,6 +115,13 @@ export type AllocationFailure =
   | { readonly kind: 'unknownPool'; readonly pool: string }
   | { readonly kind: 'noAvailableIPs'; readonly pool: string; readonly refusal: PoolRefusal }
   | { readonly kind: 'noIPsForFamily'; readonly pool: string; readonly family: Family; readonly policy: string; readonly available: readonly ('ipv4' | 'ipv6')[] }
+  /**
+   * The pool has no free address of `family` (it has none of that family at all, or they are all
+   * taken): MetalLB selects a nil address and its Assign fails with `["<nil>"] is not allowed in
+   * config` (`ips` as MetalLB prints them: `["<nil>"]`, or `["10.0.0.4" "<nil>"]` when adding the
+   * second family of a PreferDualStack Service). `available`: the families the pool still had.
+   */
+  | { readonly kind: 'poolLacksFamily'; readonly pool: string; readonly family: 'ipv4' | 'ipv6'; readonly ips: readonly string[]; readonly available: readonly ('ipv4' | 'ipv6')[] }
   | { readonly kind: 'wrongFamilyAllocated'; readonly allocated: Family | 'unknown'; readonly requested: Family }
   /** `allocate` found nothing: every pool tried, and the last concrete failure (if a chosen pool then failed). */
   | { readonly kind: 'noPoolAvailable'; readonly family: Family; readonly attempts: readonly PoolAttempt[]; readonly cause?: AllocationFailure };
@@ -128,9 +135,11 @@ export interface AllocationResult {
   /** Pools considered (allocate / allocateFromPool only). */
   readonly attempts: readonly PoolAttempt[];
   /**
-   * Other pools MetalLB could equally have chosen (same priority class, equally eligible): MetalLB
-   * walks them in Go map order, which is random; metallb-ts takes pool-name order. Empty when the
-   * choice is deterministic.
+   * Other pools MetalLB could have chosen: where it walks pools in Go map order (its
+   * per-namespace pool lists before sorting, the generic pools) every order is possible;
+   * metallb-ts takes pool-name order. Empty when every order gives `pool`.
    */
   readonly tiedPools: readonly string[];
+  /** The same pools with the addresses each would have given (canonical; [] when none). */
+  readonly tiedChoices: readonly { readonly pool: string; readonly ips: readonly string[] }[];
 }

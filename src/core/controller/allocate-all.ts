@@ -4,10 +4,15 @@
  */
 import type { Config } from '../config/types.ts';
 import type { Service } from '../kube.ts';
-import { canonicalIP, parseIP } from '../ip.ts';
-import type { AllocationFailure } from '../allocator/index.ts';
-import { newController, reconcileService, setControllerPools, type ControllerEvent, type ControllerState, type ReconcileOutcome } from './reconcile.ts';
-import { ANNOTATION_IP_ALLOCATED_FROM_POOL, serviceKey, statusIPs } from './service.ts';
+import { canonicalIP, formatIP, parseIP, type IP } from '../ip.ts';
+import { poolCompatibility, type AllocationFailure, type PoolAttempt } from '../allocator/index.ts';
+import {
+  newController, reconcileService, setControllerPools, statusKept, type ControllerEvent, type ControllerState, type ReconcileOutcome,
+} from './reconcile.ts';
+import {
+  ANNOTATION_IP_ALLOCATED_FROM_POOL, allocRequest, familyOfAddresses, ipFamilyPolicy, requestedIPs, requestedPool, serviceFamily, serviceKey, statusIPs,
+} from './service.ts';
+import { WriteHistory, type WriteCycle } from './write-history.ts';
 
 /** A count that may exceed 2^53: a number when it is a safe integer, else its decimal string. */
 export type Count = number | string;
@@ -19,7 +24,11 @@ export interface AllocateAllOptions {
    * `spec.loadBalancerClass` are handled. Otherwise only Services with exactly this class.
    */
   readonly loadBalancerClass?: string;
-  /** Maximum number of reprocess-all passes (default 10); MetalLB retries until nothing asks for one. */
+  /**
+   * Maximum number of full passes (default 100). MetalLB reprocesses every Service again as long
+   * as one asks for it, without a limit (with a growing backoff); `passLimitReached` says when
+   * this cap ended the run instead.
+   */
   readonly maxPasses?: number;
 }
 
@@ -35,10 +44,21 @@ export interface ServiceAllocationOutcome {
   readonly error: string | null;
   /** The allocator's structured reason for `error`, when the allocator produced it. */
   readonly reason?: AllocationFailure;
-  /** Events of the Service's last reconcile that emitted any (type, reason, message). */
-  readonly events: readonly ControllerEvent[];
+  /**
+   * The Events the Service has afterwards, as `kubectl describe` lists them: every distinct
+   * (type, reason, message) the run emitted, in the order first emitted, with `count` (client-go's
+   * recorder counts repeats in one Event). `cause`: the allocator's structured reason behind an
+   * AllocationFailed / AdditionalAssignFailed / ClearAssignment message.
+   */
+  readonly events: readonly (ControllerEvent & { readonly count: number })[];
   /** Set when MetalLB's own result could differ (random map order, unstable processing order); says why. */
   readonly nondeterministic?: string;
+  /**
+   * Set when MetalLB's controller never settles on this Service: each write triggers a reconcile
+   * that writes the next of these address lists, forever. `ips` is where metallb-ts's controller
+   * stops (it writes the first repeated state and then ignores its own writes of the Service).
+   */
+  readonly oscillates?: readonly (readonly string[])[];
 }
 
 /** Per-pool figures after the dry run. Counts are numbers, or strings when beyond 2^53. */
@@ -60,8 +80,10 @@ export interface AllocateAllResult {
   readonly services: readonly ServiceAllocationOutcome[];
   /** Every configured pool, in configuration order. */
   readonly pools: readonly PoolOutcome[];
-  /** Number of reprocess-all passes run. */
+  /** Number of full passes run (a pass reconciles every Service; another follows while one asks to reprocess all). */
   readonly passes: number;
+  /** Present (true) when `maxPasses` stopped the passes while a Service still asked for another. */
+  readonly passLimitReached?: true;
 }
 
 function count(v: bigint): Count {
@@ -80,50 +102,67 @@ function cmp(a: string, b: string): number {
 }
 
 /**
- * MetalLB's reprocess-all order, made stable: Services with addresses in
- * `status.loadBalancer.ingress` first — more entries first, then by `namespace/name` — so every
- * address already in a status is re-registered before anything new is allocated; then Services
- * without addresses by `metadata.creationTimestamp` (oldest first, missing last), then by
+ * MetalLB's reprocess-all order, made stable. MetalLB sorts the Services by the number of
+ * `status.loadBalancer.ingress` entries, most first; within one count its order is the informer
+ * cache's (Go map order, random). metallb-ts picks, within one count, the Services that keep their
+ * status addresses first (`kept`, the configuration's verdict: see statusKept), then
+ * `namespace/name` — an order MetalLB can take, and the one in which no Service whose address
+ * left its pool takes, on a restart, an address another Service's status still holds. Services
+ * without addresses come last, by `metadata.creationTimestamp` (oldest first, missing last), then
  * `namespace/name`. Returns a new array; the input is not modified. allocateAll and the live
  * controller loop (src/controller) both order their passes with it.
  */
-export function processingOrder<S extends Service>(services: readonly S[]): S[] {
-  const decorated = services.map((svc) => ({ svc, key: serviceKey(svc), n: statusIPs(svc).length, ts: svc.metadata?.creationTimestamp ?? '\uffff' }));
+export function processingOrder<S extends Service>(services: readonly S[], kept?: (svc: S) => boolean): S[] {
+  const decorated = services.map((svc) => {
+    const n = statusIPs(svc).length;
+    return { svc, key: serviceKey(svc), n, keeps: n > 0 && kept ? kept(svc) : true, ts: svc.metadata?.creationTimestamp ?? '\uffff' };
+  });
   decorated.sort((a, b) => {
     if (a.n !== b.n) return b.n - a.n;
     if (a.n === 0) return cmp(a.ts, b.ts) || cmp(a.key, b.key);
+    if (a.keeps !== b.keeps) return a.keeps ? -1 : 1;
     return cmp(a.key, b.key);
   });
   return decorated.map((d) => d.svc);
+}
+
+/** An address a random choice decides, and where the randomness comes from (for the notes). */
+interface Taint {
+  readonly addr: bigint;
+  readonly family: 'ipv4' | 'ipv6';
+  readonly source: string;
+  /** Services whose own choice it is (not "affected" by it). */
+  readonly owners: ReadonlySet<string>;
 }
 
 /**
  * Runs MetalLB's controller convergence over every LoadBalancer Service of a snapshot, as after
  * a controller restart, on a fresh allocator configured with `config.pools` (no I/O).
  *
- * Processing order (MetalLB's reprocessAll sorts by number of status ingress entries, most first,
- * with an unstable sort over API list order; metallb-ts makes it stable):
- * 1. Services that already have addresses in `status.loadBalancer.ingress` — more entries first,
- *    then by `namespace/name` — so every address already in a status is re-registered (kept)
- *    before anything new is allocated (restart safety).
- * 2. Services without addresses, by `metadata.creationTimestamp` (oldest first; missing
- *    timestamps last), then by `namespace/name`.
- * Each Service is reconciled with reconcileService; a written Service replaces the snapshot's
- * object. While a pass returns `reprocessAll` for some Service, another pass runs (same order,
- * re-sorted by current ingress count), up to `maxPasses` — but not after a pass in which every
- * Service converged (the next one would change nothing).
+ * - Order: processingOrder (status addresses first, most first; those that keep them first).
+ * - Passes: every Service is reconciled; a written Service replaces the snapshot's object; while a
+ *   reconcile of the pass asked MetalLB's "reprocess all" (SyncStateReprocessAll), another pass
+ *   runs, re-sorted, as MetalLB's reprocessAll retries (up to `maxPasses`).
+ * - Then MetalLB reconciles every Service the last pass wrote once more (the update event of its
+ *   own write); a Service that changes again keeps going, and one whose writes come back to an
+ *   earlier state never settles: it is reported in `oscillates` and stops there, as metallb-ts's
+ *   controller does (WriteHistory).
  *
  * Services of another `loadBalancerClass` (see options) and non-LoadBalancer Services are left
- * out. Where MetalLB's result could differ — several equally eligible pools at the same priority
- * (Go map order; metallb-ts takes pool-name order), an address lying in overlapping pools,
- * pending Services competing for the same last free addresses, or two statuses claiming one
- * address — the outcome carries a `nondeterministic` note.
+ * out. Where MetalLB's result could differ, the outcome carries a `nondeterministic` note:
+ * another pool some Go map order would have chosen (the allocator's `tiedPools`), an address in
+ * overlapping pools, two statuses claiming one address, a Service whose address left its pool
+ * that MetalLB may process before one whose status address it would then take (restart order is
+ * random among Services with as many addresses), pending Services competing for the last free
+ * addresses — and every Service whose result depends on one of those through the addresses
+ * (it took, requested or walked past an address a random choice decides).
  */
 export function allocateAll(config: Config, services: readonly Service[], opts: AllocateAllOptions = {}): AllocateAllResult {
   const lbClass = opts.loadBalancerClass ?? '';
-  const maxPasses = opts.maxPasses ?? 10;
+  const maxPasses = opts.maxPasses ?? 100;
   const ctrl: ControllerState = newController();
   setControllerPools(ctrl, config.pools.values());
+  const alloc = ctrl.allocator;
 
   const current = new Map<string, Service>();
   const initialIPs = new Map<string, string[]>();
@@ -133,15 +172,20 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     current.set(key, svc);
     initialIPs.set(key, statusIPs(svc));
   }
-  const keys = [...current.keys()];
-  const sorted = processingOrder([...current.values()]).map(serviceKey);
-  const withIPs = sorted.filter((k) => initialIPs.get(k)!.length > 0);
+  /** The objects a reconcile wrote in this run, by key, while converged (see settled). */
+  const wroteConverged = new Map<string, Service>();
+  const kept = (svc: Service): boolean => {
+    const key = serviceKey(svc);
+    return (wroteConverged.get(key) === svc && settled(ctrl, key, svc)) || statusKept(ctrl, key, svc);
+  };
+  const initialKept = new Map([...current].map(([k, svc]) => [k, initialIPs.get(k)!.length > 0 && kept(svc)]));
+  const sorted = processingOrder([...current.values()], kept).map(serviceKey);
   const pending = sorted.filter((k) => initialIPs.get(k)!.length === 0);
-  const rank = new Map([...withIPs, ...pending].map((k, i) => [k, i]));
+  const rank = new Map(sorted.map((k, i) => [k, i]));
   const pendingSet = new Set(pending);
 
   const last = new Map<string, ReconcileOutcome>();
-  const lastWithEvents = new Map<string, ReconcileOutcome>();
+  const emitted = new Map<string, Map<string, ControllerEvent & { count: number }>>();
   const firstOutcome = new Map<string, ReconcileOutcome>();
   const notes = new Map<string, string[]>();
   const note = (key: string, text: string): void => {
@@ -149,56 +193,337 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     if (!list.includes(text)) list.push(text);
     notes.set(key, list);
   };
+  const history = new WriteHistory();
+  const cycles = new Map<string, WriteCycle>();
 
-  let order = [...withIPs, ...pending];
+  // ----- addresses a random choice decides (see the function comment), in the order they arise
+  // One entry per address (the first source wins), and per pool and family the lowest one.
+  const taintByAddr = new Map<string, Taint>();
+  const lowestInPool = new Map<string, Taint>();
+  const taint = (ips: readonly string[], source: string, owners: readonly string[]): void => {
+    for (const s of ips) {
+      const ip = parseIP(s);
+      if (!ip) continue;
+      const id = `${ip.family}|${ip.value}`;
+      if (taintByAddr.has(id)) continue;
+      const t: Taint = { addr: ip.value, family: ip.family, source, owners: new Set(owners) };
+      taintByAddr.set(id, t);
+      for (const pool of alloc.poolsForIPs([ip])) {
+        const k = `${pool}|${ip.family}`;
+        const low = lowestInPool.get(k);
+        if (!low || t.addr < low.addr) lowestInPool.set(k, t);
+      }
+    }
+  };
+  /**
+   * Pools in which a Service whose result is random might take any address (it may re-allocate,
+   * and where is not known): every Service walking one of them later, or taking an address in one,
+   * depends on it.
+   */
+  const wholePools = new Map<string, Taint>();
+  const taintPools = (svcKey: string, source: string, owners: readonly string[]): void => {
+    const svc = current.get(svcKey);
+    if (!svc) return;
+    for (const pool of possiblePools(ctrl, svcKey, svc)) {
+      if (!wholePools.has(pool)) wholePools.set(pool, { addr: 0n, family: 'ipv4', source, owners: new Set(owners) });
+    }
+  };
+  /**
+   * The uncertain address `key`'s reconcile depends on, if any: one it took or asked for, or one
+   * in a pool it walked that could change what it found there (any, in a pool it found full; one
+   * at or below the address it got, in the pool it took it from); any, in a pool a random Service
+   * may re-allocate in.
+   */
+  const dependsOn = (key: string, touched: readonly string[], walked: ReadonlyArray<{ pool: string; chosen?: readonly IP[]; full: boolean }>): Taint | undefined => {
+    for (const s of touched) {
+      const ip = parseIP(s);
+      const t = ip && taintByAddr.get(`${ip.family}|${ip.value}`);
+      if (t && !t.owners.has(key)) return t;
+      if (ip && wholePools.size > 0) {
+        for (const pool of alloc.poolsForIPs([ip])) {
+          const w = wholePools.get(pool);
+          if (w && !w.owners.has(key)) return w;
+        }
+      }
+    }
+    for (const w of walked) {
+      const whole = wholePools.get(w.pool);
+      if (whole && !whole.owners.has(key)) return whole;
+      for (const family of ['ipv4', 'ipv6'] as const) {
+        const low = lowestInPool.get(`${w.pool}|${family}`);
+        if (!low || low.owners.has(key)) continue;
+        if (w.full || (w.chosen ?? []).some((ip) => ip.family === family && low.addr <= ip.value)) return low;
+      }
+    }
+    return undefined;
+  };
+  let firstPass = true;
+  // The status addresses of the Services that keep theirs, per status count, pool and family,
+  // ascending; a Service whose address left its pool could take, coming first, any of them at or
+  // below the address it finds free (all of them in a pool it finds full).
+  interface Keeper { readonly key: string; readonly addr: bigint; readonly text: string }
+  interface Group { readonly keepers: Keeper[]; readonly reaches: Array<{ key: string; reach: bigint }>; tainted: number }
+  const groups = new Map<string, Group>();
+  const groupOf = (n: number, pool: string, family: string): Group | undefined => groups.get(`${n}|${pool}|${family}`);
+  for (const k of sorted) {
+    const ips = initialIPs.get(k)!;
+    if (ips.length === 0 || !initialKept.get(k)) continue;
+    for (const text of ips) {
+      const ip = parseIP(text)!;
+      for (const pool of alloc.poolsForIPs([ip])) {
+        const id = `${ips.length}|${pool}|${ip.family}`;
+        let g = groups.get(id);
+        if (!g) groups.set(id, (g = { keepers: [], reaches: [], tainted: 0 }));
+        g.keepers.push({ key: k, addr: ip.value, text: formatIP(ip) });
+      }
+    }
+  }
+  for (const g of groups.values()) g.keepers.sort((x, y) => (x.addr < y.addr ? -1 : x.addr > y.addr ? 1 : 0));
+  const FULL = 1n << 129n;
+  /** How many keepers of `g` are at or below `reach`. */
+  const exposedCount = (g: Group, reach: bigint): number => {
+    let lo = 0;
+    let hi = g.keepers.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (g.keepers[mid]!.addr <= reach) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  /** Services whose address left its pool and that could take status addresses of others: what they could take. */
+  const movers = new Map<string, { why: string; count: number; victims: string[]; addrs: string[] }>();
+  /** Services that could lose their status address that way. */
+  const victims = new Set<string>();
+  /** Per status count and pool: the Services whose address left its pool that walked it, in order, and whether they took an address there. */
+  const moverWalks = new Map<string, Array<{ key: string; took: boolean; why: string }>>();
+
+  const analyse = (key: string, input: Service, prevIPs: readonly string[], out: ReconcileOutcome): void => {
+    const a = out.allocation;
+    const resultIPs = statusIPs(current.get(key)!);
+    let orderNoted = false;
+    if (a && a.tiedPools.length > 0) {
+      orderNoted = true;
+      note(key, `pools ${[a.pool, ...a.tiedPools].join(', ')} could each be chosen: MetalLB walks them in random (Go map) order, metallb-ts took ${a.pool}`);
+      taint([...a.ips, ...a.tiedChoices.flatMap((c) => c.ips)], `${key}'s random pool choice`, [key]);
+    }
+    // What this reconcile looked at: the addresses it newly took or asked for, the pools it walked.
+    const desired = requestedIPs(input);
+    const touched = [...new Set([...statusIPs(input), ...(desired.ok ? desired.ips.map(formatIP) : []), ...resultIPs].map(canonical))]
+      .filter((s) => !prevIPs.includes(s));
+    const attempts = a?.attempts ?? attemptsOf(out.failure?.reason);
+    const resultByFamily = resultIPs.map((s) => parseIP(s)!).filter(Boolean);
+    const walked = attempts.filter((t) => t.outcome === 'chosen' || t.refusal?.reason === 'noAvailableIPs' || t.refusal?.reason === 'wrongFamily')
+      .map((t) => ({ pool: t.pool, full: t.outcome !== 'chosen', ...(t.outcome === 'chosen' ? { chosen: resultByFamily } : {}) }));
+    const failedPool = poolOfFailure(out.failure?.reason);
+    if (failedPool) walked.push({ pool: failedPool, full: true });
+
+    const n = initialIPs.get(key)!.length;
+    // Two statuses claiming one address: whichever MetalLB processes first keeps it.
+    let lostClaim = false;
+    const conflict = out.events.find((e) => e.reason === 'ClearAssignment')?.cause;
+    if (firstPass && n > 0 && conflict?.kind === 'sharingConflict') {
+      const ip = canonical(conflict.sharing.ip);
+      for (const other of conflict.sharing.services) {
+        if (!(initialIPs.get(other) ?? []).map(canonical).includes(ip) || initialIPs.get(other)!.length !== n) continue;
+        note(key, `its status address ${ip} is also claimed by ${other}'s status; MetalLB keeps it for whichever it processes first (random order after a restart)`);
+        note(other, `its status address ${ip} is also claimed by ${key}'s status; MetalLB keeps it for whichever it processes first (random order after a restart)`);
+        taint([ip, ...resultIPs], `the restart order of ${key} and ${other}`, [key, other]);
+        taintPools(key, `the restart order of ${key} and ${other}`, [key, other]);
+        taintPools(other, `the restart order of ${key} and ${other}`, [key, other]);
+        orderNoted = true;
+        lostClaim = true;
+      }
+    }
+    // It re-allocates now, in the order of the Services that keep their status addresses: one
+    // whose address left its pool, or that lost a claimed address to another status.
+    const moved = firstPass && n > 0 && (!initialKept.get(key) || lostClaim);
+    const why = initialKept.get(key) ? 'its status address went to another Service' : 'its status address is no longer allowed';
+    // Restart order: such a Service, processed before the Services of its group that keep theirs
+    // (MetalLB's order within a group is random), takes what it finds free — their addresses too.
+    if (moved && walked.length > 0) {
+      for (const w of walked) {
+        for (const family of ['ipv4', 'ipv6'] as const) {
+          const g = groupOf(n, w.pool, family);
+          if (!g) continue;
+          const chosen = (w.chosen ?? []).find((c) => c.family === family);
+          const reach = w.full ? FULL : chosen ? chosen.value : -1n;
+          const count = exposedCount(g, reach);
+          const others = g.keepers.slice(0, count).filter((k) => k.key !== key);
+          if (others.length === 0) continue;
+          orderNoted = true;
+          g.reaches.push({ key, reach });
+          let m = movers.get(key);
+          if (!m) movers.set(key, (m = { why, count: 0, victims: [], addrs: [] }));
+          m.count += others.length;
+          for (const k of others.slice(0, 3)) {
+            if (m.victims.length < 3) m.victims.push(k.key);
+            if (m.addrs.length < 3) m.addrs.push(k.text);
+          }
+          if (count > g.tainted) {
+            const fresh = g.keepers.slice(g.tainted, count);
+            for (const k of fresh) victims.add(k.key);
+            taint(fresh.map((k) => k.text), `the restart order of ${key} and ${fresh[0]!.key}`, [key, ...fresh.map((k) => k.key)]);
+            taintPools(key, `the restart order of ${key} and ${fresh[0]!.key}`, [key]);
+            for (const k of fresh) taintPools(k.key, `the restart order of ${key} and ${k.key}`, [key, k.key]);
+            g.tainted = count;
+          }
+        }
+      }
+    }
+    // Services whose address left its pool compete among themselves for what is free: MetalLB
+    // processes them in random order (after a restart, and in the full pass after a change).
+    if (moved) {
+      // The pools it competes in: those it walked, and those of the addresses it asked for or got.
+      const claims = new Map<string, boolean>(walked.map((w) => [w.pool, !w.full]));
+      for (const text of touched) {
+        const ip = parseIP(text);
+        for (const pool of ip ? alloc.poolsForIPs([ip]) : []) claims.set(pool, (claims.get(pool) ?? false) || resultIPs.includes(text));
+      }
+      for (const [pool, took] of claims) {
+        const id = `${n}|${pool}`;
+        const before = moverWalks.get(id) ?? [];
+        if (before.some((b) => b.took) || (took && before.length > 0)) {
+          orderNoted = true;
+          const source = `the order in which MetalLB re-allocates ${key} and ${before[0]!.key}`;
+          taint(resultIPs, source, [key]);
+          taintPools(key, source, [key]);
+        }
+        before.push({ key, took, why });
+        moverWalks.set(id, before);
+      }
+    }
+    // Addresses in overlapping pools: MetalLB's poolFor takes the first owner in map order, which
+    // decides the pool written and whether the Service may use the address at all.
+    const tried = [...touched, ...attempts.filter((t) => t.outcome === 'chosen').flatMap((t) => [t.candidates?.ipv4, t.candidates?.ipv6])]
+      .filter((x): x is string => x !== undefined);
+    for (const text of new Set(tried)) {
+      const ip = parseIP(text);
+      const owners = ip ? alloc.poolsForIPs([ip]) : [];
+      if (owners.length < 2) continue;
+      orderNoted = true;
+      note(key, `${canonical(text)} lies in overlapping pools ${owners.join(', ')}; MetalLB attributes it to any one of them (Go map order), which decides the pool and whether this Service may use it`);
+      // Only an owner that refuses the Service changes its addresses (else just the pool written).
+      const req = allocRequest(key, input);
+      if (owners.some((o) => poolCompatibility(alloc.pool(o)!, req) !== undefined)) {
+        taint([text, ...resultIPs], `the attribution of ${canonical(text)} to one of the overlapping pools ${owners.join(', ')}`, [key]);
+        taintPools(key, `the attribution of ${canonical(text)} to one of the overlapping pools ${owners.join(', ')}`, [key]);
+      }
+    }
+    const t = orderNoted ? undefined : dependsOn(key, touched, walked);
+    if (t) {
+      // Already flagged for a reason of its own: one note is enough; its addresses stay uncertain.
+      if (!notes.has(key) && !movers.has(key) && !victims.has(key)) note(key, `its addresses depend on ${t.source}, which is random in MetalLB`);
+      taint(resultIPs, t.source, [key]);
+    }
+  };
+
+  const noop: ReconcileOutcome = { result: 'success', updated: false, events: [] };
+  const run = (key: string, written: Set<string>): ReconcileOutcome => {
+    const input = current.get(key)!;
+    if (wroteConverged.get(key) === input && settled(ctrl, key, input)) {
+      last.set(key, noop);
+      return noop;
+    }
+    const prevIPs = alloc.ipsOf(key);
+    const out = reconcileService(ctrl, key, input);
+    wroteConverged.delete(key);
+    if (out.updated && out.service) {
+      current.set(key, out.service);
+      written.add(key);
+      // Within one dry run nobody else edits a Service: its inputs stay the same.
+      const cycle = history.record(key, out.service, '');
+      if (cycle) cycles.set(key, cycle);
+      if (!out.failure) wroteConverged.set(key, out.service);
+    }
+    last.set(key, out);
+    for (const e of out.events) {
+      let mine = emitted.get(key);
+      if (!mine) emitted.set(key, (mine = new Map()));
+      const id = JSON.stringify([e.type, e.reason, e.message]);
+      const seen = mine.get(id);
+      if (seen) seen.count++;
+      else mine.set(id, { ...e, count: 1 });
+    }
+    if (!firstOutcome.has(key)) firstOutcome.set(key, out);
+    analyse(key, input, prevIPs, out);
+    return out;
+  };
+
   let passes = 0;
+  let limited = false;
+  let order = sorted;
+  let written = new Set<string>();
+  // Full passes while one asks to reprocess all (MetalLB's reprocessAll retry).
   for (;;) {
     passes++;
+    written = new Set<string>();
     let again = false;
-    let failed = false;
-    for (const key of order) {
-      const out = reconcileService(ctrl, key, current.get(key)!);
-      if (out.updated && out.service) current.set(key, out.service);
-      last.set(key, out);
-      if (out.events.length > 0) lastWithEvents.set(key, out);
-      if (!firstOutcome.has(key)) firstOutcome.set(key, out);
-      if (out.allocation && out.allocation.tiedPools.length > 0) {
-        note(key, `pools ${[out.allocation.pool, ...out.allocation.tiedPools].join(', ')} were equally eligible; MetalLB picks among them in random (Go map) order, metallb-ts took ${out.allocation.pool}`);
-      }
-      if (out.result === 'reprocessAll') again = true;
-      if (out.failure) failed = true;
+    for (const key of order) if (run(key, written).result === 'reprocessAll') again = true;
+    firstPass = false;
+    if (!again) break;
+    if (passes >= maxPasses) {
+      limited = true;
+      break;
     }
-    // A pass in which every Service converged is a fixed point: reconciling them again with what
-    // was just written changes nothing, so MetalLB's "reprocess all" would end there too.
-    if (!again || !failed || passes >= maxPasses) break;
-    order = [...order].sort((a, b) => statusIPs(current.get(b)!).length - statusIPs(current.get(a)!).length || rank.get(a)! - rank.get(b)!);
+    order = processingOrder(order.map((k) => current.get(k)!), kept).map(serviceKey);
+  }
+  // The update events of the last pass's writes: each written Service is reconciled again, and so
+  // on while it keeps changing (a cycle stops it: see WriteHistory).
+  let echoes = limited ? [] : order.filter((k) => written.has(k));
+  for (let round = 0; echoes.length > 0 && round < maxPasses; round++) {
+    const next = new Set<string>();
+    let reprocess = false;
+    for (const key of echoes) {
+      if (cycles.has(key)) continue;
+      if (run(key, next).result === 'reprocessAll') reprocess = true;
+    }
+    if (reprocess && passes < maxPasses) {
+      passes++;
+      order = processingOrder(order.map((k) => current.get(k)!), kept).map(serviceKey);
+      for (const key of order) run(key, next);
+    }
+    echoes = order.filter((k) => next.has(k) && !cycles.has(k));
   }
 
-  const alloc = ctrl.allocator;
-  // Overlapping pools: the attribution is Go map order in MetalLB.
-  for (const key of keys) {
-    const ips = alloc.ipsOf(key).map((s) => parseIP(s)!);
-    if (ips.length === 0) continue;
-    const owners = alloc.poolsForIPs(ips);
-    if (owners.length > 1) note(key, `the addresses lie in overlapping pools ${owners.join(', ')}; MetalLB attributes them to any one of them`);
+  // Services that must re-allocate compete for the same pool in random order.
+  for (const [id, list] of moverWalks) {
+    if (list.length < 2 || !list.some((b) => b.took)) continue;
+    const pool = id.slice(id.indexOf('|') + 1);
+    const head = list.slice(0, 4).map((o) => o.key);
+    for (const b of list) {
+      const shown = head.filter((k) => k !== b.key).slice(0, 3);
+      const rest = list.length - 1 - shown.length;
+      const others = rest > 0 ? `${shown.join(', ')} and ${rest} more` : shown.join(', ');
+      note(b.key, `${b.why}; MetalLB re-allocates such Services in random order (after a restart or a configuration change), and ${others} ${list.length > 2 ? 'compete' : 'competes'} with it for pool ${pool}`);
+    }
   }
-  // Two statuses claiming one address: whichever MetalLB processes first keeps it.
-  for (const key of withIPs) {
-    const before = initialIPs.get(key)!;
-    const now = statusIPs(current.get(key)!);
-    if (before.every((ip) => now.includes(ip))) continue;
-    for (const other of withIPs) {
-      if (other === key) continue;
-      const held = alloc.ipsOf(other);
-      if (before.some((ip) => held.includes(canonical(ip)))) {
-        note(key, `its status address is also claimed by ${other}'s status; MetalLB keeps it for whichever it processes first (unspecified order)`);
-        note(other, `its status address is also claimed by ${key}'s status; MetalLB keeps it for whichever it processes first (unspecified order)`);
+  // Restart order among Services with as many status addresses (random in MetalLB).
+  for (const [key, m] of movers) {
+    const n = initialIPs.get(key)!.length;
+    const more = (shown: number): string => (m.count > shown ? ` and ${m.count - shown} more` : '');
+    note(key, `${m.why}; after a restart MetalLB processes Services with ${n} status address${n > 1 ? 'es' : ''} in random order, and coming before ${m.victims.join(', ')}${more(m.victims.length)} it may take ${m.addrs.join(', ')}${more(m.addrs.length)} from them`);
+  }
+  for (const g of groups.values()) {
+    if (g.reaches.length === 0) continue;
+    const reaches = [...g.reaches].sort((x, y) => (x.reach > y.reach ? -1 : x.reach < y.reach ? 1 : 0));
+    for (const k of g.keepers.slice(0, g.tainted)) {
+      // the movers reaching this address: a prefix of `reaches`
+      let lo = 0;
+      let hi = reaches.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (reaches[mid]!.reach >= k.addr) lo = mid + 1;
+        else hi = mid;
       }
+      if (lo === 0) continue;
+      // (a mover never keeps its own status, so it is never one of the keepers here)
+      const names = reaches.slice(0, Math.min(lo, 3)).map((r) => r.key).join(', ') + (lo > 3 ? ` and ${lo - 3} more` : '');
+      note(k.key, `after a restart MetalLB may process ${names} (which must re-allocate) before this Service; ${lo > 1 ? 'one of them' : reaches[0]!.key} may then take ${k.text} and this Service lose it`);
     }
   }
   // Pending services competing for the same pools: MetalLB's order among them is unspecified.
-  const pendingOrder = pending;
-  for (const [i, key] of pendingOrder.entries()) {
+  for (const [i, key] of pending.entries()) {
     if (alloc.ipsOf(key).length > 0) continue;
     const failure = firstOutcome.get(key)?.failure ?? last.get(key)?.failure;
     const reason = failure?.reason;
@@ -211,9 +536,9 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     }
     const usable = usablePools(reason);
     if (usable.size === 0) continue;
-    for (const earlier of pendingOrder.slice(0, i)) {
+    for (const earlier of pending.slice(0, i)) {
       const pool = alloc.poolOf(earlier);
-      if (pool === null || !usable.has(pool) || !pendingSet.has(earlier)) continue;
+      if (pool === null || !usable.has(pool)) continue;
       note(key, `pending services competed for pool ${pool}; MetalLB processes them in unspecified order, so ${key} might have received ${earlier}'s address`);
       note(earlier, `pending services competed for pool ${pool}; MetalLB processes them in unspecified order, so ${key} might have received this address instead`);
     }
@@ -226,14 +551,16 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     const poolAnn = svc.metadata?.annotations?.[ANNOTATION_IP_ALLOCATED_FROM_POOL];
     const failure = out.failure ?? (ips.length === 0 ? firstOutcome.get(key)?.failure : undefined);
     const n = notes.get(key);
+    const cycle = cycles.get(key);
     return {
       service: key,
       ips: ips.map(canonical),
       pool: ips.length > 0 ? (poolAnn ?? alloc.poolOf(key)) : null,
       error: failure ? failure.message : null,
       ...(failure?.reason ? { reason: failure.reason } : {}),
-      events: (lastWithEvents.get(key) ?? out).events,
+      events: [...(emitted.get(key)?.values() ?? [])],
       ...(n ? { nondeterministic: n.join('; ') } : {}),
+      ...(cycle ? { oscillates: cycle.states.map((st) => st.map(canonical)) } : {}),
     };
   });
   outcomes.sort((a, b) => rank.get(a.service)! - rank.get(b.service)!);
@@ -251,7 +578,79 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
       availableIPv6: count(c.availableIPv6),
     };
   });
-  return { services: outcomes, pools, passes };
+  return { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) };
+}
+
+/**
+ * Whether reconciling `svc` — the object the previous reconcile of `key` wrote, without failing —
+ * again is certain to change nothing, so that the dry run may skip it: the allocator holds exactly
+ * its status addresses, of exactly the Service's family (no PreferDualStack, whose reconcile may
+ * add or drop a family), and it asks for no address or pool it does not have. Reconciling such an
+ * object re-assigns its own addresses (idempotent) and writes the same status and annotation.
+ */
+function settled(ctrl: ControllerState, key: string, svc: Service): boolean {
+  if (ipFamilyPolicy(svc) === 'PreferDualStack') return false;
+  const status = statusIPs(svc);
+  const held = ctrl.allocator.ipsOf(key);
+  if (status.length === 0 || status.length !== held.length || status.some((s, i) => canonical(s) !== held[i])) return false;
+  if (svc.metadata?.annotations?.[ANNOTATION_IP_ALLOCATED_FROM_POOL] !== ctrl.allocator.poolOf(key)) return false;
+  const family = serviceFamily(svc);
+  if (family === 'unknown' || familyOfAddresses(status) !== family) return false;
+  const pool = requestedPool(svc);
+  if (pool !== '' && pool !== ctrl.allocator.poolOf(key)) return false;
+  const desired = requestedIPs(svc);
+  if (!desired.ok) return false;
+  if (desired.ips.length > 0) {
+    const want = desired.ips.map(formatIP).sort();
+    const have = [...held].sort();
+    if (want.length !== have.length || want.some((x, i) => x !== have[i])) return false;
+  }
+  return true;
+}
+
+/**
+ * The pools a Service could take addresses from: the one it requests, else the pools its
+ * allocation may walk (autoAssign, and selecting it or without serviceAllocation), and those
+ * owning its status addresses.
+ */
+function possiblePools(ctrl: ControllerState, key: string, svc: Service): string[] {
+  const out = new Set<string>();
+  const status = statusIPs(svc).map((t) => parseIP(t)).filter((ip): ip is IP => ip !== undefined);
+  for (const ip of status) for (const p of ctrl.allocator.poolsForIPs([ip])) out.add(p);
+  const requested = requestedPool(svc);
+  if (requested !== '') {
+    out.add(requested);
+    return [...out];
+  }
+  const req = allocRequest(key, svc);
+  for (const name of ctrl.allocator.poolNames) {
+    const pool = ctrl.allocator.pool(name)!;
+    if (!pool.autoAssign) continue;
+    const sa = pool.serviceAllocation;
+    if (sa && !(sa.namespaces.has(req.namespace) || sa.serviceSelectors.length > 0)) continue;
+    if (poolCompatibility(pool, req)) continue;
+    out.add(name);
+  }
+  return [...out];
+}
+
+/** Up to three names, then how many more. */
+function some(list: readonly string[]): string {
+  return list.length <= 3 ? list.join(', ') : `${list.slice(0, 3).join(', ')} and ${list.length - 3} more`;
+}
+
+/** The pools a failed allocation walked, from its structured reason. */
+function attemptsOf(reason: AllocationFailure | undefined): readonly PoolAttempt[] {
+  if (!reason) return [];
+  if (reason.kind === 'noPoolAvailable') return reason.attempts;
+  return [];
+}
+
+/** The pool a failed allocation from one pool found without room. */
+function poolOfFailure(reason: AllocationFailure | undefined): string | undefined {
+  if (!reason) return undefined;
+  if (reason.kind === 'noAvailableIPs' || reason.kind === 'poolLacksFamily' || reason.kind === 'noIPsForFamily') return reason.pool;
+  return undefined;
 }
 
 function canonical(s: string): string {

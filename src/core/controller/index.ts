@@ -5,3 +5,4 @@
 export * from './service.ts';
 export * from './reconcile.ts';
 export * from './allocate-all.ts';
+export * from './write-history.ts';

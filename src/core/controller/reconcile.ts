@@ -29,6 +29,12 @@ export interface ControllerEvent {
   /** MetalLB's reason: IPAllocated, AllocationFailed, ClearAssignment, AdditionalAssignFailed, LoadBalancerFailed, ... */
   readonly reason: string;
   readonly message: string;
+  /**
+   * The allocator's structured reason behind the message, when there is one: on AllocationFailed,
+   * AdditionalAssignFailed and ClearAssignment (e.g. `poolLacksFamily` behind MetalLB's
+   * `["<nil>"] is not allowed in config`). Not part of the Kubernetes Event.
+   */
+  readonly cause?: AllocationFailure;
 }
 
 /** Why converging a service failed: the message MetalLB logs / puts in its event, and the allocator's structured reason when there is one. */
@@ -167,11 +173,11 @@ export function reconcileService(ctrl: ControllerState, key: string, service: Se
 /** convergeBalancer on the working copy; throws ConvergeError on failure; returns the allocation made, if any. */
 function converge(ctrl: ControllerState, key: string, svc: Service, events: ControllerEvent[]): AllocationResult | undefined {
   const alloc = ctrl.allocator;
-  const warn = (reason: string, message: string): void => {
-    events.push({ type: 'Warning', reason, message });
+  const warn = (reason: string, message: string, cause?: AllocationFailure): void => {
+    events.push({ type: 'Warning', reason, message, ...(cause ? { cause } : {}) });
   };
-  const info = (reason: string, message: string): void => {
-    events.push({ type: 'Normal', reason, message });
+  const info = (reason: string, message: string, cause?: AllocationFailure): void => {
+    events.push({ type: 'Normal', reason, message, ...(cause ? { cause } : {}) });
   };
   const clear = (): void => {
     alloc.unassign(key);
@@ -226,7 +232,7 @@ function converge(ctrl: ControllerState, key: string, svc: Service, events: Cont
       alloc.assign(req, ips);
     } catch (err) {
       if (!(err instanceof AllocationError)) throw err;
-      info('ClearAssignment', `current IP for ${JSON.stringify(key)} not allowed by config, will attempt for new IP assignment: ${err.message}`);
+      info('ClearAssignment', `current IP for ${JSON.stringify(key)} not allowed by config, will attempt for new IP assignment: ${err.message}`, err.reason);
       clear();
       ips = [];
     }
@@ -258,7 +264,7 @@ function converge(ctrl: ControllerState, key: string, svc: Service, events: Cont
       info('IPAllocated', `Assigned additional IP ${JSON.stringify(added)}`);
     } catch (err) {
       if (!(err instanceof AllocationError)) throw err;
-      info('AdditionalAssignFailed', `cannot assign additional IP in PreferDualStack: ${err.message}`);
+      info('AdditionalAssignFailed', `cannot assign additional IP in PreferDualStack: ${err.message}`, err.reason);
     }
   }
 
@@ -268,7 +274,7 @@ function converge(ctrl: ControllerState, key: string, svc: Service, events: Cont
       allocation = allocateIPs(ctrl, key, svc);
     } catch (err) {
       if (!(err instanceof ConvergeError)) throw err;
-      warn('AllocationFailed', `Failed to allocate IP for ${JSON.stringify(key)}: ${err.message}`);
+      warn('AllocationFailed', `Failed to allocate IP for ${JSON.stringify(key)}: ${err.message}`, err.failure.reason);
       throw err;
     }
     ips = allocation.ips.map((s) => parseIP(s)!);
@@ -289,6 +295,39 @@ function converge(ctrl: ControllerState, key: string, svc: Service, events: Cont
   svc.metadata = svc.metadata ?? {};
   svc.metadata.annotations = { ...(svc.metadata.annotations ?? {}), [ANNOTATION_IP_ALLOCATED_FROM_POOL]: pool! };
   return allocation;
+}
+
+/**
+ * Whether converging `service` would keep the addresses of its status, as far as the
+ * configuration decides it (convergeBalancer's checks: a LoadBalancer with cluster IPs, the
+ * family, a pool owning the addresses that accepts the Service, the requested pool and addresses);
+ * conflicts with other Services' addresses are not looked at. Restart order uses it: among
+ * Services with as many status addresses, those that keep theirs are processed first.
+ */
+export function statusKept(ctrl: ControllerState, key: string, svc: Service): boolean {
+  if (ctrl.pools === null || ctrl.pools.size === 0 || svc.spec?.type !== 'LoadBalancer') return false;
+  const clusterIPs = svc.spec.clusterIPs ?? [];
+  if (clusterIPs.length === 0 && !svc.spec.clusterIP) return false;
+  const policy = ipFamilyPolicy(svc);
+  if (policy === 'RequireDualStack' && clusterIPs.length < 2) return false;
+  const current = statusIPs(svc);
+  if (current.length === 0) return false;
+  const lbFamily = familyOfAddresses(current);
+  const svcFamily = serviceFamily(svc);
+  if (lbFamily === 'unknown' || svcFamily === 'unknown') return false;
+  if (lbFamily !== svcFamily && !(svcFamily === 'dual' && policy === 'PreferDualStack')) return false;
+  const ips = current.map((s) => parseIP(s)!);
+  if (ctrl.allocator.configAllows(allocRequest(key, svc), ips)) return false;
+  const desiredPool = requestedPool(svc);
+  if (desiredPool !== '' && ctrl.allocator.poolForIPs(ips) !== desiredPool) return false;
+  const desired = requestedIPs(svc);
+  if (!desired.ok) return false;
+  if (desired.ips.length > 0) {
+    const a = [...current.map((s) => formatIP(parseIP(s)!))].sort();
+    const b = desired.ips.map(formatIP).sort();
+    if (a.length !== b.length || a.some((x, i) => x !== b[i])) return false;
+  }
+  return true;
 }
 
 /** MetalLB's `allocateIPs`: requested addresses, else the requested pool, else any pool. Throws ConvergeError. */
