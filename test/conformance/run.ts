@@ -1,5 +1,6 @@
 /**
- * Conformance runner: `npm run conformance -- [DIR|FILE...]` (default ../shared/conformance).
+ * Conformance runner: `npm run conformance -- [DIR|FILE...]` (default test/shared/conformance, the
+ * repository's copy of ../shared/conformance).
  * Runs every case file (*.yaml, *.yml, *.json except READMEs) found below each argument through
  * the adapter that accepts it, prints `FAIL <file> <case>: <why>` for each failed case and ends
  * with `N passed, N failed`. A file no adapter accepts, or that cannot be read, counts as one
@@ -10,6 +11,7 @@ import { join, relative, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { adapters } from './adapters.ts';
 import type { CaseResult } from './types.ts';
+import { sharedPath } from '../helpers/shared.ts';
 
 function caseFiles(path: string): string[] {
   const st = statSync(path);
@@ -41,7 +43,7 @@ async function runFile(file: string): Promise<CaseResult[]> {
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
-  const roots = args.length ? args : [resolve(import.meta.dirname, '../../../shared/conformance')];
+  const roots = args.length ? args : [sharedPath('conformance')];
   let passed = 0;
   let failed = 0;
   for (const root of roots) {

@@ -14,6 +14,7 @@ import { loadSnapshot } from '../../src/kube/snapshot.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseWhoisIP } from '../../src/commands/whois.ts';
 import { UserError } from '../../src/core/errors.ts';
+import { sharedPath } from '../helpers/shared.ts';
 
 const BIN = join(ROOT, 'bin/metallb-ts');
 const EXAMPLE = join(ROOT, 'examples/cluster.yaml');
@@ -316,7 +317,7 @@ test('whois: holders of a shared IP; exit 1 when nobody announces it', () => {
   assert.equal(run(['whois', '192.0.2.10', '-f', EXAMPLE]).status, 0);
 });
 
-const SEED = join(ROOT, '../shared/conformance/election/seed-small-cluster.yaml');
+const SEED = sharedPath('conformance', 'election', 'seed-small-cluster.yaml');
 type SeedCase = { name: string; ignoreExcludeLB: boolean; expected: Array<{ service: string; winner: string | null; nodes: Record<string, string> }> };
 const seedCases = (): SeedCase[] => (parse(readFileSync(SEED, 'utf8')) as { cases: SeedCase[] }).cases;
 

@@ -8,9 +8,10 @@ import {
   parseCommunity,
 } from '../../src/core/config/index.ts';
 import { ConfigError } from '../../src/core/errors.ts';
+import { sharedPath } from '../helpers/shared.ts';
 
-const FIXTURES = '/work/shared/conformance/config/';
-const SAMPLES = '/work/shared/samples/metallb-configsamples/';
+const FIXTURES = sharedPath('conformance', 'config') + '/';
+const SAMPLES = sharedPath('samples', 'metallb-configsamples') + '/';
 
 const ns = 'metallb-system';
 const pool = (name: string, addresses: string[], labels?: Record<string, string>): KubeObject =>
