@@ -466,8 +466,8 @@ export class Allocator {
    * Go map order: MetalLB builds `ByNamespace` and walks the generic pools by iterating a map, so
    * their order is random. metallb-ts takes name order and reports in `tiedPools`/`tiedChoices`
    * every other pool some map order would have chosen (each order is tried: all permutations of
-   * the namespace pools through the sort, up to 7 of them; beyond, every namespace pool that could
-   * come first). `ByServiceSelector` is sorted by name in MetalLB: no randomness there.
+   * the namespace pools through the sort, up to 7 of them; beyond, every usable pinned pool).
+   * `ByServiceSelector` is sorted by name in MetalLB: no randomness there.
    */
   allocate(req: AllocRequest, family: Family): AllocationResult {
     const existing = this.allocs.get(req.key);
@@ -539,7 +539,7 @@ export class Allocator {
     }
     const all = [...byNamespace, ...bySelector];
     if (byNamespace.length > MAX_PERMUTED_NAMESPACE_POOLS) {
-      // Too many orders to try: any namespace pool that could come first in its tier counts.
+      // Too many orders to try: every usable pinned pool counts as possible (an over-approximation).
       for (const p of all) if (choose.tierOf(p) !== undefined) out.add(p);
       const c = choose.first(sortPools(all));
       if (c) out.add(c);
