@@ -41,8 +41,8 @@ const cases: Array<{ name: string; run: (a: Allocator) => unknown; message: stri
   {
     name: 'wrong family from a pool',
     run: (a) => a.allocateFromPool(req('default/s'), 'ipv4', 'v6only'),
-    message: 'no available IPs in pool v6only for ipv4 IPFamily',
-    check: (f) => assert.equal(f.kind, 'noIPsForFamily'),
+    message: '["<nil>"] is not allowed in config',
+    check: (f) => assert.deepEqual(f, { kind: 'poolLacksFamily', pool: 'v6only', family: 'ipv4', ips: ['<nil>'], available: ['ipv6'] }),
   },
   {
     name: 'address outside every pool',
