@@ -193,7 +193,7 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
   const [{ apiError, KubeClient, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { createL2Announcer },
-    { createEvent, restL2StatusApi, restBGPStatusApi, restFRRConfigurationApi }, { EventRecorder }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
+    { restL2StatusApi, restBGPStatusApi, restFRRConfigurationApi }, { SpeakerEvents }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
     { Speaker, SPEAKER_BGP_KINDS, nodeChangeMatters }, { frrConfigurationName }, { ConfigurationStateWriter }] = await Promise.all([
     import('../kube/client.ts'), import('../kube/live.ts'), import('../speaker/announcer.ts'), import('../speaker/api.ts'),
     import('../speaker/events.ts'), import('../speaker/http.ts'), import('../speaker/membership.ts'), import('../speaker/metrics.ts'),
@@ -230,7 +230,7 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     log.info({ op: 'startup', msg: 'no --pod-name: ServiceL2Status objects get no owner reference' });
   }
 
-  const events = new EventRecorder(node, (ev) => createEvent(api, ev), log);
+  const events = new SpeakerEvents(api, log);
   const source = new ClusterStateWatcher(kc, {
     metallbNamespace: namespace,
     frrk8sNamespace,

@@ -1,6 +1,6 @@
 /**
  * The speaker's writes to the API server (ServiceL2Status and ServiceBGPStatus objects and their
- * status subresource, the FRRConfiguration of its node, Events), through the one client to the API server (src/kube/client.ts KubeClient). Reads of
+ * status subresource, the FRRConfiguration of its node; Events go through src/kube/events.ts), through the one client to the API server (src/kube/client.ts KubeClient). Reads of
  * cluster state go through the shared ClusterStateWatcher (src/kube/live.ts), never here.
  * Failures reject with KubeClient's errors (KubeApiError with `statusCode`, or the socket's error).
  */
@@ -69,26 +69,4 @@ export function restL2StatusApi(api: KubeClient): L2StatusApi {
     },
     delete: (namespace: string, name: string) => deleteIgnoringAbsent(api, `${L2}/${seg(namespace)}/servicel2statuses/${seg(name)}`),
   };
-}
-
-/** A core/v1 Event as client-go's recorder writes it. */
-export interface CoreEvent {
-  apiVersion: 'v1';
-  kind: 'Event';
-  metadata: { name: string; namespace: string };
-  involvedObject: { apiVersion?: string; kind: string; namespace?: string; name: string; uid?: string; resourceVersion?: string };
-  reason: string;
-  message: string;
-  type: 'Normal' | 'Warning';
-  source: { component: string; host?: string };
-  firstTimestamp: string;
-  lastTimestamp: string;
-  count: number;
-  reportingComponent: string;
-  reportingInstance: string;
-}
-
-/** Creates a core/v1 Event in its namespace. */
-export async function createEvent(api: KubeClient, ev: CoreEvent): Promise<void> {
-  await api.request({ method: 'POST', path: `/api/v1/namespaces/${seg(ev.metadata.namespace)}/events`, body: ev });
 }

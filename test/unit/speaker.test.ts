@@ -16,7 +16,8 @@ import { FakeSource } from '../helpers/fake-source.ts';
 import { jsonLogger, rfc3339 } from '../../src/log.ts';
 import { speakerMetrics } from '../../src/speaker/metrics.ts';
 import { planL2Status, desiredL2Status, type L2StatusApi, type L2StatusBody } from '../../src/speaker/l2status.ts';
-import { serviceEvent } from '../../src/speaker/events.ts';
+import { SpeakerEvents } from '../../src/speaker/events.ts';
+import type { EventSink as KubeEventSink, KubeEvent } from '../../src/kube/events.ts';
 import { memberlistSettings } from '../../src/commands/speaker.ts';
 import { speakerPodIPs } from '../../src/speaker/membership-speakerlist.ts';
 import { metallbNamespaceOf as speakerNamespace } from '../../src/commands/runtime-options.ts';
@@ -349,12 +350,23 @@ test('planL2Status: MetalLB reconciler cases', () => {
   assert.deepEqual(desiredL2Status('n1', 'default', 'web', ['eth0']), { node: 'n1', serviceName: 'web', serviceNamespace: 'default', interfaces: [{ name: 'eth0' }] });
 });
 
-test('events are named and sourced as client-go records them for metallb-speaker', () => {
-  const ev = serviceEvent(service('web', ['192.0.2.10']) as never, 'n1', 'Normal', 'nodeAssigned', 'announcing from node "n1" with protocol "layer2"', 1_700_000_000_123, 5);
-  assert.equal(ev.metadata.name, `web.${(1_700_000_000_123n * 1_000_000n + 5n).toString(16)}`);
-  assert.deepEqual(ev.source, { component: 'metallb-speaker', host: 'n1' });
-  assert.deepEqual(ev.involvedObject, { apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 'web', uid: 'uid-web' });
-  assert.equal(ev.firstTimestamp, '2023-11-14T22:13:20Z');
+test('events are recorded as MetalLB\'s speaker records them: metallb-speaker, no host; a burst of identical events is one Event', async () => {
+  const created: KubeEvent[] = [];
+  const patched: Array<[string, number]> = [];
+  const sink: KubeEventSink = {
+    create: async (ev) => { created.push(ev); return { ...ev, metadata: { ...ev.metadata, resourceVersion: '1' } }; },
+    patch: async (ev, p) => { patched.push([ev.metadata.name, p.count]); return { ...ev, count: p.count }; },
+  };
+  const events = new SpeakerEvents(sink, jsonLogger({ level: 'error', write: () => {} }), () => 1_700_000_000_123);
+  const svc = service('web', ['192.0.2.10']) as never;
+  for (let i = 0; i < 3; i++) events.sink(svc, 'Normal', 'nodeAssigned', 'announcing from node "n1" with protocol "layer2"');
+  await events.idle();
+  assert.equal(created.length, 1);
+  assert.deepEqual(created[0]!.source, { component: 'metallb-speaker' });
+  assert.deepEqual(created[0]!.involvedObject, { apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 'web', uid: 'uid-web' });
+  assert.equal(created[0]!.firstTimestamp, '2023-11-14T22:13:20Z');
+  assert.deepEqual(patched.map(([, c]) => c), [2, 3]);
+  await events.close();
 });
 
 test('flags: memberlist on only with bind address and labels, namespace defaults, load-balancer class filter, log format', () => {
