@@ -360,7 +360,9 @@ export async function startBGPTestBed(opts: BGPTestBedOptions): Promise<BGPTestB
   const start = (name: string, cmd: string, args: string[], extraEnv: Record<string, string> = {}): Proc => {
     const log = join(logs, `${name}.log`);
     const fd = openSync(log, 'a');
-    const proc = spawn(cmd, args, { stdio: ['ignore', fd, fd], detached: true, env: { ...childEnv, ...extraEnv } });
+    // cwd '/': the reloader's private mount namespace puts a tmpfs over /tmp, which would hide a
+    // working directory below /tmp (a clone in /tmp: pyenv's python3 shim then refuses to start).
+    const proc = spawn(cmd, args, { stdio: ['ignore', fd, fd], detached: true, cwd: '/', env: { ...childEnv, ...extraEnv } });
     closeSync(fd);
     proc.unref();
     proc.once('error', () => { /* seen as an exit */ });
