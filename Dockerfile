@@ -1,6 +1,9 @@
 # metallb-ts on Node.js 24 (the runtime strips TypeScript types itself: Node >= 24, no build step).
 # One image for both components: `metallb-ts controller` and `metallb-ts speaker` (deploy/).
 #   docker build -t metallb-ts:0.1.0 .
+# Without Docker, `npm run image` builds the same layout as an OCI archive (image/build.ts, README
+# "Container image"). test/unit/image-dockerfile.test.ts checks this file against that layout
+# (image/layout.ts): keep the COPY destinations, ENV, WORKDIR, ENTRYPOINT, CMD and USER in step.
 
 # The raw-socket addon (native/l2.c) is compiled by `npm ci`'s install script, which needs a C
 # compiler and Node's headers: the full node image has both; the runtime image has neither.
@@ -8,10 +11,17 @@ FROM node:24 AS build
 WORKDIR /opt/metallb-ts
 COPY package.json package-lock.json ./
 COPY native ./native
-RUN npm ci --omit=dev --no-audit --no-fund && test -f native/build/l2.node
+COPY image/prune.ts ./image/prune.ts
+# Production dependencies only, less what Node never loads (image/prune.ts: type declarations,
+# source maps, docs, tests, the Bare runtime's addons, npm's .bin), as `npm run image` does.
+RUN npm ci --omit=dev --no-audit --no-fund && test -f native/build/l2.node \
+ && node image/prune.ts node_modules
 
+# Node 24 at /usr/local/bin/node, where `npm run image` puts it too. Unlike that image, this base
+# also carries Debian's userland, npm, corepack and yarn, and Node's debug symbols.
 FROM node:24-slim
-ENV NODE_ENV=production \
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    NODE_ENV=production \
     NODE_COMPILE_CACHE=/tmp/metallb-ts-compile-cache
 WORKDIR /opt/metallb-ts
 
@@ -19,10 +29,10 @@ WORKDIR /opt/metallb-ts
 # left out on purpose: bin/metallb-ts then runs the image's own Node 24.
 COPY package.json package-lock.json ./
 COPY --from=build /opt/metallb-ts/node_modules ./node_modules
-COPY --from=build /opt/metallb-ts/native/build ./native/build
+COPY --from=build /opt/metallb-ts/native/build/l2.node ./native/build/l2.node
 COPY bin ./bin
 COPY src ./src
-RUN node --version | grep -q '^v24\.' && ./bin/metallb-ts --version
+RUN node --version | grep -q '^v24\.' && ./bin/metallb-ts --version && rm -rf /tmp/metallb-ts-compile-cache
 
 # Runs as root by default: the speaker needs NET_RAW for ARP/NDP (deploy/speaker.yaml adds only
 # that capability); deploy/controller.yaml runs the controller as nobody (65534).
