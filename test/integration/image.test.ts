@@ -32,7 +32,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, re
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { ROOT, CLI } from '../helpers/cli.ts';
+import { ROOT } from '../helpers/cli.ts';
 import { readTar, type ReadEntry } from '../../image/tar.ts';
 import { APP_DIR, CMD, ENTRYPOINT, ENV, NODE_PATH, imageName } from '../../image/layout.ts';
 import type { BuildResult } from '../../image/build.ts';
@@ -69,8 +69,10 @@ function snapshot(dst: string): void {
 
 /** Runs image/build.ts (as `npm run image` does) and returns its JSON result. */
 function build(root: string, out: string, extra: string[] = []): BuildResult {
+  const env = { ...process.env };
+  delete env.SOURCE_DATE_EPOCH; // the layout test expects mtime 0
   const r = spawnSync(process.execPath, [join(ROOT, 'image/build.ts'), '--root', root, '-o', out, '--cache-dir', CACHE, '--json', ...extra], {
-    encoding: 'utf8', timeout: 600_000, maxBuffer: 64 << 20,
+    encoding: 'utf8', timeout: 600_000, maxBuffer: 64 << 20, env,
   });
   assert.equal(r.status, 0, `image/build.ts failed (${r.error?.message ?? r.status}):\n${r.stderr}`);
   return JSON.parse(r.stdout) as BuildResult;
@@ -155,9 +157,12 @@ async function runUntil(cmd: string, args: string[], ready: RegExp, stop: (child
   });
 }
 
-/** The repository's own answer to `explain` on the example (what the image's copy must print too). */
+/** The snapshot the image is built from (so that edits to the tree during the test change nothing). */
+const SNAP = join(TMP, 'snap');
+
+/** The repository's own answer to `explain` on the example, from the snapshot's src/ (what the image's copy must print too). */
 function hostExplain(file: string): Run {
-  return run(process.execPath, [CLI, ...EXPLAIN, '-f', file]);
+  return run(process.execPath, [join(SNAP, 'src/cli.ts'), ...EXPLAIN, '-f', file]);
 }
 
 const haveAddon = existsSync(join(ROOT, 'native/build/l2.node'));
@@ -166,7 +171,7 @@ const haveNode = existsSync(join(ROOT, 'node_modules/.bin/node'));
 describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not built (no C compiler?): the image needs it' : !haveNode ? 'no node_modules/.bin/node (npm ci)' : false }, () => {
   let result: BuildResult;
   let img: Image;
-  const snap = join(TMP, 'snap');
+  const snap = SNAP;
   const archive = join(TMP, 'a.oci.tar');
   const rootfs = join(TMP, 'rootfs');
 
