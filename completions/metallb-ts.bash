@@ -48,8 +48,19 @@ _metallb_ts() {
         --ml-secret-name) :; return 0 ;;
         --deployment) :; return 0 ;;
         --write-concurrency) :; return 0 ;;
+        --webhook-mode) COMPREPLY=($(compgen -W "enabled disabled onlywebhook" -- "$cur")); return 0 ;;
+        --webhook-secret) :; return 0 ;;
+        --cert-service-name) :; return 0 ;;
+        --cert-dir) :; return 0 ;;
+        --webhook-port) :; return 0 ;;
+        --webhook-bind-address) :; return 0 ;;
+        --tls-min-version) :; return 0 ;;
+        --tls-cipher-suites) :; return 0 ;;
+        --tls-curve-preferences) :; return 0 ;;
+        --metrics-cert-dir) :; return 0 ;;
+        --pprof-bind-address) :; return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--kubeconfig --context --namespace --lb-class --metrics-bind-address --metrics-port --port --log-level --pod-name --ml-secret-name --deployment --write-concurrency -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--kubeconfig --context --namespace --lb-class --metrics-bind-address --metrics-port --port --log-level --pod-name --ml-secret-name --deployment --write-concurrency --webhook-mode --webhook-secret --cert-service-name --disable-cert-rotation --cert-dir --webhook-port --webhook-bind-address --tls-min-version --tls-cipher-suites --tls-curve-preferences --webhook-http2 --metrics-cert-dir --pprof-bind-address -h --help" -- "$cur")); return 0; fi
       ;;
     explain)
       case "$prev" in

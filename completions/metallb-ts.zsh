@@ -56,10 +56,23 @@ _metallb-ts() {
             '--metrics-port=[port of the /metrics, /healthz and /readyz server (default 7472; 0 picks a free one)]:value: ' \
             '--port=[MetalLB'\''s name for --metrics-port]:value: ' \
             '--log-level=[log level]:value:(all debug info warn error none)' \
-            '--pod-name=[this controller'\''s pod (default: METALLB_POD_NAME); accepted as MetalLB'\''s flag: events carry no reporting instance, as MetalLB'\''s]:value: ' \
+            '--pod-name=[this controller'\''s pod (default: METALLB_POD_NAME): owner of the ConfigurationState `controller` (events carry no reporting instance, as MetalLB'\''s)]:value: ' \
             '--ml-secret-name=[create the memberlist Secret of this name in --namespace at start-up unless it exists (default: METALLB_ML_SECRET_NAME; none: no Secret)]:value: ' \
             '--deployment=[the controller'\''s Deployment in --namespace, owner of the memberlist Secret (default: METALLB_DEPLOYMENT)]:value: ' \
             '--write-concurrency=[Service status writes in flight at once]:value: ' \
+            '--webhook-mode=[serve MetalLB'\''s admission webhooks: enabled, disabled, or onlywebhook (webhooks only, no allocation); MetalLB'\''s default is enabled, deploy/controller.yaml sets it]:value:(enabled disabled onlywebhook)' \
+            '--webhook-secret=[Secret of --namespace holding the webhook CA and serving certificate (the rotator writes it)]:value: ' \
+            '--cert-service-name=[the webhook Service'\''s name: the certificate is for <name>.<namespace>.svc]:value: ' \
+            '--disable-cert-rotation[do not generate and rotate the webhook certificate: serve tls.crt and tls.key of --cert-dir (e.g. from cert-manager)]' \
+            '--cert-dir=[where the webhook certificate is mounted (read with --disable-cert-rotation only)]:value: ' \
+            '--webhook-port=[port of the webhook server (MetalLB: 9443, fixed; 0 picks a free one)]:value: ' \
+            '--webhook-bind-address=[address of the webhook server (default: every address)]:value: ' \
+            '--tls-min-version=[minimum TLS version of the webhook server: VersionTLS12 or VersionTLS13 (default VersionTLS13)]:value: ' \
+            '--tls-cipher-suites=[comma-separated TLS 1.2 cipher suites of the webhook server, Go names (default: Node.js defaults)]:value: ' \
+            '--tls-curve-preferences=[comma-separated numeric Go CurveIDs of the webhook server (23 P-256, 24 P-384, 25 P-521, 29 X25519, 4588 X25519MLKEM768)]:value: ' \
+            '--webhook-http2[accepted for MetalLB'\''s manifests: the webhook server speaks HTTP/1.1 only (MetalLB'\''s default)]' \
+            '--metrics-cert-dir=[MetalLB'\''s HTTPS metrics: not supported (metallb-ts serves /metrics over plain HTTP)]:value: ' \
+            '--pprof-bind-address=[MetalLB'\''s Go pprof endpoint: not supported]:value: ' \
             '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         explain)

@@ -5,10 +5,15 @@
  * annotation, MetalLB's Events), keeps the IPAddressPool status counters, and serves `/metrics`,
  * `/healthz` and `/readyz`. With `--ml-secret-name` (env METALLB_ML_SECRET_NAME) it first creates
  * the speakers' memberlist Secret, owned by its `--deployment` (env METALLB_DEPLOYMENT), unless it
- * exists (src/controller/memberlist-secret.ts). Logs are JSON lines on stdout, as MetalLB's. Runs
- * until SIGINT/SIGTERM, then finishes the writes in flight and exits 0. Exit 2 for bad flags or
- * kubeconfig or a missing Deployment, 3 when the cluster cannot be reached or refuses the watches
- * or the memberlist Secret.
+ * exists (src/controller/memberlist-secret.ts). Reports whether its configuration loaded in the
+ * ConfigurationState `controller` (condition poolReconcilerValid), owned by its Pod (`--pod-name`).
+ * With `--webhook-mode enabled|onlywebhook` it also serves MetalLB's admission webhooks and BGPPeer
+ * conversion over HTTPS (src/controller/webhook-server.ts) with a certificate it manages in the
+ * Secret `--webhook-secret` (src/controller/webhook-rotator.ts), or, with `--disable-cert-rotation`,
+ * one mounted at `--cert-dir`. Logs are JSON lines on stdout, as MetalLB's. Runs until
+ * SIGINT/SIGTERM, then finishes the writes in flight and exits 0. Exit 2 for bad flags or
+ * kubeconfig, a missing Deployment or webhook certificate files, 3 when the cluster cannot be
+ * reached or refuses the watches, the memberlist Secret or the webhook certificate Secret.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
@@ -18,6 +23,7 @@ import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { ControllerLoop } from '../controller/loop.ts';
 import type { KubeWriter } from '../controller/writer.ts';
 import { VERSION } from './index.ts';
+import type { OwnerRef } from '../core/status.ts';
 
 
 /** Parsed flags (commander's camel-cased names). */
@@ -34,7 +40,24 @@ interface ControllerFlags {
   writeConcurrency: number;
   mlSecretName?: string;
   deployment?: string;
+  webhookMode: WebhookMode;
+  webhookSecret: string;
+  certServiceName: string;
+  disableCertRotation?: boolean;
+  certDir: string;
+  webhookHttp2?: boolean;
+  webhookPort: number;
+  webhookBindAddress: string;
+  tlsMinVersion: string;
+  tlsCipherSuites: string;
+  tlsCurvePreferences: string;
+  metricsCertDir?: string;
+  pprofBindAddress?: string;
 }
+
+/** MetalLB's `--webhook-mode` values. */
+const WEBHOOK_MODES = ['enabled', 'disabled', 'onlywebhook'] as const;
+type WebhookMode = (typeof WEBHOOK_MODES)[number];
 
 
 function positive(value: string): number {
@@ -57,10 +80,24 @@ export function registerController(program: Command): void {
     .option('--metrics-port <port>', 'port of the /metrics, /healthz and /readyz server (default 7472; 0 picks a free one)', portNumber)
     .addOption(new Option('--port <port>', "MetalLB's name for --metrics-port").argParser(portNumber).hideHelp())
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
-    .option('--pod-name <name>', "this controller's pod (default: METALLB_POD_NAME); accepted as MetalLB's flag: events carry no reporting instance, as MetalLB's")
+    .option('--pod-name <name>', "this controller's pod (default: METALLB_POD_NAME): owner of the ConfigurationState `controller` (events carry no reporting instance, as MetalLB's)")
     .option('--ml-secret-name <name>', 'create the memberlist Secret of this name in --namespace at start-up unless it exists (default: METALLB_ML_SECRET_NAME; none: no Secret)')
     .option('--deployment <name>', "the controller's Deployment in --namespace, owner of the memberlist Secret (default: METALLB_DEPLOYMENT)")
     .addOption(new Option('--write-concurrency <n>', 'Service status writes in flight at once').argParser(positive).default(16))
+    .addOption(new Option('--webhook-mode <mode>', "serve MetalLB's admission webhooks: enabled, disabled, or onlywebhook (webhooks only, no allocation); MetalLB's default is enabled, deploy/controller.yaml sets it")
+      .choices(WEBHOOK_MODES).default('disabled'))
+    .option('--webhook-secret <name>', 'Secret of --namespace holding the webhook CA and serving certificate (the rotator writes it)', 'metallb-webhook-cert')
+    .option('--cert-service-name <name>', "the webhook Service's name: the certificate is for <name>.<namespace>.svc", 'metallb-webhook-service')
+    .option('--disable-cert-rotation', 'do not generate and rotate the webhook certificate: serve tls.crt and tls.key of --cert-dir (e.g. from cert-manager)')
+    .option('--cert-dir <dir>', 'where the webhook certificate is mounted (read with --disable-cert-rotation only)', '/tmp/k8s-webhook-server/serving-certs')
+    .option('--webhook-port <port>', 'port of the webhook server (MetalLB: 9443, fixed; 0 picks a free one)', portNumber, 9443)
+    .option('--webhook-bind-address <addr>', 'address of the webhook server (default: every address)', '')
+    .option('--tls-min-version <version>', 'minimum TLS version of the webhook server: VersionTLS12 or VersionTLS13 (default VersionTLS13)', '')
+    .option('--tls-cipher-suites <list>', 'comma-separated TLS 1.2 cipher suites of the webhook server, Go names (default: Node.js defaults)', '')
+    .option('--tls-curve-preferences <list>', "comma-separated numeric Go CurveIDs of the webhook server (23 P-256, 24 P-384, 25 P-521, 29 X25519, 4588 X25519MLKEM768)", '')
+    .option('--webhook-http2', "accepted for MetalLB's manifests: the webhook server speaks HTTP/1.1 only (MetalLB's default)")
+    .addOption(new Option('--metrics-cert-dir <dir>', "MetalLB's HTTPS metrics: not supported (metallb-ts serves /metrics over plain HTTP)").hideHelp())
+    .addOption(new Option('--pprof-bind-address <addr>', "MetalLB's Go pprof endpoint: not supported").hideHelp())
     .action(async (flags: ControllerFlags) => {
       process.exitCode = await runController(flags);
       // Shut down: a request still waiting on the API server (a watch, a list) must not keep the
@@ -69,13 +106,33 @@ export function registerController(program: Command): void {
     });
 }
 
+/** The TLS options of the webhook server from the flags; UserError (exit 2) with MetalLB's message. */
+async function webhookTls(flags: ControllerFlags) {
+  const { webhookTlsOptions, TlsFlagError } = await import('../controller/webhook-tls.ts');
+  try {
+    return webhookTlsOptions({ minVersion: flags.tlsMinVersion, cipherSuites: flags.tlsCipherSuites, curvePreferences: flags.tlsCurvePreferences });
+  } catch (err) {
+    if (err instanceof TlsFlagError) throw new UserError(`failed to parse TLS configuration: ${err.message}`);
+    throw err;
+  }
+}
+
 /** Runs the controller until SIGINT/SIGTERM; resolves to the exit status (0), throws UserError for 2/3. */
 async function runController(flags: ControllerFlags): Promise<number> {
+  if (flags.metricsCertDir) {
+    throw new UserError('--metrics-cert-dir: not supported: metallb-ts serves /metrics over plain HTTP (MetalLB serves it over HTTPS with authentication); put a TLS proxy in front if you need it');
+  }
+  if (flags.pprofBindAddress) throw new UserError('--pprof-bind-address: not supported: metallb-ts is no Go program (profile it with node --cpu-prof or --inspect)');
+  const webhooks = flags.webhookMode !== 'disabled';
+  const webhookOnly = flags.webhookMode === 'onlywebhook';
+  const tls = webhooks ? await webhookTls(flags) : null;
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
-  const [{ KubeClient, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { ControllerLoop }, { ControllerMetrics, startHttpServer }, { KubeWriter }, { createMlSecret }] =
+  const [{ KubeClient, loadKubeConfig, serverOf, apiError }, { ClusterStateWatcher }, { ControllerLoop }, { ControllerMetrics, startHttpServer }, { KubeWriter }, { createMlSecret },
+    { ConfigurationStateWriter }] =
     await Promise.all([import('../kube/client.ts'), import('../kube/live.ts'), import('../controller/loop.ts'),
-      import('../controller/metrics.ts'), import('../controller/writer.ts'), import('../controller/memberlist-secret.ts')]);
+      import('../controller/metrics.ts'), import('../controller/writer.ts'), import('../controller/memberlist-secret.ts'),
+      import('../kube/configuration-state.ts')]);
   const log = jsonLogger({ level: flags.logLevel });
   const main = log.with({ caller: 'main.go' });
   const namespace = metallbNamespaceOf(flags.namespace);
@@ -85,104 +142,201 @@ async function runController(flags: ControllerFlags): Promise<number> {
   });
   const server = serverOf(kc);
   main.info({ version: VERSION, msg: `MetalLB controller starting (metallb-ts ${VERSION})` });
-  main.info({ op: 'startup', namespace, server, lbClass: flags.lbClass, msg: 'watching the cluster' });
+  if (webhooks) main.info({ op: 'startup', 'tls-min-version': flags.tlsMinVersion, 'tls-cipher-suites': flags.tlsCipherSuites, 'tls-curve-preferences': flags.tlsCurvePreferences });
+  main.info({ op: 'startup', namespace, server, lbClass: flags.lbClass, webhookMode: flags.webhookMode, msg: 'watching the cluster' });
+  if (flags.webhookHttp2) main.warn({ op: 'startup', msg: '--webhook-http2 has no effect: the webhook server speaks HTTP/1.1 only' });
 
   const metrics = new ControllerMetrics();
   let loop: ControllerLoop | undefined;
   let writer: KubeWriter | undefined;
+  let webhookServing = false;
   const host = flags.metricsBindAddress;
   const port = flags.metricsPort ?? flags.port ?? 7472;
   let http;
   try {
-    http = await startHttpServer(metrics, { host, port, ready: () => loop?.ready ?? false });
+    http = await startHttpServer(metrics, { host, port, ready: () => (webhookOnly ? webhookServing : loop?.ready ?? false) });
   } catch (err) {
     throw new UserError(`cannot serve metrics on ${host}:${port}: ${(err as Error).message}`);
   }
   main.info({ op: 'startup', address: `${host}:${http.port}`, msg: 'serving /metrics, /healthz, /readyz' });
 
-  const watcher = new ClusterStateWatcher(kc, {
-    metallbNamespace: namespace,
-    kinds: ['services', 'namespaces', 'ipAddressPools', 'communities'],
-    log: (e) => {
-      const { level, ...rest } = e;
-      (level === 'error' ? main.error : main.info)(rest);
-    },
-  });
   const api = new KubeClient(kc, { maxSockets: flags.writeConcurrency + 4, userAgent: 'metallb-ts-controller' });
-
-  // MetalLB's main.go: the memberlist Secret before anything is watched; failing exits.
-  const mlSecretName = flags.mlSecretName ?? process.env.METALLB_ML_SECRET_NAME ?? '';
-  if (mlSecretName) {
-    const deploymentName = flags.deployment ?? process.env.METALLB_DEPLOYMENT ?? '';
-    try {
-      await createMlSecret(api, { namespace, secretName: mlSecretName, deploymentName, logger: log });
-    } catch (err) {
-      main.error({ op: 'startup', error: err instanceof Error ? err.message : String(err), msg: 'failed to create memberlist secret' });
-      await http.close();
-      api.close();
-      throw err;
-    }
-  } else if (flags.deployment) {
-    main.warn({ op: 'startup', msg: '--deployment only names the owner of the memberlist Secret: ignored without --ml-secret-name', deployment: flags.deployment });
-  }
-
-  let stopping: Promise<void> | undefined;
-  let resolveDone!: () => void;
-  const done = new Promise<void>((r) => { resolveDone = r; });
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    main.info({ op: 'shutdown', signal, msg: 'stopping: finishing the writes in flight' });
-    stopping = (async () => {
-      watcher.stop();
-      await loop?.stop();
-      await writer?.closeEvents();
-      await http.close();
-      api.close();
-      main.info({ op: 'shutdown', msg: 'controller stopped' });
-      resolveDone();
-    })();
+  // Everything started so far, stopped in reverse order on a failed start-up and at shutdown.
+  const cleanups: Array<() => unknown> = [() => api.close(), () => http.close()];
+  const cleanUp = async (): Promise<void> => {
+    for (const c of cleanups.splice(0).reverse()) await c();
   };
-  const onSignal = (sig: NodeJS.Signals): void => shutdown(sig);
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+
   try {
+    // MetalLB's main.go: the memberlist Secret before anything is watched; failing exits.
+    const mlSecretName = flags.mlSecretName ?? process.env.METALLB_ML_SECRET_NAME ?? '';
+    if (mlSecretName) {
+      const deploymentName = flags.deployment ?? process.env.METALLB_DEPLOYMENT ?? '';
+      try {
+        await createMlSecret(api, { namespace, secretName: mlSecretName, deploymentName, logger: log });
+      } catch (err) {
+        main.error({ op: 'startup', error: err instanceof Error ? err.message : String(err), msg: 'failed to create memberlist secret' });
+        throw err;
+      }
+    } else if (flags.deployment) {
+      main.warn({ op: 'startup', msg: '--deployment only names the owner of the memberlist Secret: ignored without --ml-secret-name', deployment: flags.deployment });
+    }
+
+    // MetalLB's k8s.New: its own Pod, the owner of the ConfigurationState; failing exits.
+    const podName = flags.podName ?? process.env.METALLB_POD_NAME ?? '';
+    let owner: OwnerRef | null = null;
+    if (podName) {
+      let pod: { metadata?: { uid?: string } };
+      try {
+        pod = await api.request({ path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(podName)}`, timeoutMs: 30_000 });
+      } catch (err) {
+        main.error({ op: 'startup', error: err instanceof Error ? err.message : String(err), msg: 'unable to get own pod for owner references' });
+        throw apiError(err, { verb: 'get', resource: `v1 pods ${namespace}/${podName} (this controller's Pod, --pod-name)`, server });
+      }
+      owner = { apiVersion: 'v1', kind: 'Pod', name: podName, uid: String(pod.metadata?.uid ?? '') };
+    } else if (!webhookOnly) {
+      main.info({ op: 'startup', msg: 'no --pod-name: the ConfigurationState controller gets no owner reference' });
+    }
+
+    if (webhooks) await startWebhooks(flags, { api, kc, namespace, log, tls: tls!, cleanups, serving: () => { webhookServing = true; } });
+
+    let stopping: Promise<void> | undefined;
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => { resolveDone = r; });
+    let watcher: InstanceType<typeof ClusterStateWatcher> | undefined;
+    const shutdown = (signal: string): void => {
+      if (stopping) return;
+      main.info({ op: 'shutdown', signal, msg: 'stopping: finishing the writes in flight' });
+      stopping = (async () => {
+        watcher?.stop();
+        await loop?.stop();
+        await writer?.closeEvents();
+        await cleanUp();
+        main.info({ op: 'shutdown', msg: 'controller stopped' });
+        resolveDone();
+      })();
+    };
+    const onSignal = (sig: NodeJS.Signals): void => shutdown(sig);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
     try {
-      await watcher.start();
-    } catch (err) {
+      if (webhookOnly) {
+        // MetalLB's onlywebhook: no listeners (no Service or pool reconcilers), only the webhooks.
+        main.info({ op: 'startup', msg: 'webhook mode onlywebhook: serving the webhooks only, no allocation' });
+        await done;
+        return 0;
+      }
+      watcher = new ClusterStateWatcher(kc, {
+        metallbNamespace: namespace,
+        kinds: ['services', 'namespaces', 'ipAddressPools', 'communities'],
+        log: (e) => {
+          const { level, ...rest } = e;
+          (level === 'error' ? main.error : main.info)(rest);
+        },
+      });
+      try {
+        await watcher.start();
+      } catch (err) {
+        if (stopping) {
+          await stopping;
+          return 0;
+        }
+        throw err;
+      }
       if (stopping) {
         await stopping;
         return 0;
       }
-      await http.close();
-      api.close();
-      throw err;
-    }
-    if (stopping) {
-      await stopping;
+      main.info({ op: 'startup', msg: 'caches synced, starting the reconcilers' });
+      // As MetalLB's: controller-runtime's recorder for "metallb-controller", no source host, so
+      // reportingComponent metallb-controller and an empty reportingInstance.
+      writer = new KubeWriter(api, {
+        component: 'metallb-controller',
+        onEventError: (err, ev, what) => main.error({
+          op: 'recordEvent', reason: ev.reason, service: `${ev.involvedObject.namespace}/${ev.involvedObject.name}`,
+          error: err instanceof Error ? err.message : String(err), msg: what === 'queue' ? 'unable to record event: too many queued events, dropped event' : 'unable to write event',
+        }),
+      });
+      // MetalLB's PoolReconciler reportCondition + ConfigurationStateReconciler: ConfigurationState `controller`.
+      const configState = new ConfigurationStateWriter({ api, namespace, component: 'controller', type: 'poolReconcilerValid', owner, log });
+      cleanups.push(() => configState.stop());
+      loop = new ControllerLoop(watcher, writer, {
+        metallbNamespace: namespace,
+        loadBalancerClass: flags.lbClass,
+        logger: log,
+        metrics,
+        writeConcurrency: flags.writeConcurrency,
+        onConfigResult: (error) => configState.report(error),
+      });
+      loop.start();
+      await done;
       return 0;
+    } finally {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
     }
-    main.info({ op: 'startup', msg: 'caches synced, starting the reconcilers' });
-    // As MetalLB's: controller-runtime's recorder for "metallb-controller", no source host, so
-    // reportingComponent metallb-controller and an empty reportingInstance.
-    writer = new KubeWriter(api, {
-      component: 'metallb-controller',
-      onEventError: (err, ev, what) => main.error({
-        op: 'recordEvent', reason: ev.reason, service: `${ev.involvedObject.namespace}/${ev.involvedObject.name}`,
-        error: err instanceof Error ? err.message : String(err), msg: what === 'queue' ? 'unable to record event: too many queued events, dropped event' : 'unable to write event',
-      }),
-    });
-    loop = new ControllerLoop(watcher, writer, {
-      metallbNamespace: namespace,
-      loadBalancerClass: flags.lbClass,
-      logger: log,
-      metrics,
-      writeConcurrency: flags.writeConcurrency,
-    });
-    loop.start();
-    await done;
-    return 0;
-  } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
+  } catch (err) {
+    await cleanUp();
+    throw err;
   }
+}
+
+/** What startWebhooks needs from the command. */
+interface WebhookContext {
+  api: import('../kube/client.ts').KubeClient;
+  kc: import('@kubernetes/client-node').KubeConfig;
+  namespace: string;
+  log: import('../log.ts').Logger;
+  tls: import('../controller/webhook-tls.ts').WebhookTlsOptions;
+  /** where to register what must be stopped at shutdown */
+  cleanups: Array<() => unknown>;
+  /** called once the server listens */
+  serving: () => void;
+}
+
+/**
+ * MetalLB's enableCertRotation + enableWebhook: the certificate first (the rotator's first
+ * refresh, or the files of --cert-dir), then the HTTPS server with every webhook and /convert.
+ * The whole-cluster validation runs in the BGP mode of METALLB_BGP_TYPE (default native, as
+ * MetalLB's controller).
+ */
+async function startWebhooks(flags: ControllerFlags, ctx: WebhookContext): Promise<void> {
+  const [{ WebhookServer, kubeStoredLister }, { CertRotator, CertDirSource, WEBHOOK_CONFIGURATION_NAME, BGPPEER_CRD_NAME }, { clusterValidation }] = await Promise.all([
+    import('../controller/webhook-server.ts'), import('../controller/webhook-rotator.ts'), import('../core/config/webhook.ts'),
+  ]);
+  const { api, kc, namespace, log, tls } = ctx;
+  const main = log.with({ caller: 'main.go' });
+  const bgpType = process.env.METALLB_BGP_TYPE || 'native';
+  let server: InstanceType<typeof WebhookServer> | undefined;
+  let keyPair: import('../controller/webhook-cert.ts').KeyPairPem;
+  const onKeyPair = (kp: typeof keyPair): void => {
+    keyPair = kp;
+    server?.setKeyPair(kp);
+  };
+  if (flags.disableCertRotation) {
+    const source = new CertDirSource({ dir: flags.certDir, onKeyPair, log: log.with({ caller: 'certwatcher.go' }) });
+    keyPair = source.start();
+    ctx.cleanups.push(() => source.stop());
+    main.info({ op: 'startup', certDir: flags.certDir, msg: 'cert rotation disabled: serving the certificate of --cert-dir' });
+  } else {
+    const rotator = new CertRotator({
+      api, kubeConfig: kc, namespace, secretName: flags.webhookSecret, dnsName: `${flags.certServiceName}.${namespace}.svc`,
+      webhookConfigurationName: WEBHOOK_CONFIGURATION_NAME, conversionCRDName: BGPPEER_CRD_NAME, onKeyPair, log: log.with({ caller: 'rotator.go' }),
+    });
+    ctx.cleanups.push(() => rotator.stop());
+    keyPair = await rotator.start();
+  }
+  server = new WebhookServer({
+    host: flags.webhookBindAddress, port: flags.webhookPort, tls, keyPair: keyPair!,
+    namespace, validation: clusterValidation(bgpType), list: kubeStoredLister(api, namespace), log,
+  });
+  let port: number;
+  try {
+    port = await server.listen();
+  } catch (err) {
+    throw new UserError(`cannot serve the webhooks on ${flags.webhookBindAddress || '*'}:${flags.webhookPort}: ${(err as Error).message}`);
+  }
+  ctx.cleanups.push(() => server!.close());
+  ctx.serving();
+  main.info({ op: 'startup', action: 'webhooks enabled', address: `${flags.webhookBindAddress || '*'}:${port}`, bgpType, msg: 'serving the admission webhooks and /convert over HTTPS' });
 }

@@ -16,7 +16,8 @@
  *   back after the queue's backoff and the first clean pass sets initialLoadPerformed;
  * - CONFIG (PoolReconciler): parse the IPAddressPools and Communities of the MetalLB namespace and
  *   the Namespaces with the core; an invalid configuration keeps the previous one (config_stale);
- *   a changed one goes to setControllerPools and a RELOAD.
+ *   a changed one goes to setControllerPools and a RELOAD. Every load's outcome goes to
+ *   `onConfigResult` (the ConfigurationState `controller`, condition poolReconcilerValid).
  *
  * What the loop reads of a Service is the newest it knows: the object of a write in flight, else
  * the object the last write returned (until the watch delivers that version), else the watch's.
@@ -78,6 +79,12 @@ export interface ControllerLoopOptions {
   backoff?: ExponentialBackoff;
   /** backoff of failed pool status writes, per pool (default controller-runtime's, as MetalLB's PoolStatusReconciler) */
   poolStatusBackoff?: ExponentialBackoff;
+  /**
+   * The outcome of every configuration load (MetalLB's PoolReconciler reportCondition): null when
+   * the configuration parsed (changed or not), else MetalLB's error text. The command writes it
+   * to the ConfigurationState `controller`.
+   */
+  onConfigResult?: (error: string | null) => void;
 }
 
 /** Figures the loop keeps for tests and the bench. */
@@ -161,6 +168,7 @@ export class ControllerLoop {
   private readonly writeConcurrency: number;
   private readonly conflictRetries: number;
   private readonly poolStatusDelayMs: number;
+  private readonly onConfigResult: ((error: string | null) => void) | undefined;
 
   private readonly services = new Map<string, Service>();
   private readonly pools = new Map<string, IPAddressPool>();
@@ -202,6 +210,7 @@ export class ControllerLoop {
     this.conflictRetries = opts.conflictRetries ?? 5;
     this.poolStatusDelayMs = opts.poolStatusDelayMs ?? 100;
     this.poolBackoff = opts.poolStatusBackoff ?? new ExponentialBackoff();
+    this.onConfigResult = opts.onConfigResult;
     const m = this.metrics;
     this.queue = new WorkQueue({
       clock: this.clock,
@@ -406,8 +415,10 @@ export class ControllerLoop {
       this.metrics?.configStale.set(1);
       this.metrics?.reconcileTotal.inc({ controller: 'ipaddresspool', result: 'success' });
       log.error({ error: (err as Error).message, msg: 'failed to parse the configuration' });
+      this.onConfigResult?.((err as Error).message);
       return;
     }
+    this.onConfigResult?.(null);
     const signature = JSON.stringify([...config.pools.values()].map((p) => [p.name, poolSummary(p), p.labels]));
     this.metrics?.reconcileTotal.inc({ controller: 'ipaddresspool', result: 'success' });
     if (signature === this.configSignature) {
