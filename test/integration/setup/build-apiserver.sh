@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# Builds (or reuses) the real Kubernetes control-plane binaries the integration tests run:
+# Builds (or reuses) the real Kubernetes binaries the integration tests run:
 #   kube-apiserver  from the k8s.io/kubernetes Go module  ($K8S_VERSION)
 #   etcd            from the go.etcd.io/etcd/server/v3 Go module ($ETCD_VERSION)
 #   kubectl         optional (WITH_KUBECTL=1), same module as kube-apiserver
+#   kubelet, kube-scheduler, kube-controller-manager, kubectl
+#                   for the real-node tests (test/integration/e2e; WITH_NODE=1, the default as root
+#                   on Linux, where those tests run), same module as kube-apiserver
 #
-# Output: <repo>/.cache/k8s-bin/{kube-apiserver,etcd[,kubectl],versions.txt}  (.cache/ is gitignored)
-# Idempotent: when versions.txt matches, nothing is done. A copy of the binaries is also kept per
-# version in a machine-wide cache ($METALLB_TS_K8S_CACHE, default ~/.cache/metallb-ts), so a fresh
-# clone on the same machine (CI) copies them instead of building again.
+# Every missing k8s.io/kubernetes binary is built by ONE `go build` of all its cmd/ targets: they
+# share most of their package graph (kubelet's is the largest), so that is the cheapest cold build.
+# kube-apiserver and etcd are the same binaries whichever set is built (same flags, same version).
+#
+# Output: <repo>/.cache/k8s-bin/{kube-apiserver,etcd[,kubectl,kubelet,...],versions.txt}
+# (.cache/ is gitignored). Idempotent: when versions.txt matches and every wanted binary is there,
+# nothing is done. A copy of the binaries is also kept per version in a machine-wide cache
+# ($METALLB_TS_K8S_CACHE, default ~/.cache/metallb-ts), so a fresh clone on the same machine (CI)
+# copies them instead of building again. Asking for fewer binaries later never removes any.
 #
 # Everything comes from the Go module proxy. k8s.io/kubernetes cannot be `go install`ed (its go.mod
 # requires the staging modules at v0.0.0 with local replaces), so a throwaway wrapper module
@@ -15,30 +23,41 @@
 # Why etcd from source and not Debian's etcd-server: bookworm ships 3.4.23, while kube-apiserver
 # 1.36 is built and tested against etcd 3.6 (its client is go.etcd.io/etcd/client/v3 v3.6.8).
 #
-# Environment: K8S_VERSION, ETCD_VERSION, WITH_KUBECTL=1, BUILD_JOBS (go build -p, default 2),
-# METALLB_TS_K8S_CACHE, FORCE=1 (rebuild even if cached).
+# Environment: K8S_VERSION, ETCD_VERSION, WITH_KUBECTL=1, WITH_NODE=0|1 (default 1 as root on
+# Linux), BUILD_JOBS (go build -p, default 2), METALLB_TS_K8S_CACHE, FORCE=1 (rebuild even if cached).
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.8}"
 WITH_KUBECTL="${WITH_KUBECTL:-0}"
+if [ -z "${WITH_NODE:-}" ]; then
+  # the real-node tests need root (namespaces, cgroups, mounts): build their binaries where they run
+  if [ "$(id -u)" -eq 0 ] && [ "$(uname -s)" = Linux ]; then WITH_NODE=1; else WITH_NODE=0; fi
+fi
 BUILD_JOBS="${BUILD_JOBS:-2}"
 FORCE="${FORCE:-0}"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 out_dir="$repo_root/.cache/k8s-bin"
 machine_cache="${METALLB_TS_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/metallb-ts}"
-stamp="kube-apiserver $K8S_VERSION; etcd $ETCD_VERSION; kubectl $([ "$WITH_KUBECTL" = 1 ] && echo "$K8S_VERSION" || echo none)"
 bin_cache="$machine_cache/k8s-bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
+# the k8s.io/kubernetes binaries wanted (cmd/<name>), kube-apiserver always
+kube_wanted=(kube-apiserver)
+[ "$WITH_KUBECTL" = 1 ] || [ "$WITH_NODE" = 1 ] && kube_wanted+=(kubectl)
+[ "$WITH_NODE" = 1 ] && kube_wanted+=(kubelet kube-scheduler kube-controller-manager)
+# versions.txt names the versions only: which binaries are there is checked file by file
+stamp="kubernetes $K8S_VERSION; etcd $ETCD_VERSION"
 
 log() { printf '[build-apiserver %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 have_all() { # dir
-  [ -x "$1/kube-apiserver" ] && [ -x "$1/etcd" ] && { [ "$WITH_KUBECTL" != 1 ] || [ -x "$1/kubectl" ]; }
+  local b
+  [ -x "$1/etcd" ] || return 1
+  for b in "${kube_wanted[@]}"; do [ -x "$1/$b" ] || return 1; done
 }
 
 if [ "$FORCE" != 1 ] && have_all "$out_dir" && [ -f "$out_dir/versions.txt" ] && [ "$(cat "$out_dir/versions.txt")" = "$stamp" ]; then
-  log "up to date in $out_dir ($stamp)"
+  log "up to date in $out_dir ($stamp: etcd ${kube_wanted[*]})"
   exit 0
 fi
 
@@ -88,14 +107,24 @@ build_kube() { # targets...
     } >"$work/go.mod"
     log "wrapper go.mod has $(grep -c ' => ' "$work/go.mod") staging replaces (v0.$minor_patch)"
   fi
-  local t
+  # one go build of every target: the packages they share are compiled once, in parallel
+  local t pkgs=() tmp="$bin_cache/.build.$$"
+  for t in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$t"); done
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  log "building $* $K8S_VERSION in one go build (-p $BUILD_JOBS, niced; a cold build takes many minutes: kubelet's graph is the largest)"
+  local t0=$(date +%s)
+  if [ "${#pkgs[@]}" -eq 1 ]; then
+    (cd "$work" && "${nice_cmd[@]}" go build -p "$BUILD_JOBS" -trimpath -ldflags="$ldflags $(version_ldflags)" -o "$tmp/$1" "${pkgs[0]}")
+  else
+    # several packages with -o DIR/: each binary is written as DIR/<last path element>
+    (cd "$work" && "${nice_cmd[@]}" go build -p "$BUILD_JOBS" -trimpath -ldflags="$ldflags $(version_ldflags)" -o "$tmp/" "${pkgs[@]}")
+  fi
   for t in "$@"; do
-    log "building $t $K8S_VERSION (go build -p $BUILD_JOBS, niced; the first build takes several minutes)"
-    local t0=$(date +%s)
-    (cd "$work" && "${nice_cmd[@]}" go build -p "$BUILD_JOBS" -trimpath -ldflags="$ldflags $(version_ldflags)" -o "$bin_cache/$t.tmp" "k8s.io/kubernetes/cmd/$t")
-    mv -f "$bin_cache/$t.tmp" "$bin_cache/$t"
-    log "built $t in $(( $(date +%s) - t0 ))s ($(du -h "$bin_cache/$t" | cut -f1))"
+    [ -x "$tmp/$t" ] || { echo "build-apiserver: go build wrote no $t" >&2; exit 1; }
+    mv -f "$tmp/$t" "$bin_cache/$t"
   done
+  rm -rf "$tmp"
+  log "built $* in $(( $(date +%s) - t0 ))s ($(cd "$bin_cache" && du -ch "$@" | tail -1 | cut -f1))"
 }
 
 build_etcd() {
@@ -113,20 +142,28 @@ build_etcd() {
   log "built etcd in $(( $(date +%s) - t0 ))s ($(du -h "$bin_cache/etcd" | cut -f1))"
 }
 
-if [ "$FORCE" = 1 ]; then rm -f "$bin_cache/kube-apiserver" "$bin_cache/etcd" "$bin_cache/kubectl"; fi
+if [ "$FORCE" = 1 ]; then
+  rm -f "$bin_cache/etcd"
+  for b in "${kube_wanted[@]}"; do rm -f "$bin_cache/$b"; done
+fi
 
 [ -x "$bin_cache/etcd" ] && log "reusing etcd from $bin_cache" || build_etcd
 kube_targets=()
-[ -x "$bin_cache/kube-apiserver" ] && log "reusing kube-apiserver from $bin_cache" || kube_targets+=(kube-apiserver)
-if [ "$WITH_KUBECTL" = 1 ]; then
-  [ -x "$bin_cache/kubectl" ] && log "reusing kubectl from $bin_cache" || kube_targets+=(kubectl)
-fi
+for b in "${kube_wanted[@]}"; do
+  [ -x "$bin_cache/$b" ] && log "reusing $b from $bin_cache" || kube_targets+=("$b")
+done
 [ "${#kube_targets[@]}" -eq 0 ] || build_kube "${kube_targets[@]}"
 
-for b in kube-apiserver etcd kubectl; do
-  if [ -x "$bin_cache/$b" ] && { [ "$b" != kubectl ] || [ "$WITH_KUBECTL" = 1 ]; }; then
-    cp -f "$bin_cache/$b" "$out_dir/$b.tmp" && mv -f "$out_dir/$b.tmp" "$out_dir/$b"
-  fi
+# another version's binaries in out_dir must not pass for this one's later: those not replaced
+# now go (the wanted ones are replaced atomically, tests running meanwhile keep working)
+if [ "$(cat "$out_dir/versions.txt" 2>/dev/null)" != "$stamp" ]; then
+  rm -f "$out_dir/versions.txt"
+  for b in kube-apiserver kubectl kubelet kube-scheduler kube-controller-manager; do
+    [[ " ${kube_wanted[*]} " == *" $b "* ]] || rm -f "$out_dir/$b"
+  done
+fi
+for b in etcd "${kube_wanted[@]}"; do
+  cp -f "$bin_cache/$b" "$out_dir/$b.tmp" && mv -f "$out_dir/$b.tmp" "$out_dir/$b"
 done
 "$out_dir/etcd" --version | sed -n 1p >&2
 "$out_dir/kube-apiserver" --version >&2

@@ -1,0 +1,3 @@
+module metallb-ts.local/node-pause
+
+go 1.22
