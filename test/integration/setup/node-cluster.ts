@@ -154,6 +154,72 @@ export function realNodeSkipReason(binDir = DEFAULT_BIN_DIR): string | null {
   return null;
 }
 
+/** The names of a run's namespaces and cgroups derive from its work directory /tmp/mlbe2e-XXXXXX. */
+function runPrefix(dir: string): string {
+  return `mlbe2e-${dir.slice(-6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+}
+
+/** The work directories of the runs whose owner process is alive (this one's included). */
+function liveRuns(): string[] {
+  let dirs: string[] = [];
+  try { dirs = readdirSync(tmpdir()).filter((d) => /^mlbe2e-[A-Za-z0-9]{6}$/.test(d)).map((d) => join(tmpdir(), d)); } catch { return []; }
+  return dirs.filter((d) => { try { return alive(Number(readFileSync(join(d, 'owner'), 'utf8'))); } catch { return false; } });
+}
+
+/**
+ * The empty mount points a run made on the host (/var/lib/kubelet, /var/lib/cni) go with it, but
+ * not while another run lives: removing a directory another mount namespace mounts on would
+ * detach that mount there.
+ */
+function removeHostDirs(dirs: string[], self: string | null): void {
+  if (liveRuns().some((d) => d !== self)) return;
+  for (const d of dirs) if (PRIVATE_TMPFS.includes(d)) { try { rmdirSync(d); } catch { /* not empty */ } }
+}
+
+/**
+ * What a run killed without its exit hook (SIGKILL, a CI timeout) left behind: its processes (any
+ * whose command line names its work directory, the mount-namespace holders in its node namespaces,
+ * the containers in its cgroups), cgroups, network namespaces and work directory (unless it was
+ * kept). A run is stale when the pid in its `owner` file is gone. Returns what it did, one line each.
+ */
+export function reapStaleRuns(): string[] {
+  const done: string[] = [];
+  let dirs: string[] = [];
+  try { dirs = readdirSync(tmpdir()).filter((d) => /^mlbe2e-[A-Za-z0-9]{6}$/.test(d)).map((d) => join(tmpdir(), d)); } catch { return done; }
+  const netns = existsSync('/run/netns') ? readdirSync('/run/netns') : [];
+  for (const dir of dirs) {
+    let owner = NaN;
+    try { owner = Number(readFileSync(join(dir, 'owner'), 'utf8')); } catch { continue; }
+    if (!Number.isInteger(owner) || alive(owner)) continue;
+    const prefix = runPrefix(dir);
+    const mine = netns.filter((n) => n.startsWith(`${prefix}-`));
+    const nsInodes = new Set(mine.map((n) => { try { return `net:[${statSync(`/run/netns/${n}`).ino}]`; } catch { return ''; } }));
+    const pids = new Set<number>();
+    for (const pid of allPids()) {
+      if (pid === process.pid) continue;
+      const cl = cmdline(pid);
+      if (cl.includes(dir) || (cl.startsWith('sleep infinity') && nsInodes.has(readLinkOr(`/proc/${pid}/ns/net`) ?? ''))) pids.add(pid);
+    }
+    const roots = cgroupMounts().flatMap((m) => { try { return readdirSync(m).filter((d) => d.startsWith(`${prefix}-`)).map((d) => join(m, d)); } catch { return []; } });
+    for (const r of roots) {
+      for (const d of dirsDeepestFirst(r)) {
+        try { for (const l of readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n')) if (l) pids.add(Number(l)); } catch { /* gone */ }
+      }
+    }
+    for (const pid of pids) killPid(pid);
+    for (let i = 0; i < 50 && [...pids].some(alive); i++) spawnSync('sleep', ['0.1']);
+    for (const r of roots) for (const d of dirsDeepestFirst(r)) { try { rmdirSync(d); } catch { /* busy: left */ } }
+    for (const n of mine) spawnSync('ip', ['netns', 'del', n]);
+    try { removeHostDirs(readFileSync(join(dir, 'host-dirs'), 'utf8').split('\n'), null); } catch { /* none made */ }
+    const kept = existsSync(join(dir, 'keep'));
+    if (!kept) rmSync(dir, { recursive: true, force: true });
+    if (pids.size || roots.length || mine.length || !kept) {
+      done.push(`reaped a stale run (${dir}, owner ${owner} gone): ${pids.size} processes, ${roots.length} cgroups, ${mine.length} network namespaces${kept ? '; its kept directory stays' : ''}`);
+    }
+  }
+  return done;
+}
+
 // ---------------------------------------------------------------------------------------------
 // small process helpers
 
@@ -305,9 +371,11 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
   let tStep = t0;
   const step = (name: string): void => { const now = Date.now(); timings[name] = now - tStep; tStep = now; log(`${name}: ${((now - t0) / 1000).toFixed(1)} s`); };
 
+  for (const line of reapStaleRuns()) log(line);
   const dir = mkdtempSync(join(tmpdir(), 'mlbe2e-'));
-  const id = dir.slice(-6).toLowerCase().replace(/[^a-z0-9]/g, 'x');
-  const prefix = `mlbe2e-${id}`;
+  writeFileSync(join(dir, 'owner'), `${process.pid}\n`);
+  if (keep) writeFileSync(join(dir, 'keep'), '');
+  const prefix = runPrefix(dir);
   const ns = { lan: `${prefix}-lan`, cp: `${prefix}-cp`, client: `${prefix}-client` };
   const server = `https://${CP_IP}:443`;
   const pki = join(dir, 'pki');
@@ -334,7 +402,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     for (const n of [...netnsMade].reverse()) spawnSync('ip', ['netns', 'del', n]);
     netnsMade.length = 0;
     lap('netns');
-    for (const d of hostDirsMade) { try { rmdirSync(d); } catch { /* not empty, or in use by another run */ } }
+    removeHostDirs(hostDirsMade, dir);
     hostDirsMade.length = 0;
     if (!keep) rmSync(dir, { recursive: true, force: true });
     lap('files');
@@ -450,6 +518,8 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     for (const d of PRIVATE_TMPFS) {
       if (!existsSync(d)) { mkdirSync(d, { recursive: true }); hostDirsMade.push(d); }
     }
+    // for reapStaleRuns, should this process die without its exit hook
+    writeFileSync(join(dir, 'host-dirs'), hostDirsMade.join('\n'));
     const mounts = cgroupMounts();
     for (let i = 0; i < nNodes; i++) {
       const node = new NodeInternal({
