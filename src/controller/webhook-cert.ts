@@ -13,15 +13,18 @@
  */
 import { createHash, createPrivateKey, generateKeyPairSync, sign, X509Certificate, type KeyObject } from 'node:crypto';
 
-/** cert-controller's defaults, as MetalLB uses them. */
+// cert-controller's defaults, as MetalLB uses them:
+/** the CA's validity (defaultCaCertValidityDuration, 10 years) */
 export const CA_VALIDITY_MS = 10 * 365 * 24 * 3600_000;
+/** the serving certificate's validity (defaultServerCertValidityDuration, 1 year) */
 export const SERVER_CERT_VALIDITY_MS = 365 * 24 * 3600_000;
 /** renew when a certificate is no longer valid this far ahead (cert-controller's LookaheadInterval) */
 export const LOOKAHEAD_MS = 90 * 24 * 3600_000;
 /** how often the rotator checks (cert-controller's RotationCheckFrequency) */
 export const ROTATION_CHECK_MS = 12 * 3600_000;
-/** MetalLB's CA name and organization (internal/k8s/k8s.go caName, caOrganization) */
+/** MetalLB's CA name (internal/k8s/k8s.go caName): its CN and SAN */
 export const CA_NAME = 'cert';
+/** MetalLB's CA organization (internal/k8s/k8s.go caOrganization) */
 export const CA_ORGANIZATION = 'metallb';
 
 /** A certificate and its key, both PEM. */

@@ -35,11 +35,16 @@ import {
   CA_NAME, certProblem, createCA, createServingCert, LOOKAHEAD_MS, ROTATION_CHECK_MS, type KeyPairPem,
 } from './webhook-cert.ts';
 
-/** MetalLB's names (internal/k8s/k8s.go, controller/main.go defaults). */
+// MetalLB's names (internal/k8s/k8s.go, controller/main.go defaults):
+/** the ValidatingWebhookConfiguration whose webhooks get the CA (k8s.go validatingWebhookName) */
 export const WEBHOOK_CONFIGURATION_NAME = 'metallb-webhook-configuration';
+/** the CRD whose conversion webhook gets the CA (k8s.go bgppeerConvertingWebhookCRD) */
 export const BGPPEER_CRD_NAME = 'bgppeers.metallb.io';
+/** `--webhook-secret` default */
 export const DEFAULT_WEBHOOK_SECRET = 'metallb-webhook-cert';
+/** `--cert-service-name` default */
 export const DEFAULT_CERT_SERVICE_NAME = 'metallb-webhook-service';
+/** `--cert-dir` default */
 export const DEFAULT_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 /** cert-controller's FieldOwner as MetalLB sets it */
 export const FIELD_MANAGER = 'MetalLB';
@@ -514,6 +519,7 @@ export class CertDirSource {
     this.o.onKeyPair(kp);
   }
 
+  /** Stops polling. */
   stop(): void {
     clearInterval(this.timer);
   }
