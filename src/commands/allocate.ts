@@ -24,6 +24,8 @@ export interface AllocateRequest {
   loadBalancerClass?: string;
   /** The namespace MetalLB reads its CRs from (default metallb-system). */
   metallbNamespace?: string;
+  /** The dry run's pass limit (allocateAll's `maxPasses`, default 100). */
+  maxPasses?: number;
 }
 
 /**
@@ -51,6 +53,8 @@ export interface AllocateReport {
   services: AllocateServiceReport[];
   pools: PoolOutcome[];
   passes: number;
+  /** Present (true) when the dry run stopped at its pass limit while a Service still asked MetalLB to reprocess every Service. */
+  passLimitReached?: true;
 }
 
 /**
@@ -67,8 +71,10 @@ export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): 
   } catch (err) {
     throw rejectedConfig(err);
   }
-  const result: AllocateAllResult = allocateAll(config, state.services,
-    req.loadBalancerClass !== undefined ? { loadBalancerClass: req.loadBalancerClass } : {});
+  const result: AllocateAllResult = allocateAll(config, state.services, {
+    ...(req.loadBalancerClass !== undefined ? { loadBalancerClass: req.loadBalancerClass } : {}),
+    ...(req.maxPasses !== undefined ? { maxPasses: req.maxPasses } : {}),
+  });
   const byKey = new Map(state.services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`, s]));
   const services = result.services
     .map((o): AllocateServiceReport => {
@@ -78,7 +84,7 @@ export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): 
       return { ...o, namespace: o.service.slice(0, slash), name: o.service.slice(slash + 1), currentIPs, change: changeOf(currentIPs, o.ips) };
     })
     .filter((s) => req.namespace === undefined || s.namespace === req.namespace);
-  return { services, pools: [...result.pools], passes: result.passes };
+  return { services, pools: [...result.pools], passes: result.passes, ...(result.passLimitReached ? { passLimitReached: true as const } : {}) };
 }
 
 function changeOf(before: readonly string[], after: readonly string[]): AllocationChange {
@@ -93,15 +99,39 @@ export function allocateExitCode(report: AllocateReport): number {
   return report.services.some((s) => s.ips.length === 0) ? EXIT_NO : EXIT_OK;
 }
 
-/** Two tables for people: services (SERVICE EXTERNAL-IP POOL CHANGE MESSAGE), then pools. */
+/** `[a] → [b, c] → [a] …`: the address lists MetalLB's controller alternates between. */
+function cycleText(states: readonly (readonly string[])[]): string {
+  return `${states.map((s) => `[${s.join(', ')}]`).join(' → ')} → [${states[0]!.join(', ')}] …`;
+}
+
+/**
+ * The MESSAGE column: MetalLB's error, or that the controller never settles on the Service
+ * (`oscillates`); empty otherwise.
+ */
+function messageOf(s: AllocateServiceReport): string | undefined {
+  const parts: string[] = [];
+  if (s.error) parts.push(s.error);
+  if (s.oscillates) parts.push(`never settles: MetalLB writes ${cycleText(s.oscillates)} forever`);
+  return parts.length ? parts.join('; ') : undefined;
+}
+
+/** Events as `kubectl describe` counts them: `IPAllocated`, `AllocationFailed (x3)`. */
+function eventsText(s: AllocateServiceReport): string {
+  return s.events.map((e) => (e.count > 1 ? `${e.reason} (x${e.count})` : e.reason)).join(',');
+}
+
+/**
+ * Two tables for people: services (SERVICE EXTERNAL-IP POOL CHANGE MESSAGE), then pools; a last
+ * line when the passes stopped at their limit.
+ */
 export function allocateTable(report: AllocateReport, wide: boolean, color = palette()): string {
   const change = (c: AllocationChange) =>
     c === 'pending' || c === 'cleared' ? color.red(c) : c === 'changed' ? color.yellow(c) : c === 'allocated' ? color.green(c) : c;
   const svcColumns = ['service', { header: 'external-ip', placeholder: PENDING }, 'pool', 'change', 'message',
     ...(wide ? ['current-ip', 'events', 'note'] : [])];
   const svcRows = report.services.map((s) => [
-    s.service, s.ips.join(','), s.pool, change(s.change), s.error,
-    ...(wide ? [s.currentIPs.join(','), s.events.map((e) => e.reason).join(','), s.nondeterministic] : []),
+    s.service, s.ips.join(','), s.pool, change(s.change), messageOf(s),
+    ...(wide ? [s.currentIPs.join(','), eventsText(s), s.nondeterministic] : []),
   ]);
   const services = renderTable(svcColumns, svcRows, 'No LoadBalancer services found.');
   const pools = renderTable(
@@ -109,7 +139,10 @@ export function allocateTable(report: AllocateReport, wide: boolean, color = pal
     report.pools.map((p) => [p.name, String(p.size), p.inUse, String(p.availableIPv4), String(p.availableIPv6)]),
     'No IPAddressPools.',
   );
-  return `${services}\n${pools}`;
+  const limit = report.passLimitReached
+    ? `\n${color.yellow('Stopped')} after ${report.passes} pass${report.passes === 1 ? '' : 'es'} while a Service still asked MetalLB to reprocess every Service: MetalLB's controller keeps going (with a growing backoff), so the addresses above are where the dry run stopped, not where MetalLB ends\n`
+    : '';
+  return `${services}\n${pools}${limit}`;
 }
 
 interface AllocateOptions extends StateOptions, OutputOptions {

@@ -10,6 +10,7 @@ import { DEFAULT_METALLB_NAMESPACE, KIND_TO_LIST, objectRef, originOf, type Clus
 import { metallbView } from '../core/explain/context.ts';
 import { bgpTraps } from '../core/explain/bgp-traps.ts';
 import { configRejections, rejectedByText } from '../core/explain/validate.ts';
+import { disagreementText, groupReports, reportedConfiguration, reportedSummary, type ReportedConfiguration } from '../core/explain/reported.ts';
 import { EXIT_NO, EXIT_OK } from '../core/errors.ts';
 import { palette } from '../render/color.ts';
 import { writeResult } from '../render/output.ts';
@@ -39,10 +40,15 @@ export interface ValidationFinding {
   rejectedBy?: { controller: boolean; speakers: 'all' | string[] | null };
 }
 
-/** `validate -o json|yaml` output: `{ errors: [...], warnings: [...] }` (documented schema). */
+/** `validate -o json|yaml` output: `{ errors: [...], warnings: [...], reported: [...] }` (documented schema). */
 export interface ValidationReport {
   errors: ValidationFinding[];
   warnings: ValidationFinding[];
+  /**
+   * The ConfigurationStates of MetalLB's namespace (what the controller and each speaker report
+   * about their last load), each compared with what this configuration makes the component do.
+   */
+  reported: ReportedConfiguration[];
 }
 
 /**
@@ -69,6 +75,13 @@ export function validateConfig(all: ClusterState, metallbNamespace: string = DEF
     const source = sources.get(w.object);
     return { severity: 'warning', object: w.object, message: w.message, id: w.id, fix: w.fix, ...(source ? { source } : {}) };
   });
+  const controllerError = rejections.find((r) => r.controller)?.error.message ?? null;
+  const reported = reportedConfiguration(all, metallbNamespace, speakerConfigs, { accepted: controllerError === null, error: controllerError });
+  for (const g of groupReports(reported.filter((r) => r.agreement === 'disagrees' || r.agreement === 'otherError'))) {
+    const object = `${metallbNamespace}/ConfigurationState/${g[0]!.name}${g.length > 1 ? ` (and ${g.length - 1} more)` : ''}`;
+    warnings.push({ severity: 'warning', object, id: 'configuration-state-disagrees', message: disagreementText(g),
+      fix: 'validate a fresh snapshot (metallb-ts snapshot) or the live cluster; if it persists, read the component\'s log and its ConfigurationState (kubectl get configurationstates -n ' + metallbNamespace + ')' });
+  }
   for (const obj of ignored) {
     const object = objectRef(obj);
     const source = sources.get(object);
@@ -76,7 +89,7 @@ export function validateConfig(all: ClusterState, metallbNamespace: string = DEF
       message: `MetalLB reads its configuration only from namespace ${metallbNamespace}: this object is ignored`,
       fix: `move it to ${metallbNamespace}, or pass --metallb-namespace if MetalLB runs in ${obj.metadata?.namespace}`, ...(source ? { source } : {}) });
   }
-  return { errors, warnings };
+  return { errors, warnings, reported };
 }
 
 /** Exit status for a report: 1 on errors, or on warnings with `strict`; else 0. */
@@ -102,7 +115,9 @@ function sourcesByRef(state: ClusterState): Map<string, string> {
  */
 export function validationTable(report: ValidationReport, wide: boolean, color = palette()): string {
   const findings = [...report.errors, ...report.warnings];
-  if (findings.length === 0) return 'No errors or warnings.\n';
+  const summary = reportedSummary(report.reported, (xs) => (wide || xs.length <= 8 ? xs.join(', ') : `${xs.slice(0, 8).join(', ')} and ${xs.length - 8} more`));
+  const states = summary ? `\nConfigurationState (what the running components report): ${summary}\n` : '';
+  if (findings.length === 0) return `No errors or warnings.\n${states}`;
   const sev = (s: ValidationFinding['severity']) => (s === 'error' ? color.red(s) : color.yellow(s));
   const columns = ['SEVERITY', 'OBJECT', 'MESSAGE', { header: 'REJECTED-BY', placeholder: '' }, ...(wide ? ['FIX', 'SOURCE'] : [])];
   const rows = findings.map((f) => {
@@ -110,7 +125,7 @@ export function validationTable(report: ValidationReport, wide: boolean, color =
     const base = [sev(f.severity), f.object, f.message, by];
     return wide ? [...base, f.fix, f.source] : base;
   });
-  return renderTable(columns, rows);
+  return renderTable(columns, rows) + states;
 }
 
 interface ValidateOptions extends StateOptions, OutputOptions {
@@ -129,7 +144,7 @@ export function registerValidate(program: Command): void {
   cmd.action(async (opts: ValidateOptions) => {
     const state = await loadState(opts);
     const report = validateConfig(state, opts.metallbNamespace);
-    writeResult(opts.output, { errors: report.errors, warnings: report.warnings }, (wide) => validationTable(report, wide));
+    writeResult(opts.output, { errors: report.errors, warnings: report.warnings, reported: report.reported }, (wide) => validationTable(report, wide));
     process.exitCode = validationExitCode(report, opts.strict === true);
   });
 }

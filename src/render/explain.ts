@@ -4,24 +4,24 @@
  */
 import type { ChalkInstance } from 'chalk';
 import type { BGPNodeView, Explanation, Finding, PeerView, SpeakersSource, WhoisResult } from '../core/explain/index.ts';
+import { reportedSummary } from '../core/explain/reported.ts';
 import type { SpeakerViewOrigin } from '../kube/speaker-view.ts';
 import { palette } from './color.ts';
 import { NONE, PENDING, renderTable } from './table.ts';
 import { escapeControl } from './text.ts';
 
+/** The longest line the text output aims at without `-o wide` (tables wrap their last column to it). */
+const MAX_LINE = 200;
+
 /** Where `explain` read the cluster state: the live API server or snapshot files (its `Source` line). */
 export type ExplainSource = { kind: 'live'; server: string } | { kind: 'files'; files: readonly string[] };
 
 function field(label: string, value: string): string {
-  return `${(label + ':').padEnd(14)}${value}\n`;
+  return `${(label ? `${label}:` : '').padEnd(14)}${value}\n`;
 }
 
 function verdict(decision: string, c: ChalkInstance): string {
   return decision === 'announce' ? c.green(decision) : c.yellow(decision);
-}
-
-function list(xs: readonly string[], max: number): string {
-  return xs.length <= max ? xs.join(', ') : `${xs.slice(0, max).join(', ')} and ${xs.length - max} more`;
 }
 
 /** The `speakers` of `explain`/`whois` output: the core's source and nodes, and the command's `from` / `fallback`. */
@@ -38,7 +38,7 @@ export interface SpeakersReport {
  * `memberlist of speaker 10.0.0.5:9120 (node-a)`, `speaker-pods; no speaker reachable: ...`).
  * Names and reasons come from a speaker: control characters are escaped (escapeControl).
  */
-export function speakersText(sp: SpeakersReport): string {
+export function speakersText(sp: SpeakersReport, wide = false): string {
   const f = sp.from;
   const speaker = !f ? 'a speaker'
     : f.via === 'pod-proxy' ? `the speaker on ${f.node ? `node ${f.node}` : 'an unknown node'} (pod ${f.pod}, through the API server)`
@@ -46,7 +46,7 @@ export function speakersText(sp: SpeakersReport): string {
   const what = sp.source === 'memberlist' ? `memberlist of ${speaker}`
     : sp.source === 'memberlist-disabled' ? `memberlist off on ${speaker}`
       : `${sp.source}${sp.fallback ? `; ${sp.fallback}` : ''}`;
-  return escapeControl(sp.nodes === null ? `every node (${what})` : `${sp.nodes.length} alive (${what}): ${list(sp.nodes, 8)}`);
+  return escapeControl(sp.nodes === null ? `every node (${what})` : `${sp.nodes.length} alive (${what}): ${cutNames(sp.nodes, wide)}`);
 }
 
 /** Findings as an indented block (message, then `fix:` line); control characters escaped (a finding may quote a speaker's member names). */
@@ -62,7 +62,7 @@ export function findingsText(findings: readonly Finding[], c: ChalkInstance = pa
 }
 
 /** The `Config` line: which speakers reject their configuration (null when every speaker accepts it). */
-function configLine(e: Explanation): string | null {
+function configLine(e: Explanation, wide: boolean): string | null {
   const rejected = e.configuration.speakers.filter((g) => g.status === 'rejected');
   if (rejected.length === 0) return null;
   const total = e.configuration.speakers.filter((g) => g.status !== 'noNode').reduce((n, g) => n + g.nodes.length, 0);
@@ -70,32 +70,97 @@ function configLine(e: Explanation): string | null {
   for (const g of rejected) byError.set(g.error ?? '', [...(byError.get(g.error ?? '') ?? []), ...g.nodes]);
   const count = [...byError.values()].reduce((n, xs) => n + xs.length, 0);
   if (count === total) return `rejected by every speaker: ${[...byError.keys()].join('; ')}`;
-  return [...byError].map(([error, nodes]) => `rejected by the speaker${nodes.length === 1 ? '' : 's'} of ${list(nodes, 8)} (${nodes.length} of ${total} nodes): ${error}`).join('; ')
+  return [...byError].map(([error, nodes]) => `rejected by the speaker${nodes.length === 1 ? '' : 's'} of ${cutNames(nodes, wide)} (${nodes.length} of ${total} nodes): ${error}`).join('; ')
     + '; the other speakers accept it';
 }
 
 /**
- * `explain` for people: the allocation, the verdict, why and the fix first; then the service
- * checks, the candidate trace, one row per node (Layer 2) and the BGP decisions grouped by
- * identical rows, then findings. `wide` adds interfaces, full hash digests and complete lists.
+ * Names for a line of text: as many as fit in `maxChars` (at most `maxCount`), then `and N more`;
+ * every name when `wide`.
+ */
+export function cutNames(names: readonly string[], wide: boolean, maxCount = 8, maxChars = 100): string {
+  if (wide || names.length <= 1) return names.join(', ');
+  let out = '';
+  let shown = 0;
+  for (const n of names) {
+    const next = shown === 0 ? n : `${out}, ${n}`;
+    if (shown >= maxCount || (shown > 0 && next.length > maxChars)) break;
+    out = next;
+    shown++;
+  }
+  return shown === names.length ? out : `${out} and ${names.length - shown} more`;
+}
+
+/** The verdict in a few words: announced by whom, nobody, pending, ignored. */
+function verdictLine(e: Explanation, c: ChalkInstance): string {
+  const a = e.allocation;
+  if (a.status === 'ignored') return c.yellow('ignored: MetalLB does not handle this Service');
+  if (a.ips.length === 0) return c.red('pending: the controller gives it no address, so nobody announces it');
+  const ips = a.ips.join(', ');
+  const l2 = e.announcer ? `announced by ${c.green(e.announcer)} over layer2` : null;
+  const bgp = e.bgpAnnouncers.length > 0 ? `advertised over BGP by ${c.green(cutNames(e.bgpAnnouncers, false, 8, 80))}` : null;
+  const predicted = a.status === 'predicted' ? ' (predicted: not in its status yet)' : '';
+  if (l2 || bgp) return `${[l2, bgp].filter(Boolean).join(' and ')}: ${ips}${predicted}`;
+  return `${c.red('nobody announces')} ${ips}${predicted}`;
+}
+
+/** Rows with the same decision, detail and interfaces, grouped: the node names, then the row. */
+function groupedNodes(e: Explanation): Array<{ nodes: string[]; decision: string; detail: string; interfaces: string }> {
+  const groups = new Map<string, { nodes: string[]; decision: string; detail: string; interfaces: string }>();
+  for (const n of e.nodes) {
+    const interfaces = n.interfaces === null ? NONE : n.interfaces === 'all' ? 'all' : n.interfaces.join(',');
+    const key = JSON.stringify([n.decision, n.detail, interfaces]);
+    const g = groups.get(key);
+    if (g) g.nodes.push(n.node);
+    else groups.set(key, { nodes: [n.node], decision: n.decision, detail: n.detail, interfaces });
+  }
+  return [...groups.values()];
+}
+
+/** The controller's events for the Service in the dry run, as `kubectl describe` lists them (type, reason, count, message). */
+function eventsText(e: Explanation, wide: boolean): string {
+  const events = e.allocation.dryRun?.events ?? [];
+  if (events.length === 0) return '';
+  const max = wide ? Infinity : 5;
+  const shown = events.slice(0, max);
+  let out = '\nController events (dry run, as kubectl describe lists them):\n';
+  out += indent(renderTable(['type', 'reason', 'count', 'message'], shown.map((x) => [x.type, x.reason, x.count, escapeControl(x.message)])));
+  if (shown.length < events.length) out += `  … and ${events.length - shown.length} more (-o wide shows every one)\n`;
+  return out;
+}
+
+/**
+ * `explain` for people, the answer first: the verdict, why (the root cause: the most severe
+ * finding, else the election's summary) and the fix; then the allocation, the mode, the speakers
+ * and configurations, the service checks, the candidate trace, the hash order, the per-node
+ * decisions (identical rows grouped), the BGP decisions, the controller's events and the findings.
+ * Long lists are cut with a count; `wide` prints them whole, adds interfaces and full digests.
  * With `e.source`, a `Source` line names the live server or the snapshot files.
  */
 export function explainText(e: Explanation & { source?: ExplainSource }, wide: boolean, c: ChalkInstance = palette()): string {
   const a = e.allocation;
   let out = field('Service', c.bold(e.service));
+  out += field('Verdict', verdictLine(e, c));
+  const firstError = e.findings.find((f) => f.severity === 'error');
+  out += field('Why', escapeControl(firstError ? firstError.message : whyLine(e)));
+  if (firstError) out += field('Fix', escapeControl(firstError.fix));
+  else {
+    const warning = e.findings.find((f) => f.severity === 'warning');
+    if (warning) out += field('Warning', escapeControl(`${warning.id}: ${warning.message}`));
+  }
+  const more = e.findings.filter((f) => f.severity !== 'info').length - 1;
+  if (more > 0) out += field('', `(${more} more finding${more === 1 ? '' : 's'} below)`);
   if (e.source) out += field('Source', e.source.kind === 'live' ? `live cluster ${e.source.server}` : `snapshot ${e.source.files.join(', ')}`);
   const ips = a.ips.length > 0 ? a.ips.join(', ') : PENDING;
-  out += field('Addresses', `${ips} (${a.status}${a.pool ? `, pool ${a.pool}` : ''})${a.reason ? `: ${a.reason}` : ''}`);
-  const ads = e.l2 && e.l2.advertisements.length > 0 ? ` (L2Advertisements: ${e.l2.advertisements.join(', ')})` : '';
+  out += field('Addresses', `${ips} (${a.status}${a.pool ? `, pool ${a.pool}` : ''})${a.reason ? `: ${escapeControl(a.reason)}` : ''}`);
+  const ads = e.l2 && e.l2.advertisements.length > 0 ? ` (L2Advertisements: ${cutNames(e.l2.advertisements, wide)})` : '';
   out += field('Mode', `${e.mode}${ads}`);
-  out += field('Speakers', speakersText(e.speakers as SpeakersReport));
-  const config = configLine(e);
+  out += field('Speakers', speakersText(e.speakers as SpeakersReport, wide));
+  const config = configLine(e, wide);
   if (config) out += field('Config', escapeControl(config));
-  const announced = e.announcer ?? (e.bgpAnnouncers.length > 0 ? e.bgpAnnouncers.join(', ') : null);
-  out += field('Announced by', announced ? c.green(announced) : c.red('nobody'));
-  out += field('Why', escapeControl(whyLine(e)));
-  const firstError = e.findings.find((f) => f.severity === 'error');
-  if (firstError) out += field('Fix', escapeControl(firstError.fix));
+  const nodeCount = e.configuration.speakers.filter((g) => g.status !== 'noNode').reduce((n, g) => n + g.nodes.length, 0);
+  const reported = reportedSummary(e.configuration.reported, (names) => (names.length === nodeCount && nodeCount > 1 ? `every node (${nodeCount})` : cutNames(names, wide, 8, 72)));
+  if (reported) out += field('Reported', escapeControl(`ConfigurationState ${reported}`));
   if (e.l2Status.length > 0) {
     out += field('L2 status', e.l2Status.map((s) => `${s.node}${s.interfaces.length ? ` on ${s.interfaces.join(', ')}` : ''}`).join('; ') + ' (ServiceL2Status)');
   }
@@ -114,21 +179,28 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
         `${t.kept.length}`,
         escapeControl(t.dropped.length > 0 ? dropSummary(t.dropped, wide) : t.note ?? ''),
       ]),
+      undefined, wide ? {} : { maxWidth: MAX_LINE - 2 },
     ));
   }
   if (e.hashOrder.length > 0) {
-    out += `\nHash order (sha256 of node#ip, first wins): ${e.hashOrder.map((h) => `${h.node} (${wide ? h.digest : h.digest.slice(0, 8)})`).join(', ')}\n`;
+    const entries = e.hashOrder.map((h) => `${h.node} (${wide ? h.digest : h.digest.slice(0, 8)})`);
+    const shown = cutNames(entries, wide, 8, 120);
+    out += `\nHash order (sha256 of node#ip, first wins): ${escapeControl(shown)}${shown.length < entries.join(', ').length ? ' (-o wide shows every one)' : ''}\n`;
   }
   const bgpSection = e.bgp && (e.mode === 'bgp' || e.mode === 'layer2+bgp') && e.allocation.status !== 'ignored';
   if (!(bgpSection && e.mode === 'bgp')) {
     out += '\n';
-    const cols = ['node', 'decision', 'detail', ...(wide ? ['interfaces'] : [])];
-    out += renderTable(cols, e.nodes.map((n) => [
-      n.node, verdict(n.decision, c), escapeControl(n.detail),
-      ...(wide ? [n.interfaces === null ? NONE : n.interfaces === 'all' ? 'all' : n.interfaces.join(',')] : []),
-    ]), 'No nodes in the cluster state.');
+    const groups = groupedNodes(e);
+    const shown = wide ? groups : groups.slice(0, 20);
+    const cols = [groups.length < e.nodes.length ? 'nodes' : 'node', 'decision', 'detail', ...(wide ? ['interfaces'] : [])];
+    out += renderTable(cols, shown.map((g) => [
+      escapeControl(cutNames(g.nodes, wide, 8, 72)), verdict(g.decision, c), escapeControl(g.detail),
+      ...(wide ? [g.interfaces] : []),
+    ]), 'No nodes in the cluster state.', wide ? {} : { maxWidth: MAX_LINE });
+    if (shown.length < groups.length) out += `… and ${groups.length - shown.length} more groups of nodes (-o wide shows every one)\n`;
   }
   if (bgpSection && e.bgp) out += `\nBGP, per node and peer:\n${bgpNodesText(e.bgp.nodes, e.bgp.peers, wide, c)}`;
+  out += eventsText(e, wide);
   out += findingsText(e.findings, c);
   return out;
 }
@@ -204,7 +276,7 @@ export function bgpNodesText(nodes: readonly BGPNodeView[], allPeers: readonly s
 function dropSummary(dropped: ReadonlyArray<{ node: string; why: string }>, wide: boolean): string {
   const byWhy = new Map<string, string[]>();
   for (const d of dropped) byWhy.set(d.why, [...(byWhy.get(d.why) ?? []), d.node]);
-  return [...byWhy].map(([why, nodes]) => `${wide ? nodes.join(', ') : list(nodes, 8)}: ${why}`).join('; ');
+  return [...byWhy].map(([why, nodes]) => `${cutNames(nodes, wide, 8, 60)}: ${why}`).join('; ');
 }
 
 /** The one-line summary: the L2 election's, the BGP outcome in BGP mode, or why nobody can announce. */

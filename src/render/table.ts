@@ -29,18 +29,41 @@ export const PENDING = '<pending>';
  * no trailing blanks. With no rows and `empty` given, returns `empty` instead (kubectl's
  * `No resources found.`); without it, the header line alone.
  */
-export function renderTable(columns: readonly (Column | string)[], rows: readonly (readonly Cell[])[], empty?: string): string {
+export function renderTable(columns: readonly (Column | string)[], rows: readonly (readonly Cell[])[], empty?: string, opts: TableOptions = {}): string {
   if (rows.length === 0 && empty !== undefined) return empty.endsWith('\n') ? empty : empty + '\n';
   const cols: Column[] = columns.map((c) => (typeof c === 'string' ? { header: c } : c));
+  const head = cols.map((c) => c.header.toUpperCase());
+  const cells = rows.map((row) => cols.map((c, i) => cellText(row[i], c.placeholder ?? NONE)));
+  let colWidths: Array<number | null> | undefined;
+  if (opts.maxWidth !== undefined && cols.length > 1) {
+    // Natural widths (3 spaces of padding each); when the row is wider than maxWidth, the last
+    // column gets what is left (at least 40) and wraps at word boundaries.
+    const widths = head.map((h, i) => Math.max(visibleLength(h), ...cells.map((r) => visibleLength(r[i]!))) + 3);
+    const others = widths.slice(0, -1).reduce((a, b) => a + b, 0);
+    if (others + widths[widths.length - 1]! > opts.maxWidth) colWidths = [...widths.slice(0, -1).map(() => null), Math.max(40, opts.maxWidth - others)];
+  }
   const table = new Table({
-    head: cols.map((c) => c.header.toUpperCase()),
+    head,
     chars: NO_BORDERS,
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 3, compact: true },
+    ...(colWidths ? { colWidths, wordWrap: true } : {}),
   });
-  for (const row of rows) {
-    table.push(cols.map((c, i) => cellText(row[i], c.placeholder ?? NONE)));
-  }
+  for (const row of cells) table.push(row);
   return table.toString().split('\n').map((l) => l.trimEnd()).join('\n') + '\n';
+}
+
+/** Options of renderTable. */
+export interface TableOptions {
+  /** Lines at most this wide: the last column wraps at word boundaries (other columns keep their width). */
+  maxWidth?: number;
+}
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+/** The printed width of a cell (colour codes do not count). */
+function visibleLength(s: string): number {
+  return s.replace(ANSI, '').length;
 }
 
 function cellText(cell: Cell, placeholder: string): string {

@@ -200,7 +200,7 @@ test('validate: exit 0 on a valid config, 1 on errors, --strict also on warnings
   const ok = run(['validate', '-f', EXAMPLE]);
   assert.equal(ok.status, 0, ok.stderr);
   assert.equal(ok.stdout, 'No errors or warnings.\n');
-  assert.deepEqual(JSON.parse(run(['validate', '-f', EXAMPLE, '-o', 'json']).stdout), { errors: [], warnings: [] });
+  assert.deepEqual(JSON.parse(run(['validate', '-f', EXAMPLE, '-o', 'json']).stdout), { errors: [], warnings: [], reported: [] });
 
   const warnOnly = write('warn.yaml', `apiVersion: metallb.io/v1beta1
 kind: IPAddressPool
@@ -294,7 +294,7 @@ spec: {ipAddressPools: [p, p]}
 test('explain: exit 0 when announced, 1 when nobody announces; json is the core Explanation', () => {
   const ok = run(['explain', 'svc/frontend', '-n', 'shop', '-f', EXAMPLE]);
   assert.equal(ok.status, 0, ok.stderr);
-  assert.match(ok.stdout, /^Announced by: lab-worker-b$/m);
+  assert.match(ok.stdout, /^Verdict: +announced by lab-worker-b over layer2: 192\.0\.2\.10$/m);
   assert.match(ok.stdout, /^lab-worker-a\s+notOwner\s+not first in the hash order/m);
   assert.match(ok.stdout, /^  excludeLB\s+5\s+lab-cp-1, lab-cp-2, lab-cp-3: labelled node\.kubernetes\.io\/exclude-from-external-load-balancers$/m);
   const no = run(['explain', 'ingest/ingest-udp', '-f', EXAMPLE, '-o', 'json']);

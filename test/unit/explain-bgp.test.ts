@@ -204,7 +204,7 @@ test('healthy BGP: no finding, no warning, exit 0', async () => {
   assert.deepEqual(e.json.findings, []);
   assert.deepEqual(e.json.bgpAnnouncers, ['n1', 'n2']);
   const v = await cli(['validate', '-o', 'json'], objects);
-  assert.deepEqual(v.json, { errors: [], warnings: [] });
+  assert.deepEqual(v.json, { errors: [], warnings: [], reported: [] });
 });
 
 test('text: identical per-node rows grouped, long lists cut with a count, complete with -o wide', async () => {

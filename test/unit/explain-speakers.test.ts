@@ -64,7 +64,8 @@ const cases: DiffCase[] = [
     l2: { 'node-a': 'configRejected', 'node-b': 'configRejected' },
     bgp: () => ({}),
     configs: [{ nodes: ['node-a', 'node-b'], status: 'rejected', error: /duplicate definition of nodeSelectors/ }],
-    why: /^Why: +every speaker rejects the configuration \(.*duplicate definition of nodeSelectors.*\): none applies it, each keeps running the configuration it accepted last, which a snapshot cannot show; once fixed \(the repeated entries removed\): node-b would announce it$/m,
+    // The root cause first; the fix hint is labelled as such on the Fix line, never the answer.
+    why: /^Why: +every speaker rejects the configuration: .*duplicate definition of nodeSelectors.*\. None applies it: each keeps running the configuration it accepted last, which a snapshot cannot show, so who announces the Service now cannot be told from here\nFix: +.*; once fixed \(the repeated entries removed\): node-b would announce it$/m,
     rejectedBy: { controller: false, speakers: 'all' },
     rejectedByText: /every speaker \(the controller accepts it\)/,
   },
@@ -74,7 +75,7 @@ const cases: DiffCase[] = [
     l2: { 'node-a': 'configRejected', 'node-b': 'notOwner' },
     bgp: (real) => ({ ...real.decisionsOfAcceptingSpeakers['default/web'].bgp, 'node-a': 'configRejected' }),
     configs: [{ nodes: ['node-a'], status: 'rejected', error: /invalid local preference 200/ }, { nodes: ['node-b'], status: 'accepted' }],
-    why: /^Why: +nobody announces: node-a wins the hash of 10\.0\.0\.12 but its speaker rejects the configuration: .*invalid local preference 200/m,
+    why: /^Why: +the speaker of node-a \(1 of 2 nodes\) rejects the configuration: .*invalid local preference 200.*node-a is first in the hash order of 10\.0\.0\.12 but announces nothing new.*nobody answers for 10\.0\.0\.12$/m,
     rejectedBy: { controller: false, speakers: ['node-a'] },
     rejectedByText: /the speaker of node-a \(the controller accepts it\)/,
   },
@@ -123,7 +124,7 @@ test('the duplicate-selector file: the fix hint is labelled, never the answer', 
   assert.equal(e.findings[0].id, 'config-rejected');
   assert.match(e.findings[0].message, /^every speaker rejects the configuration: .*None applies it: each keeps running the configuration it accepted last, which a snapshot cannot show/);
   const text = (await cli(['explain', 'svc/web'], resources)).stdout;
-  assert.match(text, /^Announced by: nobody$/m);
+  assert.match(text, /^Verdict: +nobody announces 10\.0\.0\.10$/m);
   assert.match(text, /^Config: +rejected by every speaker: /m);
   assert.match(text, /^Fix: +correct metallb-system\/L2Advertisement\/l2 .*once fixed \(the repeated entries removed\): node-b would announce it$/m);
 });
@@ -251,7 +252,8 @@ test('speakers without a Node object have no configuration; a snapshot without N
   assert.equal(none.status, 1);
   assert.equal(none.json.findings[0].id, 'no-nodes');
   const text = await cli(['explain', 'svc/web'], objects.slice(1));
-  assert.match(text.stdout, /^Why: +nobody announces: no speaker runs \(the snapshot has no Node object\)$/m);
+  assert.match(text.stdout, /^Verdict: +nobody announces 192\.0\.2\.1$/m);
+  assert.match(text.stdout, /^Why: +the snapshot has no Node object: a MetalLB speaker builds its configuration from its own Node/m);
 });
 
 test('a BGPPeer whose password Secret is not in a Secret-less snapshot: every speaker rejects, and the fix says the snapshot may lack Secrets', async () => {

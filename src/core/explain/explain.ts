@@ -17,6 +17,7 @@ import { DEFAULT_METALLB_NAMESPACE, namespacedName, type ClusterState, type Kube
 import { peerViews, reachesRouter, undeliveredOf, type BGPNodeView, type BGPView } from './bgp.ts';
 import { metallbView } from './context.ts';
 import { findingsFor, type Finding } from './findings.ts';
+import { reportedConfiguration, type ReportedConfiguration } from './reported.ts';
 import { rejectedEverywhere, speakerConfigView, type SpeakerConfigGroup, type SpeakerConfigs, type SpeakerConfigView } from './speakers.ts';
 
 /**
@@ -94,6 +95,11 @@ export interface ConfigurationView {
   readonly controller: 'accepted';
   /** Every speaker (Node objects, and live speakers without one), grouped by identical configuration. */
   readonly speakers: readonly SpeakerConfigView[];
+  /**
+   * What the components themselves report (their ConfigurationStates in MetalLB's namespace),
+   * each compared with what this snapshot's configuration makes it do. Empty when the state has none.
+   */
+  readonly reported: readonly ReportedConfiguration[];
 }
 
 /** A fix hint: what would change once the configuration is fixed as `assuming` says (never the truth). */
@@ -231,6 +237,8 @@ export function explainService(input: ExplainInput): Explanation {
   const current = statusIPs(service);
 
   let dryRun: ServiceAllocationOutcome | null = null;
+  let dryRunPools: AllocateAllResult['pools'] = [];
+  let passLimit: number | null = null;
   let allocation: AllocationView;
   let electedService = service;
   if (ignored) {
@@ -238,6 +246,8 @@ export function explainService(input: ExplainInput): Explanation {
   } else {
     const run = input.dryRun ?? allocateAll(controllerConfig, state.services, { loadBalancerClass: lbClass });
     dryRun = run.services.find((s) => s.service === key) ?? null;
+    dryRunPools = run.pools;
+    if (run.passLimitReached) passLimit = run.passes;
     if (current.length > 0) {
       allocation = {
         ips: current, pool: dryRun?.pool ?? null, status: 'assigned',
@@ -323,7 +333,10 @@ export function explainService(input: ExplainInput): Explanation {
     hashOrder = [];
   }
 
-  const configuration: ConfigurationView = { controller: 'accepted', speakers: configs.groups.map(speakerConfigView) };
+  const configuration: ConfigurationView = {
+    controller: 'accepted', speakers: configs.groups.map(speakerConfigView),
+    reported: reportedConfiguration(state, namespace, configs, { accepted: true, error: null }),
+  };
   const partial = {
     service: key, mode, allocation, configuration, nodes, hashOrder, announcer, bgpAnnouncers, l2Status: l2StatusOf(state, service),
     speakers: { source: input.speakersSource, nodes: speakers }, ifFixed, l2, bgp,
@@ -331,7 +344,7 @@ export function explainService(input: ExplainInput): Explanation {
   const pool = firstConfig && poolName ? firstConfig.pools.get(poolName) : undefined;
   const findings = findingsFor({
     ...partial, state, pool, speakerConfigs: configs, hashWinner, metallbNamespace: namespace, ignoreExcludeLB,
-    serviceObject: service, ignoredObjects: input.ignoredObjects ?? [],
+    serviceObject: service, ignoredObjects: input.ignoredObjects ?? [], controllerConfig, dryRunPools, passLimit,
   });
   return { ...partial, findings };
 }

@@ -5,15 +5,17 @@
  * never change a decision. This is where metallb-ts says what MetalLB leaves silent, e.g. an
  * L2Advertisement whose nodeSelectors pick only nodes carrying the exclusion label.
  */
-import { refusalText } from '../allocator/index.ts';
 import { compatibleLocalPref } from '../config/index.ts';
-import type { BGPAdv, Pool } from '../config/types.ts';
+import type { BGPAdv, Config, Pool } from '../config/types.ts';
+import type { PoolOutcome } from '../controller/index.ts';
+import { diagnoseAllocation, diagnoseEvents, diagnoseOscillation, diagnoseReplacement, tiedChoicesText } from './allocation.ts';
 import type { L2Election } from '../election/types.ts';
 import { EXCLUDE_LB_LABEL, SERVICE_NAME_LABEL, objectRef, type ClusterState, type KubeObject, type Service } from '../kube.ts';
 import { endpointCanServe } from '../election/endpoints.ts';
 import { reachesRouter, type BGPView } from './bgp.ts';
 import { bgpTraps, clashWhy } from './bgp-traps.ts';
-import type { AllocationView, FixHint, NodeView, SpeakersSource } from './explain.ts';
+import type { AllocationView, ConfigurationView, FixHint, NodeView, SpeakersSource } from './explain.ts';
+import { componentText, disagreementText, groupReports } from './reported.ts';
 import { rejectedEverywhere, type SpeakerConfigs } from './speakers.ts';
 
 /** `error`: the service is not announced because of it; `warning`: likely a mistake; `info`: worth knowing. */
@@ -22,7 +24,9 @@ export type Severity = 'error' | 'warning' | 'info';
 /**
  * One finding. `id` is stable (documented in the README): `config-rejected`,
  * `config-rejected-on-nodes`, `not-load-balancer`, `other-load-balancer-class`, `ip-predicted`,
- * `allocation-failed`, `pool-exhausted`, `sharing-conflict`, `ip-not-in-pool`,
+ * `allocation-failed`, `pool-exhausted`, `pool-lacks-family`, `pool-refuses-service`, `unknown-pool`,
+ * `requested-ips-invalid`, `family-not-dual-stack`, `cluster-ip-invalid`, `no-pools`,
+ * `allocation-family-changed`, `controller-internal-error` (allocation.ts), `sharing-conflict`, `ip-not-in-pool`,
  * `status-ip-not-kept`, `allocation-nondeterministic`, `no-ready-endpoints`, `no-advertisement`,
  * `advertisement-selects-no-node`, `nodeselector-only-excluded`, `exclusion-label-empty-value`,
  * `no-live-speakers`, `network-unavailable`, `local-no-endpoint-on-candidate`,
@@ -44,6 +48,8 @@ export interface FindingsInput {
   readonly serviceObject: Service;
   readonly mode: 'layer2' | 'bgp' | 'layer2+bgp' | 'none';
   readonly allocation: AllocationView;
+  /** Who runs which configuration, and what the components report (their ConfigurationStates). */
+  readonly configuration: ConfigurationView;
   readonly nodes: readonly NodeView[];
   readonly announcer: string | null;
   /** The first node of the L2 hash order (the announcer, unless its speaker rejects its configuration). */
@@ -61,6 +67,12 @@ export interface FindingsInput {
   readonly ignoreExcludeLB: boolean;
   /** metallb.io objects outside MetalLB's namespace (MetalLB never sees them). */
   readonly ignoredObjects: readonly KubeObject[];
+  /** The controller's configuration (its pools: what a fix may point to). */
+  readonly controllerConfig: Config;
+  /** The dry run's pool figures (which pools still have room). */
+  readonly dryRunPools: readonly PoolOutcome[];
+  /** The passes the dry run ran when it stopped at its limit with a Service still asking for more; null when it converged. */
+  readonly passLimit: number | null;
 }
 
 /** Nodes hosting a usable (ready, or serving) endpoint of the Service. */
@@ -105,42 +117,35 @@ function allocationFindings(f: FindingsInput, out: Finding[]): void {
       fix: 'take the snapshot with `kubectl get services -o yaml` unedited, or add spec.clusterIP to the manifest' });
     return;
   }
+  const d = dry ? { service: svc, key: f.service, outcome: dry, config: f.controllerConfig, pools: f.dryRunPools, metallbNamespace: f.metallbNamespace, ignoredObjects: f.ignoredObjects } : null;
   if (a.status === 'pending' || (a.status === 'assigned' && dry?.error)) {
-    const reason = dry?.reason;
-    if (reason?.kind === 'sharingConflict') {
-      const s = reason.sharing;
-      out.push({ id: 'sharing-conflict', severity: 'error',
-        message: s.conflict === 'port'
-          ? `port ${s.port} on ${s.ip} is already used by ${list(s.services)}`
-          : `${s.ip} is held by ${list(s.services)}, which cannot share it with this Service: ${s.keyProblem ?? 'sharing keys differ'}`,
-        fix: s.conflict === 'port'
-          ? 'use a different port, or another address'
-          : `give both Services the same metallb.io/allow-shared-ip value (now "${s.existing.sharingKey}" vs "${s.requested.sharingKey}") and the same selector and externalTrafficPolicy, or request another address` });
-    } else if (reason?.kind === 'noPoolAvailable' || reason?.kind === 'noAvailableIPs' || reason?.kind === 'noIPsForFamily') {
-      const tried = reason.kind === 'noPoolAvailable'
-        ? reason.attempts.map((t) => `${t.pool}: ${t.refusal ? refusalText(t.refusal) : t.outcome}`)
-        : [`${reason.pool}: no free address`];
-      const exhausted = reason.kind !== 'noPoolAvailable' || reason.attempts.some((t) => t.refusal?.reason === 'noAvailableIPs');
-      out.push({ id: exhausted ? 'pool-exhausted' : 'allocation-failed', severity: 'error',
-        message: `no address can be allocated (${dry?.error ?? 'no available IPs'})${tried.length ? `; pools tried: ${tried.join('; ')}` : '; no pool is eligible for this Service'}`,
-        fix: exhausted ? 'add addresses to the pool (or a new IPAddressPool), or delete Services that no longer need theirs'
-          : 'create an IPAddressPool this Service may use (check serviceAllocation namespaces/selectors and autoAssign)' });
-    } else if (reason?.kind === 'notAllowedInConfig') {
-      out.push({ id: 'ip-not-in-pool', severity: 'error',
-        message: `the requested address ${list(reason.ips)} is in no IPAddressPool`,
-        fix: 'request an address inside a pool, or add it to an IPAddressPool' });
-    } else if (dry?.error || a.status === 'pending') {
-      out.push({ id: 'allocation-failed', severity: 'error', message: `the controller cannot allocate: ${dry?.error ?? a.reason}`,
-        fix: 'see the message; `metallb-ts allocate --dry-run` shows every Service' });
+    const diagnosis = d ? diagnoseAllocation(d) : null;
+    if (diagnosis) out.push(diagnosis);
+    else if (a.status === 'pending') {
+      out.push({ id: 'allocation-failed', severity: 'error', message: `the controller gives the Service no address: ${a.reason ?? 'no reason reported'}`,
+        fix: `compare with the Service's events (kubectl describe service -n ${svc.metadata?.namespace ?? 'default'} ${svc.metadata?.name ?? ''}) and the controller's log` });
     }
     if (a.status === 'assigned') {
       out.push({ id: 'status-ip-not-kept', severity: 'warning',
         message: `the address in the status (${list(a.ips)}) would not be kept by MetalLB's controller: ${dry?.error}`,
-        fix: 'make the pools and annotations allow this address again, or let the controller re-allocate' });
+        fix: diagnosis ? `to keep it: ${diagnosis.fix}` : 'make the pools and annotations allow this address again, or let the controller re-allocate' });
     }
   }
+  if (d) {
+    out.push(...diagnoseEvents(d).filter((x) => !out.some((y) => y.id === x.id)));
+    const replaced = a.status === 'assigned' ? diagnoseReplacement(d, a.ips) : null;
+    if (replaced && !out.some((y) => y.id === replaced.id)) out.push(replaced);
+    const oscillation = diagnoseOscillation(d);
+    if (oscillation) out.push(oscillation);
+  }
+  if (f.passLimit !== null) {
+    out.push({ id: 'allocation-pass-limit', severity: 'warning',
+      message: `the controller's dry run stopped after ${f.passLimit} pass${f.passLimit === 1 ? '' : 'es'} while a Service still asked MetalLB to reprocess every Service; MetalLB keeps going (with a growing backoff), so ${a.ips.length ? `${list(a.ips)} may not be the address it ends with` : 'the outcome shown may not be where it ends'}`,
+      fix: 'run `metallb-ts allocate --dry-run -o wide` to see which Services never settle (MESSAGE "never settles") and fix those first' });
+  }
   if (dry?.nondeterministic) {
-    out.push({ id: 'allocation-nondeterministic', severity: 'info', message: `MetalLB may choose differently: ${dry.nondeterministic}`,
+    const tied = d ? tiedChoicesText(d) : null;
+    out.push({ id: 'allocation-nondeterministic', severity: 'info', message: tied ? `${tied}; ${dry.nondeterministic}` : `MetalLB may choose differently: ${dry.nondeterministic}`,
       fix: 'pin the choice with metallb.io/address-pool, metallb.io/loadBalancerIPs or serviceAllocation.priority' });
   }
 }
@@ -307,6 +312,14 @@ function configFindings(f: FindingsInput, out: Finding[]): void {
     e.nodes.push(...g.nodes);
     byError.set(g.result.error.message, e);
   }
+  const reportsOf = (nodes: readonly string[]): string => {
+    const set = new Set(nodes);
+    const agreeing = f.configuration.reported.filter((r) => r.component === 'speaker' && set.has(r.node ?? '') && r.agreement === 'agrees' && r.result === 'Invalid');
+    if (agreeing.length === 0) return '';
+    return agreeing.length === set.size
+      ? ` (${agreeing.length === 1 ? `its ConfigurationState ${agreeing[0]!.name} says so too` : 'their ConfigurationStates say so too'}: Invalid)`
+      : ` (the ConfigurationStates of ${list(agreeing.map((r) => r.node ?? ''), 8)} say so too: Invalid)`;
+  };
   const noSecrets = !f.state.secrets.some((x) => !x.metadata?.namespace || x.metadata.namespace === f.metallbNamespace);
   const fixOf = (object: string | undefined, error: string): string =>
     `correct ${object ?? 'the configuration'} (\`metallb-ts validate\` lists every error and which speakers reject it)`
@@ -319,7 +332,7 @@ function configFindings(f: FindingsInput, out: Finding[]): void {
       ? `; once fixed (${f.ifFixed.assuming}): ${f.ifFixed.announcer ? `${f.ifFixed.announcer} would announce it` : f.ifFixed.bgpAnnouncers.length ? `${list(f.ifFixed.bgpAnnouncers)} would advertise it over BGP` : 'still nobody would announce it (see `explain` after the fix)'}`
       : '';
     out.push({ id: 'config-rejected', severity: 'error',
-      message: `every speaker rejects the configuration: ${errors.join('; ')}. None applies it: each keeps running the configuration it accepted last, which a snapshot cannot show, so who announces the Service now cannot be told from here`,
+      message: `every speaker rejects the configuration: ${errors.join('; ')}${reportsOf([...byError.values()].flatMap((e) => e.nodes))}. None applies it: each keeps running the configuration it accepted last, which a snapshot cannot show, so who announces the Service now cannot be told from here`,
       fix: `${fixOf([...byError.values()][0]?.object, [...byError.keys()][0] ?? '')}${hint}` });
     return;
   }
@@ -327,9 +340,25 @@ function configFindings(f: FindingsInput, out: Finding[]): void {
     const winner = f.hashWinner !== null && e.nodes.includes(f.hashWinner) ? f.hashWinner : null;
     const ip = f.l2?.hashedIP;
     out.push({ id: 'config-rejected-on-nodes', severity: winner ? 'error' : 'warning',
-      message: `the speaker${e.nodes.length === 1 ? '' : 's'} of ${list(e.nodes)} (${e.nodes.length} of ${total} node${total === 1 ? '' : 's'}) reject${e.nodes.length === 1 ? 's' : ''} the configuration: ${error}; ${e.nodes.length === 1 ? 'it keeps' : 'they keep'} running the configuration ${e.nodes.length === 1 ? 'it' : 'they'} accepted last (a snapshot cannot show it), while the other speakers run this one`
+      message: `the speaker${e.nodes.length === 1 ? '' : 's'} of ${list(e.nodes)} (${e.nodes.length} of ${total} node${total === 1 ? '' : 's'}) reject${e.nodes.length === 1 ? 's' : ''} the configuration: ${error}${reportsOf(e.nodes)}; ${e.nodes.length === 1 ? 'it keeps' : 'they keep'} running the configuration ${e.nodes.length === 1 ? 'it' : 'they'} accepted last (a snapshot cannot show it), while the other speakers run this one`
         + (winner ? `. ${winner} is first in the hash order of ${ip} but announces nothing new, and the other candidates do not announce because they are not first: nobody answers for ${ip}` : ''),
       fix: fixOf(e.object, error) });
+  }
+}
+
+/**
+ * The components' own reports (ConfigurationState) against what the snapshot's configuration makes
+ * them do: a `configuration-state-disagrees` warning per group of components saying the same thing
+ * (the decisions shown assume they run the snapshot's configuration, which they say they do not).
+ */
+function reportedFindings(f: FindingsInput, out: Finding[]): void {
+  const off = f.configuration.reported.filter((r) => r.agreement === 'disagrees' || r.agreement === 'otherError');
+  for (const g of groupReports(off)) {
+    const r = g[0]!;
+    const objects = g.map((x) => x.name);
+    out.push({ id: 'configuration-state-disagrees', severity: 'warning',
+      message: `${disagreementText(g)}; the decisions here are made with the snapshot's configuration${g.some((x) => x.component === 'speaker' && x.node === f.announcer) ? ` (${f.announcer} is the announcer here)` : ''}`,
+      fix: `take a fresh snapshot (metallb-ts snapshot) or explain live; if it persists, read ${componentText(r)}'s log and \`kubectl get configurationstate -n ${f.metallbNamespace} ${objects.length === 1 ? objects[0] : objects.slice(0, 3).join(' ')} -o yaml\`` });
   }
 }
 
@@ -445,8 +474,10 @@ function bgpFindings(f: FindingsInput, out: Finding[]): void {
 /** Computes the findings of an explanation, most severe first (stable within a severity). */
 export function findingsFor(f: FindingsInput): Finding[] {
   const out: Finding[] = [];
-  configFindings(f, out);
+  // The allocation first: a Service without an address is pending whatever the speakers run.
   allocationFindings(f, out);
+  configFindings(f, out);
+  reportedFindings(f, out);
   if (f.allocation.status !== 'ignored' && f.allocation.ips.length > 0) {
     l2Findings(f, out);
     bgpFindings(f, out);
