@@ -144,10 +144,11 @@ describe('ControllerLoop: pool status writes back off', () => {
     await tick(400);
     const attempts = c.poolWriteAttempts.slice();
     // 20, 40, 80, 160 ms: at most 5–6 attempts in 400 ms (retrying every 1 ms, as before, would be hundreds).
-    assert.ok(attempts.length >= 3 && attempts.length <= 6, `attempts: ${attempts.length}`);
+    assert.ok(attempts.length >= 2 && attempts.length <= 6, `attempts: ${attempts.length}`);
+    // A timer never fires early (a loaded machine only makes it late): gap i is at least 20·2^i ms.
     const gaps = attempts.slice(1).map((t, i) => t - attempts[i]!);
-    for (let i = 1; i < gaps.length; i++) assert.ok(gaps[i]! > gaps[i - 1]! * 1.5, `delays grow: ${gaps.map((g) => g.toFixed(0)).join(', ')}`);
-    assert.ok(loop.stats.poolStatusErrors >= 3);
+    gaps.forEach((g, i) => assert.ok(g >= 20 * 2 ** i - 2, `delays grow: ${gaps.map((x) => x.toFixed(0)).join(', ')}`));
+    assert.ok(loop.stats.poolStatusErrors >= 2);
     c.poolWriteError = null;
     await tick(700);
     await settle(loop);
