@@ -273,6 +273,7 @@ describe('deploy/ on a real API server', () => {
       ['speaker', { verb: 'create', resource: 'servicel2statuses', group: 'metallb.io', namespace: NS }, true],
       ['speaker', { verb: 'patch', resource: 'servicel2statuses', group: 'metallb.io', subresource: 'status', namespace: NS }, true],
       ['speaker', { verb: 'watch', resource: 'endpointslices', group: 'discovery.k8s.io' }, true],
+      ['speaker', { verb: 'patch', resource: 'events', namespace: 'default' }, true],
       ['speaker', { verb: 'get', resource: 'pods', namespace: NS }, true],
       ['speaker', { verb: 'create', resource: 'servicel2statuses', group: 'metallb.io', namespace: 'default' }, false],
       ['speaker', { verb: 'list', resource: 'secrets', namespace: 'default' }, false],

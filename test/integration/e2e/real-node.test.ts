@@ -154,11 +154,7 @@ describe('deploy/ on two real nodes (kubelet, containerd, runc)', { skip: skip ?
     assert.deepEqual(lines.map((l) => `${l.pod} (${l.node}): ${l.text}`), []);
   });
 
-  test('the speaker may patch its Events, as MetalLB\'s may (a re-announcement bumps the nodeAssigned Event\'s count)', {
-    todo: 'deploy/rbac-speaker.yaml grants the speaker events: create only; MetalLB\'s speaker ClusterRole has create and patch. The second nodeAssigned ' +
-      'event of the same speaker for the same Service is a patch (client-go\'s correlator): 403, logged as "failed to record event", and explain then ' +
-      'reports nodeassigned-event-disagrees (the newest event names the old announcer)',
-  }, () => {
+  test('the speaker may patch its Events, as MetalLB\'s may (a re-announcement bumps the nodeAssigned Event\'s count)', () => {
     const lines = containerLogs(cluster()).filter((l) => EVENTS_PATCH.test(l.text));
     assert.deepEqual(lines.map((l) => `${l.pod} (${l.node}): ${l.text}`), []);
   });
