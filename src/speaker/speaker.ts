@@ -307,7 +307,10 @@ export class Speaker {
   }
 
   private schedule(): void {
-    if (this.timer || this.stopping) return;
+    // Before the first full sync (start() runs it itself) a pass would see a half-listed cluster:
+    // memberlist reports its first view while the watch is still listing, and the configuration
+    // would fail for a Node that is simply not listed yet.
+    if (this.timer || this.stopping || !this.ready) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       try {

@@ -413,3 +413,30 @@ test('bgpDebounceMs: MetalLB\'s --bgp-debounce-timeout, a positive integer of mi
   assert.equal(bgpDebounceMs('500'), 500);
   for (const bad of ['0', '-1', '1.5', 'abc', '3s']) assert.throws(() => bgpDebounceMs(bad), /positive integer of milliseconds/, bad);
 });
+
+test('a membership change before the watch has synced does not load the configuration from a half-listed cluster', async () => {
+  const c = new Cluster(base());
+  let release!: () => void;
+  const listed = new Promise<void>((r) => { release = r; });
+  const listeners: Array<(ch: { alive: string[] | null }) => void> = [];
+  const logs: Array<Record<string, unknown>> = [];
+  const full = c.st;
+  c.st = clusterStateFromObjects([]); // nothing listed yet
+  c.start = async () => { await listed; c.st = full; };
+  const s = new Speaker({
+    node: 'n1', namespace: NS, source: c,
+    membership: { start: async () => { for (const l of listeners) l({ alive: ['n1'] }); }, stop: async () => {}, alive: () => ['n1'], onChange: (cb) => listeners.push(cb) },
+    l2: { announce: () => {}, withdraw: () => {} },
+    log: jsonLogger({ level: 'debug', write: (l) => logs.push(JSON.parse(l)) }),
+    metrics: speakerMetrics(),
+    l2StatusApi: { create: async (_ns, o) => ({ ...o, metadata: { ...o.metadata, name: 'l2-1' } }), patchStatus: async () => {}, delete: async () => {} },
+    bgpStatusApi: c.bgpStatusApi(), frrApi: c.frrApi(), event: () => {}, owner: null, debounceMs: 1, frrDebounceMs: 30,
+  });
+  const started = s.start();
+  await new Promise((r) => setTimeout(r, 50)); // longer than the debounce: a pass would have run
+  release();
+  await started;
+  assert.deepEqual(logs.filter((l) => l.level === 'error').map((l) => l.error), [], 'no configuration error at start-up');
+  assert.equal(s.configuration?.ok, true);
+  await s.stop();
+});
