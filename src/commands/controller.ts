@@ -57,6 +57,8 @@ interface ControllerFlags {
 
 /** MetalLB's `--webhook-mode` values. */
 const WEBHOOK_MODES = ['enabled', 'disabled', 'onlywebhook'] as const;
+/** how long one shutdown step (a server's close, a watch's stop) may take before it is left (ms) */
+const SHUTDOWN_STEP_MS = 3000;
 type WebhookMode = (typeof WEBHOOK_MODES)[number];
 
 
@@ -163,8 +165,18 @@ async function runController(flags: ControllerFlags): Promise<number> {
   const api = new KubeClient(kc, { maxSockets: flags.writeConcurrency + 4, userAgent: 'metallb-ts-controller' });
   // Everything started so far, stopped in reverse order on a failed start-up and at shutdown.
   const cleanups: Array<() => unknown> = [() => api.close(), () => http.close()];
+  // Each shutdown step gets SHUTDOWN_STEP_MS: a step that hangs (a connection the API server
+  // keeps open, a request stuck on a loaded server) is logged and left, so SIGTERM always ends the
+  // process well inside a kubelet's 30 s grace period.
+  const bounded = async (step: string, fn: () => unknown): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => { timer = setTimeout(() => r('late'), SHUTDOWN_STEP_MS); });
+    const r = await Promise.race([Promise.resolve().then(fn).then(() => 'done' as const, () => 'done' as const), late]);
+    clearTimeout(timer);
+    if (r === 'late') main.warn({ op: 'shutdown', step, ms: SHUTDOWN_STEP_MS, msg: 'a shutdown step did not finish in time, going on' });
+  };
   const cleanUp = async (): Promise<void> => {
-    for (const c of cleanups.splice(0).reverse()) await c();
+    for (const c of cleanups.splice(0).reverse()) await bounded(c.toString().replace(/\s+/g, ' ').slice(0, 60), c);
   };
 
   try {
@@ -209,8 +221,8 @@ async function runController(flags: ControllerFlags): Promise<number> {
       main.info({ op: 'shutdown', signal, msg: 'stopping: finishing the writes in flight' });
       stopping = (async () => {
         watcher?.stop();
-        await loop?.stop();
-        await writer?.closeEvents();
+        await bounded('reconcilers', () => loop?.stop());
+        await bounded('events', () => writer?.closeEvents());
         await cleanUp();
         main.info({ op: 'shutdown', msg: 'controller stopped' });
         resolveDone();

@@ -221,10 +221,15 @@ export class WebhookServer {
     this.server.setSecureContext(this.secureContext(kp));
   }
 
-  /** Stops accepting connections and closes the idle ones. */
-  close(): Promise<void> {
+  /**
+   * Stops accepting connections and closes the idle ones; connections still busy after `graceMs`
+   * (a review the API server never finishes reading, a TLS handshake left half-way) are destroyed.
+   */
+  close(graceMs = 1000): Promise<void> {
     return new Promise((resolve) => {
-      this.server.close(() => resolve());
+      const timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
+      timer.unref?.();
+      this.server.close(() => { clearTimeout(timer); resolve(); });
       this.server.closeIdleConnections();
     });
   }

@@ -260,7 +260,7 @@ describe('admission webhooks through a real API server', () => {
 
     // a restart with a valid Secret writes nothing
     await stop(c);
-    assert.equal(await c.exit, 0);
+    assert.equal(await c.exit, 0, `the controller did not exit 0 on SIGTERM:\n${detail()}`);
     const before = await secretCerts();
     c = startController(args, { METALLB_BGP_TYPE: 'frr-k8s' });
     procs.push(c);
@@ -315,6 +315,8 @@ describe('admission webhooks through a real API server', () => {
         rules: [{ apiGroups: ['metallb.io'], apiVersions: ['v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['communities'] }],
       }],
     });
+    // only this test's URL webhook decides (the deployed configuration of the test before is gone)
+    await api.request({ method: 'DELETE', path: `${VWC}/metallb-webhook-configuration` }).catch(() => undefined);
     await api.request({ method: 'POST', path: VWC, body: hook(ca) });
     await waitFor('the URL webhook refuses a bad Community', async () => {
       const a = await create('Community', 'url-bad', { communities: [{ name: 'y', value: '1:2:3:4' }] });
