@@ -402,6 +402,10 @@ export function generateCase(seed: number, index: number): DifferentialCase {
         if (broken && rng.chance(0.1)) comms.push(comms[0]!);
         spec.communities = comms;
       }
+      if (rng.chance(0.01)) {
+        // more than the 63 communities frr-k8s's session accepts on one advertisement
+        spec.communities = Array.from({ length: 64 }, (_, k) => `65000:${k + 1}`);
+      }
       if (peerNames.length > 0 && rng.chance(0.3)) {
         const ps = rng.subset(peerNames, 0.5);
         if (rng.chance(0.1)) ps.push('peer-unknown');

@@ -1,11 +1,11 @@
 /**
  * Shrinks a disagreeing case of the differential test to the objects the disagreement needs:
  *
- *   node test/differential/minimize.ts CASE.yaml --what 'controller team-a/svc-2 addresses' [--runs R] [-o OUT.yaml]
+ *   node test/differential/minimize.ts CASE.yaml --what 'controller team-a/svc-2 addresses' [--detail TEXT] [--runs R] [-o OUT.yaml]
  *
  * Greedily drops one object (and one speaker node) at a time, keeping every removal after which
  * the comparison named by --what (a prefix of an item's `what`, as the runner prints it) still
- * disagrees, until nothing more can go; writes the result (default: CASE.min.yaml). Where
+ * disagrees (with --detail: in a way whose one-line detail contains TEXT), until nothing more can go; writes the result (default: CASE.min.yaml). Where
  * MetalLB's answer is random, use enough --runs (default 16) for the disagreement to show.
  */
 import { writeFileSync } from 'node:fs';
@@ -13,9 +13,11 @@ import type { KubeObject } from '../../src/core/kube.ts';
 import { caseYaml, readCase, runDifferential } from './run.ts';
 import type { DifferentialCase } from './generate.ts';
 
+let detail = '';
+
 async function disagrees(c: DifferentialCase, what: string, runs: number): Promise<boolean> {
   const s = await runDifferential({ replay: [c], out: null, runs, print: () => {} });
-  return s.cases[0]!.items.some((i) => i.verdict === 'disagree' && i.what.startsWith(what));
+  return s.cases[0]!.items.some((i) => i.verdict === 'disagree' && i.what.startsWith(what) && i.detail.includes(detail));
 }
 
 const KEEP_LAST = new Set(['Namespace']);
@@ -60,6 +62,7 @@ if (import.meta.main) {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--what') what = argv[++i];
+    else if (a === '--detail') detail = argv[++i] ?? '';
     else if (a === '--runs') runs = Number(argv[++i]);
     else if (a === '-o') out = argv[++i];
     else file = a;
@@ -71,7 +74,7 @@ if (import.meta.main) {
   const c = readCase(file);
   const min = await minimize(c, what, runs, (l) => process.stderr.write(`${l}\n`));
   const dest = out ?? file.replace(/\.ya?ml$/, '') + '.min.yaml';
-  writeFileSync(dest, caseYaml(min, [`${c.id} minimized for: ${what}`]));
+  writeFileSync(dest, caseYaml(min, [`${c.id} minimized for: ${what}${detail ? ` (${detail})` : ''}`]));
   process.stderr.write(`${min.resources.length} of ${c.resources.length} objects kept: ${dest}\n`);
   const kinds = (rs: readonly KubeObject[]): string => rs.map((r) => `${r.kind}/${r.metadata?.name}`).join(' ');
   process.stdout.write(`${kinds(min.resources)}\n`);

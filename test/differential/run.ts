@@ -28,7 +28,7 @@
  * METALLB_DIFFERENTIAL_TRACE=1 makes the controller oracle print every reconcile, write and event
  * on stderr (with --replay FILE --runs 1, to see what MetalLB did).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -58,6 +58,8 @@ export interface Item {
   readonly detail: string;
   readonly metallb: unknown;
   readonly metallbTs: unknown;
+  /** undetermined only because metallb-ts's answer is not among MetalLB's (identical) answers */
+  readonly unseen?: true;
 }
 
 export interface CaseResult {
@@ -83,6 +85,8 @@ export interface RunOptions {
   readonly out?: string | null;
   /** cases to run instead of generated ones */
   readonly replay?: readonly DifferentialCase[];
+  /** only these case indexes of the seed (instead of 0 … cases-1) */
+  readonly indexes?: readonly number[];
   readonly oracleDir?: string;
   /** cases per oracle invocation */
   readonly batch?: number;
@@ -117,7 +121,26 @@ function oracleInput(c: DifferentialCase, runs: number, speakerRuns: number): st
   });
 }
 
+/** Oracle processes running now: stopped with the runner (SIGINT, SIGTERM, exit). */
+const children = new Set<ChildProcess>();
+let cleanupInstalled = false;
+function installCleanup(): void {
+  if (cleanupInstalled) return;
+  cleanupInstalled = true;
+  const stop = (): void => {
+    for (const c of children) c.kill('SIGKILL');
+  };
+  process.on('exit', stop);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      stop();
+      process.exit(128 + (sig === 'SIGINT' ? 2 : 15));
+    });
+  }
+}
+
 function runOracle(bin: string, input: string, output: string): Promise<void> {
+  installCleanup();
   return new Promise((res, rej) => {
     const p = spawn(bin, ['-test.run', '^TestDifferentialOracle$', '-test.count', '1', '-test.timeout', '0'], {
       env: { ...process.env, METALLB_DIFFERENTIAL_IN: input, METALLB_DIFFERENTIAL_OUT: output, GOMAXPROCS: '1' },
@@ -127,8 +150,16 @@ function runOracle(bin: string, input: string, output: string): Promise<void> {
     const trace = process.env.METALLB_DIFFERENTIAL_TRACE;
     p.stdout.on('data', (d) => (log += d));
     p.stderr.on('data', (d) => (trace ? process.stderr.write(d) : (log += d)));
-    p.on('error', rej);
-    p.on('close', (code) => (code === 0 ? res() : rej(new Error(`${bin} exited ${code}:\n${log.slice(-4000)}`))));
+    children.add(p);
+    p.on('error', (err) => {
+      children.delete(p);
+      rej(err);
+    });
+    p.on('close', (code) => {
+      children.delete(p);
+      if (code === 0) res();
+      else rej(new Error(`${bin} exited ${code}:\n${log.slice(-4000)}`));
+    });
   });
 }
 
@@ -279,10 +310,11 @@ function compareController(o: OracleController, t: TsAnswers): Item[] {
     });
     const mine = key(s);
     const va = classify(observed, mine, flagged);
+    const unseen = (o: readonly string[], m: string): { unseen?: true } => (new Set(o).size === 1 && !o.includes(m) ? { unseen: true } : {});
     items.push({
       area: 'controller', what: `controller ${s.service} addresses`, verdict: va,
       detail: `MetalLB ${countRuns(observed)}; metallb-ts ${mine}${flagged ? ` (flagged nondeterministic: ${s.nondeterministic})` : ''}`,
-      metallb: runs.map((r) => r.services[s.service]), metallbTs: s,
+      metallb: runs.map((r) => r.services[s.service]), metallbTs: s, ...unseen(observed, mine),
     });
     const evObserved = runs.map((r) => eventsKey(r.services[s.service]?.events ?? []));
     const evMine = eventsKey(s.events);
@@ -290,7 +322,7 @@ function compareController(o: OracleController, t: TsAnswers): Item[] {
     items.push({
       area: 'controller', what: `controller ${s.service} events`, verdict: ve,
       detail: `MetalLB ${countRuns(evObserved)}; metallb-ts ${evMine}`,
-      metallb: runs.map((r) => r.services[s.service]?.events), metallbTs: s.events,
+      metallb: runs.map((r) => r.services[s.service]?.events), metallbTs: s.events, ...unseen(evObserved, evMine),
     });
   }
   // Services metallb-ts leaves out (not LoadBalancer, another class): MetalLB must not write them.
@@ -392,7 +424,9 @@ export async function runDifferential(opts: RunOptions = {}): Promise<RunSummary
   const runs = opts.runs ?? 8;
   const speakerRuns = opts.speakerRuns ?? 1;
   const seed = opts.seed ?? 1;
-  const all: DifferentialCase[] = opts.replay ? [...opts.replay] : Array.from({ length: opts.cases ?? 200 }, (_, i) => generateCase(seed, i));
+  const all: DifferentialCase[] = opts.replay ? [...opts.replay]
+    : opts.indexes ? opts.indexes.map((i) => generateCase(seed, i))
+    : Array.from({ length: opts.cases ?? 200 }, (_, i) => generateCase(seed, i));
   const out = opts.out === undefined ? join(REPO_ROOT, '.cache/differential') : opts.out;
   const batch = opts.batch ?? 100;
   const areas = new Set(opts.areas ?? AREAS);
@@ -422,7 +456,7 @@ export async function runDifferential(opts: RunOptions = {}): Promise<RunSummary
     }
     // metallb-ts flags an item nondeterministic and MetalLB answered otherwise every time:
     // give MetalLB 24 more runs on those cases before calling it undetermined.
-    const again = cases.filter((c) => itemsById.get(c.id)!.some((i) => i.area === 'controller' && i.verdict === 'undetermined' && new Set((i.metallb as unknown[]).map((x) => show(x))).size === 1));
+    const again = cases.filter((c) => itemsById.get(c.id)!.some((i) => i.verdict === 'undetermined' && i.unseen));
     if (again.length > 0) {
       const more = await oracle(dir, again, 24, 1, { speaker: false, controller: true });
       for (const c of again) {
@@ -457,7 +491,8 @@ export async function runDifferential(opts: RunOptions = {}): Promise<RunSummary
       }
       for (const i of items) {
         if (i.verdict === 'agree') continue;
-        print(`${i.verdict === 'disagree' ? 'DISAGREE' : 'UNDETERMINED'} ${c.id} ${i.what}: ${i.detail}${i.verdict === 'disagree' && file ? ` [${file}]` : ''}`);
+        const note = i.verdict === 'disagree' ? (file ? ` [${file}]` : '') : i.unseen ? ' [unseen: MetalLB never gave metallb-ts\'s answer]' : '';
+        print(`${i.verdict === 'disagree' ? 'DISAGREE' : 'UNDETERMINED'} ${c.id} ${i.what}: ${i.detail}${note}`);
       }
       results.push({ id: c.id, verdict, items, ...(file ? { file } : {}) });
     }
@@ -469,18 +504,19 @@ export async function runDifferential(opts: RunOptions = {}): Promise<RunSummary
     cases: results, seconds: (performance.now() - t0) / 1000, items: itemCounts,
   };
   const perArea = Object.entries(itemCounts).map(([a, c]) => `${a} ${c.agree}/${c.disagree}/${c.undetermined}`).join(', ');
-  print(`items (agree/disagree/undetermined): ${perArea}; ${results.length} cases in ${summary.seconds.toFixed(1)} s (${(results.length / summary.seconds).toFixed(1)} cases/s)`);
+  const unseen = results.reduce((n, r) => n + r.items.filter((i) => i.verdict === 'undetermined' && i.unseen).length, 0);
+  print(`items (agree/disagree/undetermined): ${perArea}${unseen ? ` (${unseen} undetermined unseen)` : ''}; ${results.length} cases in ${summary.seconds.toFixed(1)} s (${(results.length / summary.seconds).toFixed(1)} cases/s)`);
   print(`${summary.agree} agree, ${summary.disagree} disagree, ${summary.undetermined} undetermined`);
   return summary;
 }
 
 function usage(msg: string): never {
-  process.stderr.write(`differential: ${msg}\nusage: npm run differential -- [--cases N] [--seed S] [--areas parse,controller,speaker] [--runs R] [--speaker-runs R] [--batch N] [--out DIR] [--replay FILE…]\n`);
+  process.stderr.write(`differential: ${msg}\nusage: npm run differential -- [--cases N] [--seed S] [--index I,J…] [--areas parse,controller,speaker] [--runs R] [--speaker-runs R] [--batch N] [--out DIR] [--replay FILE…]\n`);
   process.exit(2);
 }
 
 async function main(argv: string[]): Promise<number> {
-  const opts: { cases?: number; seed?: number; runs?: number; speakerRuns?: number; batch?: number; out?: string; replay?: DifferentialCase[]; areas?: Area[] } = {};
+  const opts: { cases?: number; seed?: number; runs?: number; speakerRuns?: number; batch?: number; out?: string; replay?: DifferentialCase[]; areas?: Area[]; indexes?: number[] } = {};
   const num = (flag: string, v: string | undefined): number => {
     const n = Number(v);
     if (v === undefined || !Number.isInteger(n) || n < 0) usage(`${flag} needs a non-negative integer`);
@@ -494,6 +530,7 @@ async function main(argv: string[]): Promise<number> {
     else if (a === '--speaker-runs') opts.speakerRuns = Math.max(1, num(a, argv[++i]));
     else if (a === '--batch') opts.batch = Math.max(1, num(a, argv[++i]));
     else if (a === '--out') opts.out = argv[++i] ?? usage('--out needs a directory');
+    else if (a === '--index') opts.indexes = (argv[++i] ?? '').split(',').map((x) => num(a, x));
     else if (a === '--areas') {
       const list = (argv[++i] ?? '').split(',').filter(Boolean);
       if (list.length === 0 || list.some((x) => !(AREAS as readonly string[]).includes(x))) usage(`--areas takes a comma-separated list of ${AREAS.join(', ')}`);
