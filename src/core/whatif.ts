@@ -1,0 +1,611 @@
+/**
+ * `whatif`: what changes for every LoadBalancer Service (addresses, pool, the L2 announcer, the
+ * BGP nodes and peers) if a node goes down, a node label is added or removed, the speakers run with
+ * (or without) `--ignore-exclude-lb`, or edited manifests are applied or deleted — alone or together.
+ *
+ * Nothing here decides anything itself: the state before and the state after the change each go
+ * through diagnosticContext and explainService, the composition `explain` uses of the controller's
+ * allocation (allocateAll, reconcileService) and each speaker's decisions (electL2, evaluateBGP
+ * with its own configuration). This module only builds the state after the change and compares
+ * the two answers. How each change is modelled (MetalLB v0.16.1's reactions):
+ *
+ * - **Node down** (`nodesDown`): its speaker leaves memberlist (the live speakers lose it), its
+ *   speaker pod and its Node turn not Ready, and every endpoint on it becomes not ready and not
+ *   serving (the pods' Ready condition turns False; what the EndpointSlice controller then writes).
+ *   When memberlist is disabled (speakers source `memberlist-disabled`) no speaker notices: the
+ *   election still counts the node, and the node's dead speaker announces nothing, so a Service it
+ *   won loses its announcer. Its BGP sessions go down with it. Addresses do not move: MetalLB's
+ *   allocation does not look at nodes.
+ * - **Label** (`labels`): the Node's labels after `kubectl label node NODE key=value` / `key-`;
+ *   L2Advertisement and BGPAdvertisement nodeSelectors, BGPPeer nodeSelectors (each speaker's own
+ *   configuration) and the exclusion label are read again.
+ * - **`--ignore-exclude-lb`** (`ignoreExcludeLB`): the speakers' flag after the change.
+ * - **Apply / delete** (`apply`, `remove`): an applied object replaces the object of the same kind,
+ *   namespace and name, else it is added; a deleted one is removed. As the API server does, the
+ *   manifest's `status` is ignored (the existing object's status stays: Services keep their
+ *   addresses), a Service manifest without cluster IPs keeps the existing Service's, and a new
+ *   Service without them gets them as the API server would assign them (apiServerDefaults). When
+ *   an applied or deleted object is one the controller reads (an IPAddressPool, a Community, a
+ *   Namespace or a Service), the controller reprocesses every Service (MetalLB's SetPools /
+ *   SetBalancer answer `reprocessAll`; SetPools keeps every allocation still inside a pool), which
+ *   is the controller's dry run over the new state (allocateAll: Services keeping their status
+ *   addresses first, so none takes an address another still holds): the addresses it ends with
+ *   are the Services' addresses after the change.
+ */
+import { allocateAll } from './controller/index.ts';
+import { statusIPs } from './controller/service.ts';
+import { ConfigError, UserError } from './errors.ts';
+import {
+  controllerConfig, diagnosticContext, explainService, type DiagnosticContext, type DiagnosticOptions, type Explanation, type SpeakersSource,
+} from './explain/index.ts';
+import { DEFAULT_METALLB_NAMESPACE, KIND_TO_LIST, namespacedName, objectRef, type ClusterState, type KubeObject, type Node, type Service } from './kube.ts';
+import { parseIP } from './ip.ts';
+import { compareStrings } from './labels.ts';
+
+/** One label edit of `--label NODE key=value|key-` (kubectl's syntax): `value` null removes the label. */
+export interface LabelEdit {
+  readonly node: string;
+  readonly key: string;
+  readonly value: string | null;
+}
+
+/** The change to look at. Every field is optional; at least one must change something. */
+export interface WhatIfChange {
+  /** Nodes that go down (`--node-down`). */
+  readonly nodesDown?: readonly string[];
+  /** Node label edits (`--label`), applied in order. */
+  readonly labels?: readonly LabelEdit[];
+  /** The speakers' `--ignore-exclude-lb` after the change; absent: as before. */
+  readonly ignoreExcludeLB?: boolean;
+  /** Objects applied (`--apply`), in order: each replaces the object of its kind, namespace and name, or is added. */
+  readonly apply?: readonly KubeObject[];
+  /** Objects deleted (`--delete`): the objects of their kind, namespace and name are removed. */
+  readonly remove?: readonly KubeObject[];
+}
+
+/** One Service's answer, before or after the change. */
+export interface ServiceState {
+  /** Its addresses (status, or the controller's prediction when it has none yet); [] when none. */
+  readonly ips: readonly string[];
+  readonly pool: string | null;
+  /** explain's allocation status: `assigned`, `predicted`, `pending` or `ignored`. */
+  readonly allocation: Explanation['allocation']['status'];
+  /** explain's mode: `layer2`, `bgp`, `layer2+bgp` or `none`. */
+  readonly mode: Explanation['mode'];
+  /** The node announcing it in Layer 2, or null. */
+  readonly announcer: string | null;
+  /** The nodes advertising it over BGP (name order), each with the BGPPeers that get a prefix. */
+  readonly bgp: ReadonlyArray<{ readonly node: string; readonly peers: readonly string[] }>;
+  /** Why it has no address or nobody announces it: the pending reason, or explain's most severe finding; null when announced. */
+  readonly why: string | null;
+}
+
+/**
+ * How a Service changes, most severe first: `losesAddress`, `losesAnnouncer` (keeps its address,
+ * nobody announces it any more), `changesAddress`, `changesAnnouncer` (another L2 node, or other
+ * BGP nodes or peers), `changesPool`, `getsAddress`, `getsAnnouncer`, `added` / `deleted` (by
+ * `--apply` / `--delete`), `unchanged`.
+ */
+export type ServiceChangeKind =
+  | 'losesAddress' | 'losesAnnouncer' | 'changesAddress' | 'changesAnnouncer' | 'changesPool'
+  | 'getsAddress' | 'getsAnnouncer' | 'added' | 'deleted' | 'unchanged';
+
+/** The order of ServiceChangeKind, most severe first (the verdict's and the table's order). */
+export const CHANGE_ORDER: readonly ServiceChangeKind[] = [
+  'losesAddress', 'losesAnnouncer', 'changesAddress', 'changesAnnouncer', 'changesPool', 'getsAddress', 'getsAnnouncer', 'added', 'deleted', 'unchanged',
+];
+
+/** One Service of the report. */
+export interface ServiceWhatIf {
+  /** `namespace/name`. */
+  readonly service: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** The most severe of `changes`. */
+  readonly change: ServiceChangeKind;
+  /** Every change that applies (`['unchanged']` when none), most severe first. */
+  readonly changes: readonly ServiceChangeKind[];
+  /** null for a Service `--apply` adds. */
+  readonly before: ServiceState | null;
+  /** null for a Service `--delete` removes. */
+  readonly after: ServiceState | null;
+}
+
+/** The live speakers the election counts (null: every Node, memberlist disabled), and where the list came from. */
+export interface SpeakersWhatIf {
+  readonly source: SpeakersSource;
+  readonly before: readonly string[] | null;
+  readonly after: readonly string[] | null;
+}
+
+/** The result of whatIf (`whatif -o json|yaml`; documented in the README). */
+export interface WhatIfReport {
+  /** One line: `2 Services lose their address, 1 changes announcer, 11 unchanged`. */
+  readonly verdict: string;
+  /** Services per change kind (their most severe change); every kind present, zeros included. */
+  readonly counts: Readonly<Record<ServiceChangeKind, number>>;
+  /** Whether any Service loses its address or its announcer (exit 1). */
+  readonly breaks: boolean;
+  /** The change, as understood: nodes down, label edits, the flag, objects applied and deleted (`namespace/Kind/name`). */
+  readonly change: {
+    readonly nodesDown: readonly string[];
+    readonly labels: readonly LabelEdit[];
+    readonly ignoreExcludeLB: { readonly before: boolean; readonly after: boolean };
+    readonly applied: readonly string[];
+    readonly deleted: readonly string[];
+  };
+  readonly speakers: SpeakersWhatIf;
+  /** Whether the controller reprocesses every Service (an object it reads was applied or deleted). */
+  readonly reallocated: boolean;
+  /** Every LoadBalancer Service MetalLB handles before or after, most severe change first, then `namespace/name`. */
+  readonly services: readonly ServiceWhatIf[];
+  /**
+   * What to know about the answer: speakers that reject their configuration after the change (they
+   * keep running the one they accepted last), addresses MetalLB's own controller could choose
+   * differently, Services given cluster IPs as the API server would.
+   */
+  readonly notes: readonly string[];
+}
+
+/** Options of whatIf: the diagnostic options of the state before the change (`--speakers`, a speaker's view, the flags). */
+export type WhatIfOptions = DiagnosticOptions;
+
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Why `key` is not a valid label key (kubectl's rules: `[prefix/]name`), or null. */
+function labelKeyProblem(key: string): string | null {
+  const slash = key.lastIndexOf('/');
+  const prefix = slash >= 0 ? key.slice(0, slash) : null;
+  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  if (prefix !== null && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) return `prefix "${prefix}" is not a DNS subdomain`;
+  if (!LABEL_NAME.test(name)) return `name "${name}" must be 1-63 characters, alphanumeric, '-', '_' or '.', starting and ending alphanumeric`;
+  return null;
+}
+
+/**
+ * Parses the values of `--label` (a variadic option: `--label NODE key=value [key2-] ...`, repeatable,
+ * kubectl label's syntax). A word without `=` that does not end in `-` is a node name (node names
+ * never do); the edits after it are its own.
+ * @throws UserError (exit 2) naming the word: an edit before any node, a node without an edit, a
+ *   malformed key or value.
+ */
+export function parseLabelEdits(words: readonly string[]): LabelEdit[] {
+  const out: LabelEdit[] = [];
+  let node: string | null = null;
+  let edits = 0;
+  const endNode = (): void => {
+    if (node !== null && edits === 0) throw new UserError(`--label ${node}: no label given (use --label ${node} key=value, or key- to remove it)`);
+  };
+  for (const w of words) {
+    const eq = w.indexOf('=');
+    const isEdit = eq >= 0 || w.endsWith('-');
+    if (!isEdit) {
+      endNode();
+      node = w;
+      edits = 0;
+      continue;
+    }
+    if (node === null) throw new UserError(`--label ${w}: name the node first (--label NODE ${w})`);
+    const key = eq >= 0 ? w.slice(0, eq) : w.slice(0, -1);
+    const value = eq >= 0 ? w.slice(eq + 1) : null;
+    const bad = labelKeyProblem(key);
+    if (bad) throw new UserError(`--label ${node} ${w}: invalid label key: ${bad}`);
+    if (value !== null && value !== '' && !LABEL_NAME.test(value)) {
+      throw new UserError(`--label ${node} ${w}: invalid label value "${value}": at most 63 characters, alphanumeric, '-', '_' or '.', starting and ending alphanumeric`);
+    }
+    out.push({ node, key, value });
+    edits++;
+  }
+  endNode();
+  return out;
+}
+
+const CLUSTER_SCOPED = new Set(['Node', 'Namespace']);
+const METALLB_KINDS = new Set(['IPAddressPool', 'L2Advertisement', 'BGPAdvertisement', 'BGPPeer', 'Community', 'BFDProfile', 'ServiceL2Status', 'ServiceBGPStatus', 'ConfigurationState']);
+/** Kinds the controller reads: applying or deleting one makes it reprocess every Service. */
+const CONTROLLER_KINDS = new Set(['IPAddressPool', 'Community', 'Namespace', 'Service']);
+
+/** The API server's identity of an object: kind, namespace (metallb.io objects without one: MetalLB's; others: `default`), name. */
+function identity(o: KubeObject, metallbNamespace: string): string {
+  const kind = o.kind ?? '';
+  const ns = CLUSTER_SCOPED.has(kind) ? '' : o.metadata?.namespace || (METALLB_KINDS.has(kind) ? metallbNamespace : 'default');
+  return JSON.stringify([kind, ns, o.metadata?.name ?? '']);
+}
+
+/** `Kind ns/name` of an applied or deleted object, for the report. */
+function refOf(o: KubeObject): string {
+  return objectRef(o);
+}
+
+/** The family of the cluster's Services (their first cluster IP), `ipv4` when none tells. */
+function clusterFamilies(state: ClusterState): { primary: 'IPv4' | 'IPv6'; dual: boolean } {
+  let primary: 'IPv4' | 'IPv6' | null = null;
+  let v4 = false;
+  let v6 = false;
+  for (const s of state.services) {
+    for (const a of s.spec?.clusterIPs?.length ? s.spec.clusterIPs : [s.spec?.clusterIP ?? '']) {
+      const ip = parseIP(a);
+      if (!ip) continue;
+      if (ip.family === 'ipv4') v4 = true; else v6 = true;
+      primary ??= ip.family === 'ipv4' ? 'IPv4' : 'IPv6';
+    }
+  }
+  return { primary: primary ?? 'IPv4', dual: v4 && v6 };
+}
+
+/**
+ * A new Service manifest with the fields the API server fills in when it creates the Service:
+ * `ipFamilyPolicy` (SingleStack), `ipFamilies` (the cluster's primary family — that of the
+ * existing Services' cluster IPs, IPv4 when none — and the other one too for a dual-stack policy
+ * on a dual-stack cluster) and `clusterIPs` / `clusterIP` of those families. The addresses stand
+ * for the ones the API server would pick (`0.0.0.0`, `::`): the controller reads only their family.
+ * Returns the Service unchanged when it has cluster IPs already, or is not of type LoadBalancer.
+ */
+export function apiServerDefaults(svc: Service, state: ClusterState): { service: Service; defaulted: boolean } {
+  const spec = svc.spec ?? {};
+  if (spec.type !== 'LoadBalancer' || (spec.clusterIPs?.length ?? 0) > 0 || spec.clusterIP) return { service: svc, defaulted: false };
+  const cluster = clusterFamilies(state);
+  const policy = spec.ipFamilyPolicy || 'SingleStack';
+  let families = spec.ipFamilies?.length ? [...spec.ipFamilies] : [cluster.primary];
+  if (!spec.ipFamilies?.length && policy !== 'SingleStack' && cluster.dual) families = [cluster.primary, cluster.primary === 'IPv4' ? 'IPv6' : 'IPv4'];
+  if (policy === 'SingleStack') families = families.slice(0, 1);
+  const clusterIPs = families.map((f) => (f === 'IPv6' ? '::' : '0.0.0.0'));
+  return { service: { ...svc, spec: { ...spec, ipFamilyPolicy: policy, ipFamilies: families, clusterIPs, clusterIP: clusterIPs[0]! } }, defaulted: true };
+}
+
+/** `old`'s cluster IP fields where `next` has none (the API server keeps a Service's allocated cluster IPs). */
+function keepClusterIPs(next: Service, old: Service): Service {
+  const spec = next.spec ?? {};
+  if ((spec.clusterIPs?.length ?? 0) > 0 || spec.clusterIP) return next;
+  const o = old.spec ?? {};
+  return { ...next, spec: {
+    ...spec,
+    ...(o.clusterIP !== undefined ? { clusterIP: o.clusterIP } : {}),
+    ...(o.clusterIPs !== undefined ? { clusterIPs: o.clusterIPs } : {}),
+    ...(spec.ipFamilies === undefined && o.ipFamilies !== undefined ? { ipFamilies: o.ipFamilies } : {}),
+    ...(spec.ipFamilyPolicy === undefined && o.ipFamilyPolicy !== undefined ? { ipFamilyPolicy: o.ipFamilyPolicy } : {}),
+  } };
+}
+
+/** The state after the change, and what the change did (for the report). */
+export interface ChangedState {
+  readonly state: ClusterState;
+  /** `namespace/Kind/name` of every object applied / deleted. */
+  readonly applied: readonly string[];
+  readonly deleted: readonly string[];
+  /** Whether an object the controller reads was applied or deleted. */
+  readonly controllerInputsChanged: boolean;
+  /** `namespace/name` of new Services given cluster IPs as the API server would. */
+  readonly defaulted: readonly string[];
+}
+
+/**
+ * The state after the change (pure; `state` is not modified): objects deleted, then applied, then
+ * the label edits, then the nodes down (see the module comment for what each does).
+ * @throws UserError (exit 2) naming the flag for a node that is not in the state (`--node-down`,
+ *   `--label`), a label removed that the node does not carry, or a deleted object that is not there.
+ */
+export function changedState(state: ClusterState, change: WhatIfChange, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): ChangedState {
+  const lists = new Map<string, KubeObject[]>();
+  for (const list of Object.values(KIND_TO_LIST)) lists.set(list, [...(state[list] as KubeObject[])]);
+  const listOf = (o: KubeObject): KubeObject[] => lists.get(KIND_TO_LIST[o.kind as keyof typeof KIND_TO_LIST])!;
+  let controllerInputsChanged = false;
+  const deleted: string[] = [];
+  for (const o of change.remove ?? []) {
+    const list = listOf(o);
+    const id = identity(o, metallbNamespace);
+    const at = list.findIndex((x) => identity(x, metallbNamespace) === id);
+    if (at < 0) throw new UserError(`--delete: ${refOf(o)} is not in the cluster state`);
+    list.splice(at, 1);
+    deleted.push(refOf(o));
+    if (CONTROLLER_KINDS.has(o.kind ?? '')) controllerInputsChanged = true;
+  }
+  const applied: string[] = [];
+  const defaulted: string[] = [];
+  // The state the new Services' families are read from: the one before the change.
+  for (const o of change.apply ?? []) {
+    const list = listOf(o);
+    const id = identity(o, metallbNamespace);
+    const at = list.findIndex((x) => identity(x, metallbNamespace) === id);
+    const { status: _ignored, ...manifest } = o as KubeObject & { status?: unknown };
+    let next = manifest as KubeObject;
+    if (at >= 0) {
+      const old = list[at]! as KubeObject & { status?: unknown };
+      if (old.status !== undefined) next = { ...next, status: old.status } as KubeObject;
+      if (next.kind === 'Service') next = keepClusterIPs(next as Service, old as Service);
+      list[at] = next;
+    } else {
+      if (next.kind === 'Service') {
+        const d = apiServerDefaults(next as Service, state);
+        next = d.service;
+        if (d.defaulted) defaulted.push(namespacedName(next));
+      }
+      list.push(next);
+    }
+    applied.push(refOf(o));
+    if (CONTROLLER_KINDS.has(o.kind ?? '')) controllerInputsChanged = true;
+  }
+
+  const nodes = lists.get('nodes') as Node[];
+  const nodeAt = (flag: string, name: string): number => {
+    const i = nodes.findIndex((n) => n.metadata?.name === name);
+    if (i < 0) {
+      const known = nodes.map((n) => n.metadata?.name ?? '').sort(compareStrings);
+      const list = known.length <= 8 ? known.join(', ') : `${known.slice(0, 8).join(', ')} and ${known.length - 8} more`;
+      throw new UserError(`${flag} ${name}: no Node ${name} in the cluster state (nodes: ${list || 'none'})`);
+    }
+    return i;
+  };
+  for (const e of change.labels ?? []) {
+    const i = nodeAt('--label', e.node);
+    const node = nodes[i]!;
+    const labels = { ...(node.metadata?.labels ?? {}) };
+    if (e.value === null) {
+      if (!(e.key in labels)) throw new UserError(`--label ${e.node} ${e.key}-: node ${e.node} has no label ${e.key}`);
+      delete labels[e.key];
+    } else {
+      labels[e.key] = e.value;
+    }
+    nodes[i] = { ...node, metadata: { ...node.metadata, labels } };
+  }
+
+  const down = new Set(change.nodesDown ?? []);
+  for (const name of down) {
+    const i = nodeAt('--node-down', name);
+    const node = nodes[i]!;
+    const conditions = (node.status?.conditions ?? []).filter((c) => c?.type !== 'Ready');
+    conditions.push({ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status (metallb-ts whatif --node-down).' });
+    nodes[i] = { ...node, status: { ...(node.status ?? {}), conditions } };
+  }
+  if (down.size > 0) {
+    const slices = lists.get('endpointSlices')!;
+    for (let i = 0; i < slices.length; i++) {
+      const slice = slices[i] as ClusterState['endpointSlices'][number];
+      if (!(slice.endpoints ?? []).some((ep) => ep.nodeName && down.has(ep.nodeName))) continue;
+      slices[i] = { ...slice, endpoints: slice.endpoints!.map((ep) => (ep.nodeName && down.has(ep.nodeName)
+        ? { ...ep, conditions: { ...(ep.conditions ?? {}), ready: false, serving: false } }
+        : ep)) };
+    }
+    const pods = lists.get('pods')!;
+    for (let i = 0; i < pods.length; i++) {
+      const pod = pods[i] as ClusterState['pods'][number];
+      if (!pod.spec?.nodeName || !down.has(pod.spec.nodeName)) continue;
+      const conditions = (pod.status?.conditions ?? []).filter((c) => c?.type !== 'Ready');
+      conditions.push({ type: 'Ready', status: 'False' });
+      pods[i] = { ...pod, status: { ...(pod.status ?? {}), conditions } };
+    }
+  }
+  const out = { ...state };
+  for (const [list, objects] of lists) (out as unknown as Record<string, KubeObject[]>)[list] = objects;
+  return { state: out, applied, deleted, controllerInputsChanged, defaulted };
+}
+
+/** The BGP nodes of an explanation that reach a router, with the peers getting a prefix. */
+function bgpOf(e: Explanation): ServiceState['bgp'] {
+  if (e.bgpAnnouncers.length === 0 || !e.bgp) return [];
+  const reaching = new Set(e.bgpAnnouncers);
+  return e.bgp.nodes
+    .filter((n) => reaching.has(n.node))
+    .map((n) => ({ node: n.node, peers: n.peers.filter((p) => p.prefixes.length > 0).map((p) => p.peer).sort(compareStrings) }))
+    .sort((a, b) => compareStrings(a.node, b.node));
+}
+
+/** A Service's answer from its explanation; `down`: nodes whose speaker is dead (they announce nothing). */
+function serviceState(e: Explanation, down: ReadonlySet<string>): ServiceState {
+  const base = { pool: e.allocation.pool, allocation: e.allocation.status, mode: e.mode };
+  if (e.allocation.status === 'ignored') {
+    // No longer MetalLB's (another type or class): the controller releases its addresses.
+    return { ...base, ips: [], announcer: null, bgp: [], why: e.allocation.reason };
+  }
+  const elected = bgpOf(e);
+  const bgp = elected.filter((n) => !down.has(n.node));
+  let announcer = e.announcer;
+  let why: string | null = null;
+  if (announcer !== null && down.has(announcer)) {
+    why = `${announcer} is down but still first in the hash order: memberlist is disabled, so no other speaker takes over`;
+    announcer = null;
+  }
+  if (why === null && e.allocation.ips.length === 0) why = e.allocation.reason;
+  if (why === null && announcer === null && bgp.length === 0) {
+    if (elected.length > 0) {
+      why = `its BGP nodes are down (${elected.map((n) => n.node).join(', ')})`;
+    } else {
+      const f = e.findings.find((x) => x.severity === 'error') ?? e.findings.find((x) => x.severity === 'warning');
+      why = f ? f.message : 'nobody announces it';
+    }
+  }
+  return { ...base, ips: [...e.allocation.ips], announcer, bgp, why };
+}
+
+function announced(s: ServiceState): boolean {
+  return s.announcer !== null || s.bgp.length > 0;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort(compareStrings).join('\n') === [...b].sort(compareStrings).join('\n');
+}
+
+/** Who announces, as one comparable string. */
+function announcerKey(s: ServiceState): string {
+  return JSON.stringify([s.announcer, s.bgp]);
+}
+
+/** The changes between two answers of one Service, most severe first; `['unchanged']` when none. */
+export function classify(before: ServiceState | null, after: ServiceState | null): ServiceChangeKind[] {
+  if (before === null) return ['added'];
+  if (after === null) return ['deleted'];
+  const out = new Set<ServiceChangeKind>();
+  const had = before.ips.length > 0;
+  const has = after.ips.length > 0;
+  if (had && !has) out.add('losesAddress');
+  else if (!had && has) out.add('getsAddress');
+  else if (had && !sameList(before.ips, after.ips)) out.add('changesAddress');
+  if (has && had && before.pool !== after.pool) out.add('changesPool');
+  if (announced(before) && !announced(after)) out.add('losesAnnouncer');
+  else if (!announced(before) && announced(after)) out.add('getsAnnouncer');
+  else if (announced(before) && announcerKey(before) !== announcerKey(after)) out.add('changesAnnouncer');
+  const list = CHANGE_ORDER.filter((k) => out.has(k));
+  return list.length > 0 ? list : ['unchanged'];
+}
+
+const PHRASES: Record<ServiceChangeKind, [one: string, many: string]> = {
+  losesAddress: ['loses its address', 'lose their address'],
+  losesAnnouncer: ['loses its announcer', 'lose their announcer'],
+  changesAddress: ['changes address', 'change address'],
+  changesAnnouncer: ['changes announcer', 'change announcer'],
+  changesPool: ['changes pool', 'change pool'],
+  getsAddress: ['gets an address', 'get an address'],
+  getsAnnouncer: ['gets an announcer', 'get an announcer'],
+  added: ['is new', 'are new'],
+  deleted: ['is deleted', 'are deleted'],
+  unchanged: ['unchanged', 'unchanged'],
+};
+
+/** `3 Services lose their address, 5 change announcer, 40 unchanged` (kinds with a count only, most severe first). */
+export function verdictText(counts: Readonly<Record<ServiceChangeKind, number>>): string {
+  const parts: string[] = [];
+  for (const k of CHANGE_ORDER) {
+    const n = counts[k];
+    if (n === 0) continue;
+    const [one, many] = PHRASES[k];
+    const noun = parts.length === 0 ? (n === 1 ? ' Service' : ' Services') : '';
+    parts.push(k === 'unchanged' ? `${n}${noun} unchanged` : `${n}${noun} ${n === 1 ? one : many}`);
+  }
+  return parts.length > 0 ? parts.join(', ') : 'no LoadBalancer Service handled by MetalLB';
+}
+
+/** Whether `svc` is a Service MetalLB handles (type LoadBalancer, its loadBalancerClass). */
+function handled(svc: Service, lbClass: string): boolean {
+  return svc.spec?.type === 'LoadBalancer' && (svc.spec.loadBalancerClass ?? '') === lbClass;
+}
+
+/**
+ * The answer for every Service of a context that MetalLB handles or that is in `also` (a Service
+ * handled on the other side of the change: here it is of another type or class, so it has no
+ * address), by `namespace/name`.
+ */
+function answers(ctx: DiagnosticContext, down: ReadonlySet<string>, also: ReadonlySet<string> = new Set()): Map<string, ServiceState> {
+  const out = new Map<string, ServiceState>();
+  for (const svc of ctx.state.services) {
+    const key = namespacedName(svc);
+    if (!handled(svc, ctx.loadBalancerClass) && !also.has(key)) continue;
+    out.set(key, serviceState(explainService({ ...ctx, service: svc }), down));
+  }
+  return out;
+}
+
+/** `namespace/name` of the Services of `state` MetalLB handles. */
+function handledKeys(state: ClusterState, lbClass: string): Set<string> {
+  return new Set(state.services.filter((s) => handled(s, lbClass)).map(namespacedName));
+}
+
+/** Whether `change` changes anything at all. */
+export function isEmptyChange(change: WhatIfChange, before: { ignoreExcludeLB: boolean }): boolean {
+  return (change.nodesDown?.length ?? 0) === 0 && (change.labels?.length ?? 0) === 0
+    && (change.apply?.length ?? 0) === 0 && (change.remove?.length ?? 0) === 0
+    && (change.ignoreExcludeLB === undefined || change.ignoreExcludeLB === before.ignoreExcludeLB);
+}
+
+/**
+ * What changes for every LoadBalancer Service MetalLB handles when `change` happens to `state`.
+ * Before: diagnosticContext(state, opts) — the live speakers as `explain` finds them. After: the
+ * state of changedState; the live speakers less the nodes down (when memberlist is disabled, the
+ * list stays "every Node": nobody notices); `change.ignoreExcludeLB` when given; when the change
+ * touches an object the controller reads, every Service's addresses are the controller's dry run
+ * over the new state (allocateAll, written to the Services' status as the controller would).
+ * Then explainService on every Service, before and after, and classify. Pure.
+ * @throws ConfigError when the controller rejects the configuration before the change (as explain);
+ *   UserError (exit 2) when it rejects it after the change (it would keep running the last one it
+ *   accepted), or for changedState's errors, or for a change that changes nothing.
+ */
+export function whatIf(state: ClusterState, change: WhatIfChange, opts: WhatIfOptions = {}): WhatIfReport {
+  const metallbNamespace = opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE;
+  const lbClass = opts.loadBalancerClass ?? '';
+  const ignoreBefore = opts.ignoreExcludeLB === true;
+  if (isEmptyChange(change, { ignoreExcludeLB: ignoreBefore })) {
+    throw new UserError('nothing to change: give --node-down NODE, --label NODE key=value|key-, --ignore-exclude-lb / --no-ignore-exclude-lb, --apply FILE or --delete FILE');
+  }
+  const before = diagnosticContext(state, opts);
+  const changed = changedState(state, change, metallbNamespace);
+  const down = new Set(change.nodesDown ?? []);
+  const ignoreAfter = change.ignoreExcludeLB ?? ignoreBefore;
+
+  let afterState = changed.state;
+  const notes: string[] = [];
+  if (changed.controllerInputsChanged) {
+    let run;
+    try {
+      run = allocateAll(controllerConfig(afterState, metallbNamespace), afterState.services, { loadBalancerClass: lbClass });
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        throw new UserError(`with the change, MetalLB's controller rejects the configuration: ${err.message}; the controller and every speaker would keep running the configuration they accepted last (see metallb-ts validate)`);
+      }
+      throw err;
+    }
+    const ips = new Map(run.services.map((s) => [s.service, s]));
+    afterState = { ...afterState, services: afterState.services.map((svc) => {
+      const o = ips.get(namespacedName(svc));
+      if (!o || sameList(statusIPs(svc), o.ips)) return svc;
+      return { ...svc, status: { ...(svc.status ?? {}), loadBalancer: { ingress: o.ips.map((ip) => ({ ip })) } } };
+    }) };
+    for (const o of run.services) if (o.nondeterministic) notes.push(`${o.service}: ${o.nondeterministic}`);
+  }
+  for (const d of changed.defaulted) notes.push(`${d}: a new Service without cluster IPs; given the cluster's IP family as the API server would`);
+
+  let afterSpeakers: readonly string[] | null;
+  if (before.speakers === null) {
+    afterSpeakers = before.speakersSource === 'memberlist-disabled' ? null : before.index.nodeNames.filter((n) => !down.has(n));
+  } else {
+    afterSpeakers = before.speakers.filter((n) => !down.has(n));
+  }
+  const afterOpts: DiagnosticOptions = {
+    ...(afterSpeakers === null ? { memberlist: { speakers: null } } : { speakers: afterSpeakers }),
+    ignoreExcludeLB: ignoreAfter, loadBalancerClass: lbClass, metallbNamespace,
+  };
+  let after: DiagnosticContext;
+  try {
+    after = diagnosticContext(afterState, afterOpts);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      throw new UserError(`with the change, MetalLB's controller rejects the configuration: ${err.message}; the controller and every speaker would keep running the configuration they accepted last (see metallb-ts validate)`);
+    }
+    throw err;
+  }
+  const beforeRejected = new Set(before.speakerConfigs.groups.filter((g) => g.status === 'rejected').flatMap((g) => g.nodes));
+  for (const g of after.speakerConfigs.groups) {
+    if (g.status !== 'rejected') continue;
+    const nodes = g.nodes.filter((n) => !beforeRejected.has(n));
+    if (nodes.length === 0) continue;
+    const error = g.result.ok ? '' : g.result.error.message;
+    notes.push(`the speaker${nodes.length === 1 ? '' : 's'} of ${nodes.join(', ')} would reject the configuration (${error}) and keep running the one accepted last, which this answer cannot show`);
+  }
+
+  const b = answers(before, new Set(), handledKeys(after.state, lbClass));
+  const a = answers(after, down, handledKeys(before.state, lbClass));
+  const keys = [...new Set([...b.keys(), ...a.keys()])];
+  const counts = Object.fromEntries(CHANGE_ORDER.map((k) => [k, 0])) as Record<ServiceChangeKind, number>;
+  const services = keys.map((key): ServiceWhatIf => {
+    const bs = b.get(key) ?? null;
+    const as = a.get(key) ?? null;
+    const changes = classify(bs, as);
+    counts[changes[0]!]++;
+    const slash = key.indexOf('/');
+    return { service: key, namespace: key.slice(0, slash), name: key.slice(slash + 1), change: changes[0]!, changes, before: bs, after: as };
+  });
+  const rank = new Map(CHANGE_ORDER.map((k, i) => [k, i]));
+  services.sort((x, y) => rank.get(x.change)! - rank.get(y.change)! || compareStrings(x.service, y.service));
+  const breaks = services.some((s) => s.changes.includes('losesAddress') || s.changes.includes('losesAnnouncer'));
+  return {
+    verdict: verdictText(counts), counts, breaks,
+    change: {
+      nodesDown: [...down], labels: [...(change.labels ?? [])],
+      ignoreExcludeLB: { before: ignoreBefore, after: ignoreAfter },
+      applied: changed.applied, deleted: changed.deleted,
+    },
+    speakers: { source: before.speakersSource, before: before.speakers, after: afterSpeakers },
+    reallocated: changed.controllerInputsChanged,
+    services,
+    notes,
+  };
+}
