@@ -30,7 +30,15 @@ const cases: Array<{ name: string; objects: KubeObject[]; want: Array<[id: strin
   { name: 'deprecated annotation', objects: [svc('s', { 'metallb.universe.tf/address-pool': 'p' })], want: [['deprecated-annotation', 'default/Service/s']], fix: /metallb\.io\/address-pool/ },
   { name: 'misspelled annotation', objects: [svc('s', { 'metallb.io/adress-pool': 'p' })], want: [['unknown-annotation', 'default/Service/s']], fix: /metallb\.io\/address-pool/ },
   { name: 'wrong case annotation', objects: [svc('s', { 'metallb.io/loadbalancerIPs': '1.2.3.4' })], want: [['unknown-annotation', 'default/Service/s']], fix: /loadBalancerIPs/ },
-  { name: 'known annotations and unrelated ones', objects: [svc('s', { 'metallb.io/allow-shared-ip': 'k', 'metallb.io/ip-allocated-from-pool': 'p', 'metallb.io/something-else-entirely': 'x', 'example.com/a': 'b' })], want: [] },
+  { name: 'known annotations and unrelated ones', objects: [svc('s', { 'metallb.io/allow-shared-ip': 'k', 'metallb.io/ip-allocated-from-pool': 'p', 'example.com/a': 'b' })], want: [] },
+  { name: 'an unknown metallb.io annotation far from any known one is still named', objects: [svc('s', { 'metallb.io/something-else-entirely': 'x' })],
+    want: [['unknown-annotation', 'default/Service/s']], fix: /^remove it; MetalLB reads only metallb\.io\/address-pool, metallb\.io\/loadBalancerIPs, metallb\.io\/allow-shared-ip$/ },
+  { name: 'a misspelled deprecated annotation is unknown, not deprecated, and the did-you-mean is the metallb.io key', objects: [svc('s', { 'metallb.universe.tf/adress-pool': 'p' })],
+    want: [['unknown-annotation', 'default/Service/s']], fix: /^did you mean metallb\.io\/address-pool\?/ },
+  { name: 'the did-you-mean never proposes ip-allocated-from-pool, which MetalLB only writes', objects: [svc('s', { 'metallb.io/ip-allocated-from-pools': 'p' })],
+    want: [['unknown-annotation', 'default/Service/s']], fix: /^did you mean metallb\.io\/address-pool\?/ },
+  { name: 'a deprecated annotation shadowed by its metallb.io twin is ignored', objects: [svc('s', { 'metallb.io/address-pool': 'a', 'metallb.universe.tf/address-pool': 'b' })],
+    want: [['deprecated-annotation', 'default/Service/s']], fix: /^remove metallb\.universe\.tf\/address-pool$/ },
 ];
 for (const c of cases) {
   test(`configWarnings: ${c.name}`, () => {

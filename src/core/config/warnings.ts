@@ -21,14 +21,24 @@ export interface ConfigWarning {
   fix: string;
 }
 
-/** The Service annotations MetalLB v0.16.1 reads or writes. */
-export const KNOWN_SERVICE_ANNOTATIONS = [
+/**
+ * The Service annotations MetalLB v0.16.1 reads (controller/service.go: the stable `metallb.io/`
+ * keys, each falling back to its deprecated `metallb.universe.tf/` twin when absent). The only
+ * annotations a did-you-mean ever proposes.
+ */
+export const READ_SERVICE_ANNOTATIONS = [
   'metallb.io/address-pool',
   'metallb.io/loadBalancerIPs',
   'metallb.io/allow-shared-ip',
-  'metallb.io/ip-allocated-from-pool',
 ] as const;
 
+/** The annotation MetalLB's controller writes on every Service it gives an address (never reads). */
+export const WRITTEN_SERVICE_ANNOTATION = 'metallb.io/ip-allocated-from-pool';
+
+/** The Service annotations MetalLB v0.16.1 reads or writes. */
+export const KNOWN_SERVICE_ANNOTATIONS = [...READ_SERVICE_ANNOTATIONS, WRITTEN_SERVICE_ANNOTATION] as const;
+
+const STABLE_PREFIX = 'metallb.io/';
 const DEPRECATED_PREFIX = 'metallb.universe.tf/';
 
 /** Optimal string alignment distance (Levenshtein plus adjacent transpositions). */
@@ -45,18 +55,108 @@ function editDistance(a: string, b: string): number {
   return d[a.length][b.length];
 }
 
-/** The known annotation a key is probably a misspelling of (case-insensitive distance <= 3), or undefined. */
+/** Words people use for each annotation MetalLB reads (`metallb.io/pool`, `metallb.io/ip`, `metallb.io/shared-ip`). */
+const ANNOTATION_WORDS: ReadonlyArray<readonly [RegExp, (typeof READ_SERVICE_ANNOTATIONS)[number]]> = [
+  [/pool/i, 'metallb.io/address-pool'],
+  [/shar/i, 'metallb.io/allow-shared-ip'],
+  [/(^|[^a-z])ips?$|loadbalancer|^ip-?addr(ess)?(es)?$|^address(es)?$/i, 'metallb.io/loadBalancerIPs'],
+];
+
+/**
+ * The annotation MetalLB reads that `key` (any prefix) probably means, or undefined: the
+ * `metallb.io/` key whose name is within a case-insensitive edit distance of 3, else the one whose
+ * word the name carries (`pool`, `shar…`, `ip`/`ips`/`loadbalancer…`). Only ever one of
+ * READ_SERVICE_ANNOTATIONS.
+ */
 export function closestKnownAnnotation(key: string): string | undefined {
+  const name = key.slice(key.indexOf('/') + 1).toLowerCase();
   let best: string | undefined;
   let bestDistance = 4;
-  for (const known of KNOWN_SERVICE_ANNOTATIONS) {
-    const dist = editDistance(key.toLowerCase(), known.toLowerCase());
+  for (const known of READ_SERVICE_ANNOTATIONS) {
+    const dist = editDistance(name, known.slice(STABLE_PREFIX.length).toLowerCase());
     if (dist < bestDistance) {
       best = known;
       bestDistance = dist;
     }
   }
-  return best;
+  if (best) return best;
+  return ANNOTATION_WORDS.find(([re]) => re.test(name))?.[1];
+}
+
+/** One problem with a Service annotation MetalLB would otherwise be expected to read. */
+export interface AnnotationProblem {
+  /** `unknown-annotation` (MetalLB ignores it) or `deprecated-annotation` (read, or shadowed, with a deprecatedAnnotation event). */
+  readonly id: 'unknown-annotation' | 'deprecated-annotation';
+  readonly key: string;
+  /** What MetalLB does with it. */
+  readonly message: string;
+  readonly fix: string;
+  /** For unknown ones: the annotation MetalLB reads it probably means (did you mean). */
+  readonly meant?: string;
+  /** true when MetalLB does not read the value at all. */
+  readonly ignored: boolean;
+}
+
+/** `metallb.io`, `metallb.universe.tf`, and near misses of them (`metalb.io`, `metallb.universe.io`, `metallb`). */
+function looksLikeMetalLBPrefix(prefix: string): boolean {
+  const p = prefix.toLowerCase();
+  return /metal+b/.test(p) || editDistance(p, 'metallb.io') <= 2 || editDistance(p, 'metallb.universe.tf') <= 3;
+}
+
+/**
+ * The annotations of a Service MetalLB v0.16.1 ignores or reads only as deprecated, each with what
+ * MetalLB does and a fix:
+ * - `metallb.io/X` other than address-pool, loadBalancerIPs, allow-shared-ip and the
+ *   ip-allocated-from-pool it writes itself: ignored (case matters: `loadbalancerIPs` is ignored);
+ * - `metallb.universe.tf/X` for those three: read when the `metallb.io/` twin is absent, shadowed
+ *   otherwise; every other `metallb.universe.tf/` key is ignored. MetalLB's controller emits a
+ *   `deprecatedAnnotation` Warning event for every key with that prefix;
+ * - a key whose prefix is a near miss of the two (`metalb.io/…`, `metallb.universe.io/…`): ignored.
+ * The did-you-mean (`meant`) only ever names an annotation MetalLB reads. Object order of keys.
+ */
+export function serviceAnnotationProblems(annotations: Readonly<Record<string, string>> | undefined | null): AnnotationProblem[] {
+  const out: AnnotationProblem[] = [];
+  const a = annotations ?? {};
+  const read = READ_SERVICE_ANNOTATIONS as readonly string[];
+  const readNames = read.map((k) => k.slice(STABLE_PREFIX.length));
+  for (const key of Object.keys(a)) {
+    const slash = key.indexOf('/');
+    if (slash < 0) continue;
+    const prefix = key.slice(0, slash + 1);
+    const name = key.slice(slash + 1);
+    if (prefix === STABLE_PREFIX) {
+      if (read.includes(key) || key === WRITTEN_SERVICE_ANNOTATION) continue;
+      const meant = closestKnownAnnotation(key);
+      out.push({ id: 'unknown-annotation', key, ignored: true, ...(meant ? { meant } : {}),
+        message: `MetalLB ignores annotation ${key}: it reads only ${read.join(', ')} (names are case-sensitive)`,
+        fix: meant ? `did you mean ${meant}? rename the annotation to it` : `remove it; MetalLB reads only ${read.join(', ')}` });
+    } else if (prefix === DEPRECATED_PREFIX) {
+      const i = readNames.indexOf(name);
+      if (i >= 0) {
+        const stable = read[i]!;
+        const shadowed = Object.hasOwn(a, stable);
+        out.push({ id: 'deprecated-annotation', key, ignored: shadowed,
+          message: shadowed
+            ? `annotation ${key} is deprecated and ignored here: ${stable} is also set${a[stable] !== a[key] ? ` ("${a[stable]}", not "${a[key]}")` : ''} and wins; MetalLB's controller still emits a deprecatedAnnotation Warning event for it`
+            : `annotation ${key} is deprecated: MetalLB v0.16.1 still reads it (${stable} is absent) and emits a deprecatedAnnotation Warning event for it`,
+          fix: shadowed ? `remove ${key}` : `use ${stable} instead` });
+      } else {
+        const meant = closestKnownAnnotation(key);
+        const leftOver = name === 'ip-allocated-from-pool';
+        out.push({ id: 'unknown-annotation', key, ignored: true, ...(meant && !leftOver ? { meant } : {}),
+          message: leftOver
+            ? `MetalLB ignores annotation ${key}: an older MetalLB wrote it; v0.16.1 writes ${WRITTEN_SERVICE_ANNOTATION} instead (and emits a deprecatedAnnotation Warning event for the old key)`
+            : `MetalLB ignores annotation ${key}: of the deprecated ${DEPRECATED_PREFIX} keys it reads only address-pool, loadBalancerIPs and allow-shared-ip (and emits a deprecatedAnnotation Warning event for every key with that prefix)`,
+          fix: leftOver ? `remove ${key}` : meant ? `did you mean ${meant}? rename the annotation to it` : `remove it; MetalLB reads only ${read.join(', ')}` });
+      }
+    } else if (looksLikeMetalLBPrefix(prefix.slice(0, -1))) {
+      const meant = closestKnownAnnotation(key);
+      out.push({ id: 'unknown-annotation', key, ignored: true, ...(meant ? { meant } : {}),
+        message: `MetalLB ignores annotation ${key}: its prefix is not ${STABLE_PREFIX} (MetalLB reads only ${read.join(', ')})`,
+        fix: meant ? `did you mean ${meant}? rename the annotation to it` : `use one of ${read.join(', ')}` });
+    }
+  }
+  return out;
 }
 
 function selectorsOf(list: readonly LabelSelector[] | null | undefined): Selector[] {
@@ -98,8 +198,10 @@ function coveredPools(adv: Adv, state: ClusterState): Set<string> {
  * - `nodeselector-only-excluded` / `nodeselector-no-nodes`: an advertisement with
  *   `nodeSelectors` that select only Nodes labelled `node.kubernetes.io/exclude-from-external-load-balancers`
  *   (by key) or no Node at all (only when the state has Node objects).
- * - `deprecated-annotation`: a Service annotation under `metallb.universe.tf/`.
- * - `unknown-annotation`: an unknown `metallb.io/` Service annotation close to a known one.
+ * - `deprecated-annotation`: a Service annotation MetalLB reads under `metallb.universe.tf/` (or
+ *   ignores there because its `metallb.io/` twin is set).
+ * - `unknown-annotation`: a Service annotation MetalLB ignores under `metallb.io/`,
+ *   `metallb.universe.tf/` or a near miss of them (serviceAnnotationProblems), with a did-you-mean.
  *
  * Order: advertisements, pools, node selectors, Services; each in object order.
  */
@@ -177,25 +279,8 @@ export function configWarnings(state: ClusterState, config?: Config): ConfigWarn
   }
 
   for (const svc of state.services) {
-    for (const key of Object.keys(svc.metadata?.annotations ?? {})) {
-      if (key.startsWith(DEPRECATED_PREFIX)) {
-        const replacement = `metallb.io/${key.slice(DEPRECATED_PREFIX.length)}`;
-        out.push({
-          id: 'deprecated-annotation',
-          object: objectRef(svc),
-          message: `annotation ${key} is deprecated`,
-          fix: `use ${replacement} instead`,
-        });
-      } else if (key.startsWith('metallb.io/') && !(KNOWN_SERVICE_ANNOTATIONS as readonly string[]).includes(key)) {
-        const close = closestKnownAnnotation(key);
-        if (!close) continue;
-        out.push({
-          id: 'unknown-annotation',
-          object: objectRef(svc),
-          message: `unknown annotation ${key}: MetalLB ignores it`,
-          fix: `did you mean ${close}?`,
-        });
-      }
+    for (const p of serviceAnnotationProblems(svc.metadata?.annotations)) {
+      out.push({ id: p.id, object: objectRef(svc), message: p.message, fix: p.fix });
     }
   }
   return out;
