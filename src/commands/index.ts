@@ -11,6 +11,7 @@ import { registerMembers } from './members.ts';
 import { registerSnapshot } from './snapshot.ts';
 import { registerSpeaker } from './speaker.ts';
 import { registerValidate } from './validate.ts';
+import { registerWhatIf } from './whatif.ts';
 import { registerWhois } from './whois.ts';
 
 /** The version printed by `--version`. */
@@ -34,7 +35,7 @@ export function buildProgram(io: { writeOut?: (s: string) => void; writeErr?: (s
       // commander's errors ("error: unknown command 'x'\n(Did you mean y?)") become one line.
       outputError: (s: string, write: (s: string) => void) => write(`metallb-ts: ${oneLine(s.replace(/^error: /, ''))}\n`),
     });
-  for (const register of [registerExplain, registerWhois, registerAllocate, registerValidate, registerSnapshot, registerController, registerSpeaker, registerMembers, registerCompletion]) {
+  for (const register of [registerExplain, registerWhois, registerAllocate, registerValidate, registerWhatIf, registerSnapshot, registerController, registerSpeaker, registerMembers, registerCompletion]) {
     register(program);
   }
   for (const cmd of program.commands) {

@@ -475,6 +475,9 @@ export function verdictText(counts: Readonly<Record<ServiceChangeKind, number>>)
   return parts.length > 0 ? parts.join(', ') : 'no LoadBalancer Service handled by MetalLB';
 }
 
+/** allocateAll's notes about the random order of a restart only (not of a running controller's reprocess). */
+const RESTART_ONLY = /after a restart MetalLB (may )?process/;
+
 /** Whether `svc` is a Service MetalLB handles (type LoadBalancer, its loadBalancerClass). */
 function handled(svc: Service, lbClass: string): boolean {
   return svc.spec?.type === 'LoadBalancer' && (svc.spec.loadBalancerClass ?? '') === lbClass;
@@ -549,7 +552,12 @@ export function whatIf(state: ClusterState, change: WhatIfChange, opts: WhatIfOp
       if (!o || sameList(statusIPs(svc), o.ips)) return svc;
       return { ...svc, status: { ...(svc.status ?? {}), loadBalancer: { ingress: o.ips.map((ip) => ({ ip })) } } };
     }) };
-    for (const o of run.services) if (o.nondeterministic) notes.push(`${o.service}: ${o.nondeterministic}`);
+    // allocateAll models a restart; on a configuration change the running controller keeps every
+    // allocation still inside a pool (SetPools) while it reprocesses, so the restart-order
+    // uncertainty (who re-allocates first after a restart) does not apply; the others do.
+    for (const o of run.services) {
+      if (o.nondeterministic && !RESTART_ONLY.test(o.nondeterministic)) notes.push(`${o.service}: ${o.nondeterministic}`);
+    }
   }
   for (const d of changed.defaulted) notes.push(`${d}: a new Service without cluster IPs; given the cluster's IP family as the API server would`);
 
