@@ -29,6 +29,7 @@ import net from 'node:net';
 import type { Membership, MembershipListener } from '../core/membership/types.ts';
 import { LAN_CONFIG, parseMemberlistConfigFile, type MemberlistConfig, type MemberlistFileResult } from '../core/membership/config.ts';
 import { HandoffQueue, handoffRoute } from '../core/membership/handoff.ts';
+import { DecodeAllowance, type DecodeAllowanceLimits } from '../core/membership/decode-allowance.ts';
 import { InputError } from '../core/errors.ts';
 import { ENCRYPT_OVERHEAD_BYTES, Keyring, metallbSecretKey } from '../core/membership/crypto.ts';
 import {
@@ -53,7 +54,37 @@ export interface MemberlistOptions {
   readonly incarnation?: number;
   readonly seed?: number;
   readonly log?: (message: string) => void;
+  /** Decoding work each source address may cause (default DEFAULT_DECODE_LIMITS: 1 MiB/s, 2 MiB burst). */
+  readonly decodeLimits?: DecodeAllowanceLimits;
 }
+
+/** A drop reason is logged at most once per this many ms (with the count since the last line). */
+export const DROP_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * What each drop reason means, for the log line and the README. Reasons not listed are logged
+ * with their name only.
+ */
+export const DROP_REASON_HINTS: Readonly<Record<string, string>> = {
+  decrypt: 'cannot be decrypted, or is not encrypted while a key is set: a wrong or missing memberlist key?',
+  label: 'carries another label (or none)',
+  malformed: 'not memberlist wire format',
+  truncated: 'ends before its message does',
+  crc: 'fails its CRC',
+  unknownType: 'an unknown message type',
+  oversized: 'larger than memberlist accepts',
+  oversizedMeta: 'a node meta larger than 512 bytes',
+  oversizedName: 'a node name longer than 512 bytes',
+  amplification: 'unpacks beyond 64 KiB or 512 messages in one packet',
+  rateLimited: 'its source address exceeded its decoding allowance',
+  streamLimit: 'one inbound stream too many (512 open)',
+  streamBudget: 'inbound streams buffer more than 64 MiB together',
+  pushPullLimit: 'one push/pull too many in flight (128)',
+  timeout: 'a stream that did not finish in time',
+};
+
+/** Reasons logged elsewhere (aggregated already), not by the once-a-minute drop log. */
+const DROPS_LOGGED_ELSEWHERE = new Set(['handoffQueueFull', 'internalError']);
 
 /**
  * memberlist's maxPushPullRequests (net.go): an inbound push/pull that would be the 128th in
@@ -220,6 +251,9 @@ export class MemberlistMember implements Membership {
   private draining: NodeJS.Immediate | null = null;
   private handoffDropsLogged = 0;
   private internalErrorLogged = false;
+  private readonly allowance: DecodeAllowance;
+  /** Per reason: when it was last logged and its count then. */
+  private readonly dropLogged = new Map<string, { atMs: number; count: number }>();
   port = 0;
   readonly counters: Omit<MemberlistStats, 'pushPullsInFlight' | 'inboundStreams' | 'inboundBufferedBytes' | 'inboundReceivedBytes'> = {
     packetsIn: 0, packetsOut: 0, streamsIn: 0, streamsOut: 0, dropped: {}, streamDecodeAttempts: 0,
@@ -235,14 +269,28 @@ export class MemberlistMember implements Membership {
       gossipVerifyIncoming: this.config.gossipVerifyIncoming, gossipVerifyOutgoing: this.config.gossipVerifyOutgoing,
     };
     this.handoff = new HandoffQueue(this.config.handoffQueueDepth);
+    this.allowance = new DecodeAllowance(opts.decodeLimits);
   }
 
   private log(message: string): void {
     this.opts.log?.(message);
   }
 
-  private drop(reason: string): void {
-    this.counters.dropped[reason] = (this.counters.dropped[reason] ?? 0) + 1;
+  /**
+   * Counts a dropped packet or stream by reason and logs it, at most once per reason per
+   * DROP_LOG_INTERVAL_MS, with how many were dropped since the last line and the last source.
+   */
+  private drop(reason: string, from?: string): void {
+    const count = (this.counters.dropped[reason] ?? 0) + 1;
+    this.counters.dropped[reason] = count;
+    if (DROPS_LOGGED_ELSEWHERE.has(reason)) return;
+    const now = Date.now();
+    const last = this.dropLogged.get(reason);
+    if (last && now - last.atMs < DROP_LOG_INTERVAL_MS) return;
+    this.dropLogged.set(reason, { atMs: now, count });
+    const n = count - (last?.count ?? 0);
+    const hint = DROP_REASON_HINTS[reason];
+    this.log(`memberlist: dropped ${n === 1 ? 'a packet or stream' : `${n} packets or streams`} (reason ${reason}${hint ? `: ${hint}` : ''})${from ? `, the last from ${from}` : ''}${last ? ` since ${new Date(last.atMs).toISOString()}` : ''}; this reason is logged at most once a minute, all are counted in metallb_speaker_memberlist_dropped_total`);
   }
 
   /** Binds UDP and TCP on bindAddr:bindPort (same port), then starts the timers. */
@@ -373,17 +421,25 @@ export class MemberlistMember implements Membership {
   private handlePacket(buf: Uint8Array, from: Address): void {
     if (!this.state || this.stopped) return;
     this.counters.packetsIn++;
+    const now = Date.now();
+    const allowance = this.allowance.available(from.host, now);
+    if (allowance <= 0) {
+      this.drop('rateLimited', from.host);
+      return;
+    }
     let decoded;
     try {
-      decoded = decodePacket(buf, this.wire);
+      decoded = decodePacket(buf, this.wire, allowance);
     } catch (e) {
       if (e instanceof WireError) {
-        this.drop(e.reason);
+        this.allowance.charge(from.host, buf.length + e.unpackedBytes, now);
+        this.drop(e.reason, from.host);
         return;
       }
       throw e;
     }
-    for (const d of decoded.dropped) this.drop(d.reason);
+    this.allowance.charge(from.host, buf.length + decoded.unpackedBytes, now);
+    for (const d of decoded.dropped) this.drop(d.reason, from.host);
     const inline: SwimEvent[] = [];
     let queued = false;
     for (const msg of decoded.messages) {
@@ -536,14 +592,20 @@ export class MemberlistMember implements Membership {
           idle = null;
         }
         this.counters.streamDecodeAttempts++;
+        const source = sock.remoteAddress ?? '';
+        const now = Date.now();
+        const allowance = this.allowance.available(source, now);
+        if (allowance <= 0) return done(new WireError('rateLimited', 'the source exceeded its decoding allowance'));
         try {
-          const { msg } = decodeStreamMessage(buf.subarray(0, size), this.wire);
+          const { msg, unpackedBytes } = decodeStreamMessage(buf.subarray(0, size), this.wire, allowance);
+          this.allowance.charge(source, unpackedBytes, now);
           done(null, msg);
         } catch (e) {
           if (e instanceof IncompleteError) {
             lastTried = size;
             return;
           }
+          if (e instanceof WireError) this.allowance.charge(source, e.unpackedBytes, now);
           done(e instanceof Error ? e : new Error(String(e)));
         }
       };
@@ -621,7 +683,7 @@ export class MemberlistMember implements Membership {
     this.counters.streamsIn++;
     sock.on('error', () => {});
     if (this.inboundStreams >= MAX_INBOUND_STREAMS) {
-      this.drop('streamLimit');
+      this.drop('streamLimit', sock.remoteAddress);
       sock.destroy();
       return;
     }
@@ -644,8 +706,7 @@ export class MemberlistMember implements Membership {
     const takePushPullSlot = (): string | null => {
       if (pushPullSlot) return null;
       if (this.pushPullsIn + 1 >= MAX_PUSH_PULL_REQUESTS) {
-        this.drop('pushPullLimit');
-        this.log(`too many pending push/pull requests (${this.pushPullsIn} in flight): closing the stream from ${sock.remoteAddress}:${sock.remotePort}`);
+        this.drop('pushPullLimit', sock.remoteAddress);
         return 'pushPullLimit';
       }
       this.pushPullsIn++;
@@ -678,11 +739,8 @@ export class MemberlistMember implements Membership {
       (e: Error) => this.guard('stream error', () => {
         const reason = e instanceof WireError ? e.reason : 'streamError';
         if (reason === 'pushPullLimit' || reason === 'internal') return sock.destroy(); // counted when refused / as internalError
-        this.drop(reason);
-        if (reason === 'streamBudget') {
-          this.log(`inbound stream budget (${INBOUND_STREAM_BUDGET_BYTES} bytes) exceeded: closing the stream from ${sock.remoteAddress}:${sock.remotePort}`);
-          return sock.destroy();
-        }
+        this.drop(reason, sock.remoteAddress);
+        if (reason === 'streamBudget') return sock.destroy();
         if (e instanceof WireError && e.reason !== 'timeout' && e.reason !== 'truncated' && !sock.destroyed) {
           try {
             this.writeMessage(sock, encodeMessage({ type: 'err', error: e.message }), false);

@@ -9,6 +9,11 @@
 /** A corrupt or truncated LZW stream, or one whose output exceeds the caller's limit. */
 export class LzwError extends Error {
   override name = 'LzwError';
+  /**
+   * Bytes the decoder had written when it failed (set by lzwDecode): the work a corrupt stream
+   * cost, which a caller's decompression allowance must be charged like a success's output.
+   */
+  outputBytes = 0;
 }
 
 /** The output would exceed the caller's `maxOutputBytes` (a decompression bomb, or a budget spent). */
@@ -88,22 +93,55 @@ export function lzwEncode(input: Uint8Array): Uint8Array {
  * allocated. (No ratio bound is added: with 12-bit codes one code expands to at most ~3,840 bytes,
  * about 2,560× its 12 bits, and Go's own writer reaches ~1,300× on long runs of one byte, so any
  * ratio bound safe for legitimate input would bind later than `maxOutputBytes` does.)
+ * Either error carries `outputBytes`, the bytes written before the failure (`maxOutputBytes` for
+ * LzwLimitError). Each code's string is written in one pass from its known length (no per-byte
+ * bounds check or stack), so decoding costs a few ns per output byte.
  */
 export function lzwDecode(input: Uint8Array, maxOutputBytes: number): Uint8Array {
   const prefix = new Uint16Array(4096);
   const suffix = new Uint8Array(4096);
+  const length = new Uint16Array(4096); // string length of each defined code ≥ 258
   let out = new Uint8Array(Math.max(0, Math.min(Math.max(input.length * 4, 64), maxOutputBytes)));
   let o = 0;
-  const push = (b: number): void => {
-    if (o >= out.length) {
-      if (out.length >= maxOutputBytes) throw new LzwLimitError(`lzw: output exceeds ${maxOutputBytes} bytes`);
-      const next = new Uint8Array(Math.min(out.length * 2, maxOutputBytes));
-      next.set(out);
-      out = next;
-    }
-    out[o++] = b;
+  const fail = (message: string): never => {
+    const e = new LzwError(message);
+    e.outputBytes = o;
+    throw e;
   };
-  const stack = new Uint8Array(4096);
+  /** Makes room for `n` more output bytes: doubling, never past maxOutputBytes. */
+  const reserve = (n: number): void => {
+    const need = o + n;
+    if (need <= out.length) return;
+    if (need > maxOutputBytes) {
+      const e = new LzwLimitError(`lzw: output exceeds ${maxOutputBytes} bytes`);
+      e.outputBytes = maxOutputBytes;
+      throw e;
+    }
+    let capacity = Math.max(64, out.length * 2);
+    while (capacity < need) capacity *= 2;
+    const next = new Uint8Array(Math.min(capacity, maxOutputBytes));
+    next.set(out.subarray(0, o));
+    out = next;
+  };
+  /** Appends the string of a literal or defined code; returns its first byte. */
+  const write = (code: number): number => {
+    if (code < CLEAR) {
+      reserve(1);
+      out[o++] = code;
+      return code;
+    }
+    const n = length[code]!;
+    reserve(n);
+    let pos = o + n - 1;
+    let c = code;
+    while (c >= CLEAR) {
+      out[pos--] = suffix[c]!;
+      c = prefix[c]!;
+    }
+    out[pos] = c;
+    o += n;
+    return c;
+  };
   let width = 9;
   let hi = EOF;
   let overflow = 512;
@@ -113,19 +151,20 @@ export function lzwDecode(input: Uint8Array, maxOutputBytes: number): Uint8Array
   let p = 0;
   for (;;) {
     while (nBits < width) {
-      if (p >= input.length) throw new LzwError('lzw: unexpected end of data');
+      if (p >= input.length) fail('lzw: unexpected end of data');
       bits |= input[p++]! << nBits;
       nBits += 8;
     }
     const code = bits & ((1 << width) - 1);
     bits >>>= width;
     nBits -= width;
+    let first: number;
     if (code < CLEAR) {
-      push(code);
-      if (last !== -1) {
-        suffix[hi] = code;
-        prefix[hi] = last;
-      }
+      if (o >= out.length) reserve(1);
+      out[o++] = code;
+      first = code;
+    } else if (code > EOF && code < hi) {
+      first = write(code);
     } else if (code === CLEAR) {
       width = 9;
       hi = EOF;
@@ -134,29 +173,18 @@ export function lzwDecode(input: Uint8Array, maxOutputBytes: number): Uint8Array
       continue;
     } else if (code === EOF) {
       return out.slice(0, o);
-    } else if (code <= hi) {
-      let sp = 0;
-      let c = code;
-      if (code === hi) {
-        if (last === -1) throw new LzwError('lzw: invalid code');
-        c = last;
-        while (c >= CLEAR) c = prefix[c]!;
-        stack[sp++] = c;
-        c = last;
-      }
-      while (c >= CLEAR) {
-        if (sp >= 4096) throw new LzwError('lzw: invalid code');
-        stack[sp++] = suffix[c]!;
-        c = prefix[c]!;
-      }
-      stack[sp++] = c;
-      for (let i = sp - 1; i >= 0; i--) push(stack[i]!);
-      if (last !== -1) {
-        suffix[hi] = c;
-        prefix[hi] = last;
-      }
+    } else if (code === hi && last !== -1) {
+      // KwKwK: the string of `last` followed by its own first byte
+      first = write(last);
+      reserve(1);
+      out[o++] = first;
     } else {
-      throw new LzwError('lzw: invalid code');
+      return fail('lzw: invalid code');
+    }
+    if (last !== -1) {
+      suffix[hi] = first;
+      prefix[hi] = last;
+      length[hi] = (last < CLEAR ? 1 : length[last]!) + 1;
     }
     last = code;
     hi++;

@@ -6,7 +6,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { ByteWriter, MsgpackError, MsgpackTruncatedError, decodeStruct, encodeStruct, field, writeStruct, type MsgpackValue } from './msgpack.ts';
-import { LzwLimitError, lzwDecode, lzwEncode } from './lzw.ts';
+import { LzwError, LzwLimitError, lzwDecode, lzwEncode } from './lzw.ts';
 import { Keyring, decryptPayload, encryptPayload } from './crypto.ts';
 
 /** One UTF-8 encoder and decoder for labels (not a new one per packet). */
@@ -106,6 +106,8 @@ export interface PushPull { readonly type: 'pushPull'; readonly join: boolean; r
 export class WireError extends Error {
   override name = 'WireError';
   readonly reason: string;
+  /** Bytes a compress layer unpacked before this error (decodeCompress): work charged like a success's. */
+  unpackedBytes = 0;
   constructor(reason: string, message: string) {
     super(message);
     this.reason = reason;
@@ -286,6 +288,8 @@ export function encodeCompress(msg: Uint8Array): Uint8Array {
 /**
  * Reads a compress body (after the type byte) and returns the decompressed message. Output beyond
  * `maxOutputBytes` throws WireError(`limitReason`); a corrupt LZW stream WireError('malformed').
+ * Either carries `unpackedBytes`, the bytes decompressed before the failure, so a caller charges
+ * a failed decompression as much as a successful one.
  */
 export function decodeCompress(body: Uint8Array, maxOutputBytes: number | ((compressedBytes: number) => number), limitReason = 'oversized'): { msg: Uint8Array; offset: number } {
   let f: Map<string, MsgpackValue>;
@@ -310,7 +314,9 @@ export function decodeCompress(body: Uint8Array, maxOutputBytes: number | ((comp
     const input = buf ?? new Uint8Array(0);
     return { msg: lzwDecode(input, typeof maxOutputBytes === 'number' ? maxOutputBytes : maxOutputBytes(input.length)), offset };
   } catch (e) {
-    throw new WireError(e instanceof LzwLimitError ? limitReason : 'malformed', `compress: ${(e as Error).message}`);
+    const err = new WireError(e instanceof LzwLimitError ? limitReason : 'malformed', `compress: ${(e as Error).message}`);
+    if (e instanceof LzwError) err.unpackedBytes = e.outputBytes;
+    throw err;
   }
 }
 
@@ -374,11 +380,14 @@ function stripLabel(buf: Uint8Array, label: string): Uint8Array {
  * Peels a received UDP packet into its messages (label → decrypt → CRC → compound/compress,
  * recursively). Throws WireError for a packet that must be dropped as a whole; parts of a
  * compound that fail are reported in `dropped` while the good parts are returned. Once the
- * packet's compress layers together exceed MAX_PACKET_DECOMPRESSED_BYTES or its layers and
- * messages exceed MAX_PACKET_MESSAGES, decoding stops: the messages found so far are returned and
- * one WireError('amplification') is reported in `dropped`.
+ * packet's compress layers together exceed MAX_PACKET_DECOMPRESSED_BYTES (`maxUnpackBytes` when
+ * smaller: the sender's decoding allowance) or its layers and messages exceed MAX_PACKET_MESSAGES,
+ * decoding stops: the messages found so far are returned and one WireError('amplification') is
+ * reported in `dropped`. Every byte a compress layer unpacks is charged against that allowance,
+ * whether the layer then decodes or fails (a part that unpacks 60 KB and then turns out corrupt
+ * spends the packet's allowance as a good one would); `unpackedBytes` is the total.
  */
-export function decodePacket(packet: Uint8Array, opts: WireOptions): { messages: Message[]; dropped: WireError[] } {
+export function decodePacket(packet: Uint8Array, opts: WireOptions, maxUnpackBytes = MAX_PACKET_DECOMPRESSED_BYTES): { messages: Message[]; dropped: WireError[]; unpackedBytes: number } {
   if (packet.length > MAX_PACKET_BYTES) throw new WireError('oversized', `packet of ${packet.length} bytes`);
   let buf = stripLabel(packet, opts.label);
   if (opts.keyring) {
@@ -390,7 +399,8 @@ export function decodePacket(packet: Uint8Array, opts: WireOptions): { messages:
   }
   const messages: Message[] = [];
   const dropped: WireError[] = [];
-  let decompressLeft = MAX_PACKET_DECOMPRESSED_BYTES;
+  const allowance = Math.max(0, Math.min(MAX_PACKET_DECOMPRESSED_BYTES, maxUnpackBytes));
+  let decompressLeft = allowance;
   let messagesLeft = MAX_PACKET_MESSAGES;
   let amplified = false;
   const dispatch = (b: Uint8Array, depth: number): void => {
@@ -426,6 +436,7 @@ export function decodePacket(packet: Uint8Array, opts: WireOptions): { messages:
         msg = decodeCompress(b.subarray(1), decompressLeft, 'amplification').msg;
       } catch (e) {
         if (e instanceof MsgpackTruncatedError) throw new WireError('truncated', 'compress: truncated');
+        if (e instanceof WireError) decompressLeft -= e.unpackedBytes;
         if (e instanceof WireError && e.reason === 'amplification') amplified = true;
         throw e;
       }
@@ -440,10 +451,11 @@ export function decodePacket(packet: Uint8Array, opts: WireOptions): { messages:
   } catch (e) {
     // the packet's outermost layer failed: the whole packet is dropped, as before, unless
     // an amplification cut it short after good messages (those are kept)
+    if (e instanceof WireError) e.unpackedBytes = allowance - decompressLeft;
     if (!(e instanceof WireError && e.reason === 'amplification')) throw e;
     dropped.push(e);
   }
-  return { messages, dropped };
+  return { messages, dropped, unpackedBytes: allowance - decompressLeft };
 }
 
 function writeNodeState(w: ByteWriter, n: PushNodeState): void {
@@ -528,11 +540,14 @@ function readPushPull(b: Uint8Array): { msg: PushPull; offset: number } {
 
 /**
  * Reads one stream message from the start of `buf` (after the connection's label header).
- * Returns the message and the bytes consumed. Throws `IncompleteError` when more bytes are
- * needed, `WireError` when the stream is bad (decrypt failure, unencrypted while encryption is
- * enforced, malformed, oversized).
+ * Returns the message, the bytes consumed and the bytes its compress layer unpacked. Throws
+ * `IncompleteError` when more bytes are needed, `WireError` when the stream is bad (decrypt
+ * failure, unencrypted while encryption is enforced, malformed, oversized; its `unpackedBytes`
+ * tells what a failed decompression cost). The compress layer may unpack at most
+ * streamDecompressLimit of its input, and at most `maxUnpackBytes` (the sender's decoding
+ * allowance) when that is smaller: beyond, WireError('rateLimited').
  */
-export function decodeStreamMessage(buf: Uint8Array, opts: WireOptions): { msg: StreamMessage; consumed: number } {
+export function decodeStreamMessage(buf: Uint8Array, opts: WireOptions, maxUnpackBytes = Infinity): { msg: StreamMessage; consumed: number; unpackedBytes: number } {
   if (buf.length < 1) throw new IncompleteError('empty');
   let b = buf;
   let consumed: number | null = null;
@@ -555,20 +570,35 @@ export function decodeStreamMessage(buf: Uint8Array, opts: WireOptions): { msg: 
   } else if (opts.keyring && opts.gossipVerifyIncoming) {
     throw new WireError('decrypt', 'encryption is configured but remote state is not encrypted');
   }
+  let unpackedBytes = 0;
   try {
     if (b[0] === MessageType.compress) {
-      const { msg, offset } = decodeCompress(b.subarray(1), streamDecompressLimit);
-      consumed ??= 1 + offset;
-      b = msg;
+      let allowanceBinds = false;
+      let decoded: { msg: Uint8Array; offset: number };
+      try {
+        decoded = decodeCompress(b.subarray(1), (n) => {
+          const cap = streamDecompressLimit(n);
+          allowanceBinds = maxUnpackBytes < cap;
+          return Math.max(0, Math.min(cap, maxUnpackBytes));
+        });
+      } catch (e) {
+        if (!(allowanceBinds && e instanceof WireError && e.reason === 'oversized')) throw e;
+        const limited = new WireError('rateLimited', `${e.message} (the sender's decoding allowance)`);
+        limited.unpackedBytes = e.unpackedBytes;
+        throw limited;
+      }
+      consumed ??= 1 + decoded.offset;
+      unpackedBytes = decoded.msg.length;
+      b = decoded.msg;
     }
     if (b.length < 1) throw new WireError('truncated', 'empty stream message');
     if (b[0] === MessageType.pushPull) {
       const { msg, offset } = readPushPull(b);
-      return { msg, consumed: consumed ?? offset };
+      return { msg, consumed: consumed ?? offset, unpackedBytes };
     }
     if (b[0] === MessageType.user) throw new WireError('unsupported', 'user stream messages are not supported');
     const { offset } = decodeStruct(b, 1);
-    return { msg: decodeMessage(b.subarray(0, offset)), consumed: consumed ?? offset };
+    return { msg: decodeMessage(b.subarray(0, offset)), consumed: consumed ?? offset, unpackedBytes };
   } catch (e) {
     if (e instanceof MsgpackTruncatedError) {
       if (consumed !== null) throw new WireError('truncated', 'stream message truncated');
