@@ -16,7 +16,7 @@ import {
 } from '../core/election/index.ts';
 import { parseIP, type IP } from '../core/ip.ts';
 import type { ClusterState, Service } from '../core/kube.ts';
-import { MAX_COMMUNITIES, routesFor, type BGPRoute } from '../core/bgp/routes.ts';
+import { communityLimitError, routesFor, type BGPRoute } from '../core/bgp/routes.ts';
 import type { L2Announcer } from './announcer.ts';
 import type { LogFields, Logger } from '../log.ts';
 import type { SpeakerMetrics } from './metrics.ts';
@@ -65,7 +65,9 @@ export interface Announcement {
 /**
  * What this speaker last decided for a service, per protocol: `announce`, MetalLB's reason, or
  * `noConfig` (no configuration accepted yet: MetalLB's "not processing, still waiting for
- * config"), `syncError` (the announcement failed: more than 63 communities on an advertisement).
+ * config"), `syncError` (the announcement failed: a session on the node gets an advertisement with
+ * more than 63 communities; layer2 is then `syncError` too when it would announce, since MetalLB
+ * returns before handling it).
  */
 export type SpeakerVerdict = string;
 
@@ -195,32 +197,35 @@ export class SpeakerController {
 
     // BGP first, then Layer 2, as MetalLB's protocol list.
     const bgp = decideBGPForNode(evaluateBGP({ config, state, service, ignoreExcludeLB, index }), this.p.node);
-    let bgpVerdict: SpeakerVerdict = bgp.decision;
+    const mine = decideL2ForNode(l2, this.p.node);
     if (bgp.decision !== 'announce') {
       this.deleteProtocol(slog.with({ protocol: 'bgp' }), 'bgp', key, bgp.decision);
     } else {
       const routes = routesFor(bgp);
-      const tooMany = routes.find((r) => r.communities.length > MAX_COMMUNITIES);
-      if (tooMany) {
-        // MetalLB: the frr-k8s session refuses the advertisement, SetBalancer fails and is retried,
-        // and the refused advertisement stays in svcAds, so every later BGP update of every
-        // service fails too. Here only this service is refused; the others go on.
-        bgpVerdict = 'syncError';
+      const refused = communityLimitError(routes);
+      if (refused) {
+        // MetalLB: a session on this node gets an advertisement with more than 63 communities;
+        // frr-k8s's session refuses it, the BGP handler's SetBalancer fails, and MetalLB's
+        // SetBalancer returns SyncStateError before it handles layer2 (speaker/main.go
+        // handleService loop): layer2 is left as it was (not announced from scratch) and the
+        // service is retried. (MetalLB also keeps the refused advertisement in svcAds, so every
+        // later BGP update of every service fails too; here only this service is refused.)
         this.p.metrics.updateErrors.inc();
-        slog.error({ op: 'setBalancer', protocol: 'bgp', error: `max supported communities is ${MAX_COMMUNITIES}, got ${tooMany.communities.length}`, msg: 'failed to announce service' });
+        slog.error({ op: 'setBalancer', protocol: 'bgp', error: refused.message, msg: 'failed to announce service' });
         this.deleteProtocol(slog.with({ protocol: 'bgp' }), 'bgp', key, 'syncError');
-      } else {
-        const before = this.routes.get(key);
-        if (!before || JSON.stringify(before) !== JSON.stringify(routes)) {
-          this.routes.set(key, routes);
-          this.routesVersion++;
-        }
-        this.announced_(slog, 'bgp', key, ips, pool, service);
-        log.info({ event: 'updatedAdvertisements', service: key, numAds: routes.length, msg: 'making advertisements using BGP' });
+        const layer2: SpeakerVerdict = this.announced.layer2.has(key) ? 'announce' : mine.decision === 'announce' ? 'syncError' : mine.decision;
+        this.verdicts.set(key, { bgp: 'syncError', layer2 });
+        return;
       }
+      const before = this.routes.get(key);
+      if (!before || JSON.stringify(before) !== JSON.stringify(routes)) {
+        this.routes.set(key, routes);
+        this.routesVersion++;
+      }
+      this.announced_(slog, 'bgp', key, ips, pool, service);
+      log.info({ event: 'updatedAdvertisements', service: key, numAds: routes.length, msg: 'making advertisements using BGP' });
     }
-    const mine = decideL2ForNode(l2, this.p.node);
-    this.verdicts.set(key, { bgp: bgpVerdict, layer2: mine.decision });
+    this.verdicts.set(key, { bgp: bgp.decision, layer2: mine.decision });
     if (mine.decision !== 'announce') {
       this.deleteProtocol(slog.with({ protocol: 'layer2' }), 'layer2', key, mine.decision);
     } else {

@@ -40,6 +40,27 @@ export function routesFor(decision: BGPNodeDecision): BGPRoute[] {
 /** MetalLB caps an advertisement at 63 communities (frr-k8s `validate`). */
 export const MAX_COMMUNITIES = 63;
 
+/** A route refused by the community limit, with MetalLB's error text. */
+export interface CommunityLimitError {
+  readonly route: BGPRoute;
+  /** MetalLB's text: `max supported communities is 63, got N`. */
+  readonly message: string;
+}
+
+/**
+ * Whether the BGP handler's SetBalancer fails on the community limit for these routes (one
+ * service's, from routesFor), and on which route. MetalLB v0.16.1 checks the limit only in the
+ * frr-k8s session (`internal/bgp/frrk8s/frrk8s.go` `session.Set` → `validate`), which
+ * `publishAds` calls for each BGPPeer with a session on the node with the advertisements that
+ * peer gets: so it fails only when a route with more than 63 communities goes to at least one
+ * session (`route.peers` non-empty). A route that reaches no session is never checked and the
+ * service counts as announced over BGP. Null: no failure.
+ */
+export function communityLimitError(routes: readonly BGPRoute[]): CommunityLimitError | null {
+  const route = routes.find((r) => r.communities.length > MAX_COMMUNITIES && r.peers.length > 0);
+  return route ? { route, message: `max supported communities is ${MAX_COMMUNITIES}, got ${route.communities.length}` } : null;
+}
+
 /**
  * The BGPPeer names each service's prefixes go to (MetalLB notifyAdsChanged → ServiceBGPStatus
  * `status.peers`), sorted. MetalLB maps peers to services *by prefix string*: every service

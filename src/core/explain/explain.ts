@@ -15,6 +15,7 @@ import type { BGPEvaluation, HashEntry, InterfaceSet, L2Election } from '../elec
 import { compareStrings } from '../labels.ts';
 import { DEFAULT_METALLB_NAMESPACE, namespacedName, type ClusterState, type KubeObject, type Service } from '../kube.ts';
 import { peerViews, reachesRouter, undeliveredOf, type BGPNodeView, type BGPView } from './bgp.ts';
+import { communityLimitError, routesFor } from '../bgp/routes.ts';
 import { metallbView } from './context.ts';
 import { findingsFor, type Finding } from './findings.ts';
 import { reportedConfiguration, type ReportedConfiguration } from './reported.ts';
@@ -176,6 +177,16 @@ function rejectedDetail(error: string): string {
 }
 
 /**
+ * What a node does when a BGP session on it gets an advertisement of the Service with more than
+ * 63 communities (MetalLB v0.16.1: frr-k8s's session refuses it, the BGP handler's SetBalancer
+ * fails, and SetBalancer returns before it handles layer2), in words.
+ */
+export function tooManyCommunitiesDetail(advertisement: string, count: number, peers: readonly string[], message: string): string {
+  return `BGPAdvertisement ${advertisement} gives the Service's prefixes ${count} communities and the session${peers.length === 1 ? '' : 's'} with ${peers.join(', ')} take${peers.length === 1 ? 's' : ''} at most 63 per advertisement: `
+    + `the speaker fails to announce the Service ("${message}"), retries without end, and announces it from this node neither over BGP nor over layer2 (it handles layer2 after BGP)`;
+}
+
+/**
  * The election index restricted to `names` (for evaluateBGP, which reads only `nodes` and
  * `endpoints`): each group of speakers decides for its own nodes only.
  */
@@ -212,9 +223,21 @@ function bgpViewOf(input: ExplainInput, service: Service, index: ElectionIndex, 
     const pool = first.pool ? config.pools.get(first.pool) : undefined;
     const adPeers = new Map((pool?.bgpAdvertisements ?? []).map((a) => [a.name, a.peers]));
     const sessions = bgpSessions(config, info.node?.metadata?.labels);
+    const peers = peerViews(info.name, namespace, d, sessions, crByName, adPeers);
+    const refused = communityLimitError(routesFor(d));
+    if (refused) {
+      // MetalLB's BGP handler fails on this node: nothing reaches any peer, and layer2 is skipped.
+      const ad = d.advertisements.find((a) => a.communities.length === refused.route.communities.length && a.peers.length > 0);
+      const why = `not sent: the speaker fails on the community limit (${refused.message})`;
+      return {
+        node: info.name, decision: 'syncError', detail: tooManyCommunitiesDetail(ad?.name ?? '?', refused.route.communities.length, refused.route.peers, refused.message),
+        advertisements: d.advertisements, undelivered: [],
+        peers: peers.map((p) => (p.outcome === 'advertised' ? { ...p, outcome: 'notAnnounced', prefixes: [], filtered: [], why } : p)),
+      };
+    }
     return {
       node: info.name, decision: d.decision, detail: d.detail, advertisements: d.advertisements,
-      peers: peerViews(info.name, namespace, d, sessions, crByName, adPeers), undelivered: undeliveredOf(d, adPeers),
+      peers, undelivered: undeliveredOf(d, adPeers),
     };
   });
   return { pool: first.pool, checks: first.checks, serviceReason: first.serviceReason, peers: [...crByName.keys()].sort(compareStrings), nodes };
@@ -297,6 +320,8 @@ export function explainService(input: ExplainInput): Explanation {
     const g = configs.byNode.get(node);
     return g && !g.result.ok ? g.result.error.message : null;
   };
+  /** The node's BGP view when its speaker fails on the community limit (then it skips layer2 too). */
+  const bgpFailure = (node: string): BGPNodeView | null => bgp?.nodes.find((n) => n.node === node && n.decision === 'syncError') ?? null;
   const hashWinner = l2?.winner ?? null;
   const winnerError = hashWinner ? errorOf(hashWinner) : null;
   let nodes: NodeView[];
@@ -307,6 +332,10 @@ export function explainService(input: ExplainInput): Explanation {
     const lostNow = `${hashWinner} is first, but its speaker rejects the configuration: nobody announces`;
     nodes = l2.nodes.map((n) => {
       const err = errorOf(n.node);
+      const failed = bgpFailure(n.node);
+      if (err === null && failed && n.decision === 'announce') {
+        return { node: n.node, decision: 'syncError', detail: `first in the hash order, but ${failed.detail}`, interfaces: n.interfaces };
+      }
       if (err !== null) {
         const detail = n.node === hashWinner && l2.hashedIP
           ? `first in the hash order of ${l2.hashedIP}, but ${rejectedDetail(err)}`
@@ -323,7 +352,7 @@ export function explainService(input: ExplainInput): Explanation {
   }
   // A BGP "announce" reaches a router only through a session that gets a prefix.
   let bgpAnnouncers = hasBGP && bgp ? bgp.nodes.filter(reachesRouter).map((n) => n.node) : [];
-  let announcer = winnerError === null ? hashWinner : null;
+  let announcer = winnerError === null && (hashWinner === null || bgpFailure(hashWinner) === null) ? hashWinner : null;
   let hashOrder = l2?.hashOrder ?? [];
   if (ignored?.byClass) {
     // The speakers filter the Service out before any decision: nobody announces it.

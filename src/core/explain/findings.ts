@@ -32,7 +32,7 @@ export type Severity = 'error' | 'warning' | 'info';
  * `no-live-speakers`, `network-unavailable`, `local-no-endpoint-on-candidate`,
  * `l2status-disagrees`, `nodeassigned-event-disagrees`, `bgp-no-peer-session`,
  * `bgp-advertisement-unknown-peer`, `bgp-advertisement-peer-no-session`,
- * `bgppeer-selects-no-node`, `bgp-localpref-conflict`, `bgp-family-filtered`, `no-cluster-ip`,
+ * `bgppeer-selects-no-node`, `bgp-localpref-conflict`, `bgp-family-filtered`, `bgp-too-many-communities`, `no-cluster-ip`,
  * `unknown-speaker-nodes`, `no-nodes`.
  */
 export interface Finding {
@@ -384,6 +384,15 @@ function bgpFindings(f: FindingsInput, out: Finding[]): void {
     out.push({ id: 'no-advertisement', severity: 'error',
       message: `none of pool ${poolName}'s BGPAdvertisements (${list(names)}) selects this Service by its serviceSelectors`,
       fix: 'add the labels the serviceSelectors expect to the Service, or widen the serviceSelectors' });
+  }
+  const failing = f.bgp.nodes.filter((n) => n.decision === 'syncError');
+  if (failing.length > 0) {
+    const names = failing.map((n) => n.node);
+    const l2Lost = f.hashWinner !== null && names.includes(f.hashWinner) && f.mode !== 'bgp';
+    out.push({ id: 'bgp-too-many-communities', severity: f.announcer === null && reached.length === 0 ? 'error' : 'warning',
+      message: `on ${list(names)}: ${failing[0]!.detail}`
+        + (l2Lost ? `; ${f.hashWinner} wins the layer2 election, so nobody announces the Service over layer2` : ''),
+      fix: 'keep each BGPAdvertisement that applies to the Service to at most 63 communities (split them across advertisements with different peers, or drop some)' });
   }
   const sessionless = announcing.filter((n) => n.peers.every((p) => !p.session)).map((n) => n.node);
   if (sessionless.length > 0) {
