@@ -16,11 +16,17 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import jsyaml from 'js-yaml';
-import { LineCounter, parseAllDocuments, isMap, isSeq, stringify, type Document, type Node as YamlNode } from 'yaml';
+import { createRequire } from 'node:module';
+import type { Document, LineCounter, Node as YamlNode } from 'yaml';
 import { clusterStateFromObjects, originOf, setOrigin, KIND_TO_LIST, type ClusterState, type KubeObject } from '../core/kube.ts';
 import { InputError, UserError } from '../core/errors.ts';
 import { checkShape } from '../core/shape.ts';
+
+// The parsers are loaded on first use: a JSON snapshot needs neither, a YAML one only js-yaml
+// unless it has anchors or errors (about 60 ms of CPU at start for both).
+const require = createRequire(import.meta.url);
+const yaml = (): typeof import('yaml') => require('yaml') as typeof import('yaml');
+const jsYaml = (): typeof import('js-yaml') => require('js-yaml') as typeof import('js-yaml');
 
 /** The name stdin goes by in messages and origins. */
 export const STDIN_NAME = '<stdin>';
@@ -137,6 +143,7 @@ function describe(o: KubeObject): string {
 export function parseSnapshotText(text: string, file: string): KubeObject[] {
   const fast = parseJSONSnapshot(text, file) ?? parseYAMLFast(text, file);
   if (fast) return fast;
+  const { LineCounter, parseAllDocuments, isMap, isSeq } = yaml();
   const lineCounter = new LineCounter();
   let docs: readonly Document.Parsed[]; // an empty stream is an empty array
   try {
@@ -199,6 +206,7 @@ function parseYAMLFast(text: string, file: string): KubeObject[] | undefined {
   const open: number[] = [];
   const docs: unknown[] = [];
   try {
+    const jsyaml = jsYaml();
     jsyaml.loadAll(text, (doc) => docs.push(doc), {
       schema: jsyaml.CORE_SCHEMA,
       filename: file,
@@ -310,7 +318,7 @@ export function dumpSnapshot(state: ClusterState, format: 'yaml' | 'json'): stri
     for (const obj of state[list] as KubeObject[]) items.push(withoutManagedFields(obj));
   }
   const doc = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items };
-  return format === 'json' ? JSON.stringify(doc, null, 4) + '\n' : stringify(doc, { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false, indentSeq: false });
+  return format === 'json' ? JSON.stringify(doc, null, 4) + '\n' : yaml().stringify(doc, { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false, indentSeq: false });
 }
 
 function withoutManagedFields(obj: KubeObject): KubeObject {

@@ -3,7 +3,10 @@
  * first column the object's name, and `<none>` for empty cells (or a column's own placeholder,
  * such as `<pending>` for an IP not assigned yet).
  */
-import Table from 'cli-table3';
+import { createRequire } from 'node:module';
+
+// cli-table3 is loaded on the first table (commands that print none never load it).
+const require = createRequire(import.meta.url);
 
 /** A column: header (printed upper-case) and the placeholder for empty cells (default `<none>`). */
 export interface Column {
@@ -42,6 +45,7 @@ export function renderTable(columns: readonly (Column | string)[], rows: readonl
     const others = widths.slice(0, -1).reduce((a, b) => a + b, 0);
     if (others + widths[widths.length - 1]! > opts.maxWidth) colWidths = [...widths.slice(0, -1).map(() => null), Math.max(40, opts.maxWidth - others)];
   }
+  const Table = require('cli-table3') as typeof import('cli-table3');
   const table = new Table({
     head,
     chars: NO_BORDERS,
