@@ -32,6 +32,9 @@ interface CommandModel {
   args: Array<{ name: string; choices?: readonly string[] }>;
 }
 
+/** Options whose value is a snapshot or manifest path (file or directory). */
+const FILE_OPTIONS = new Set(['--filename', '--apply', '--delete']);
+
 const HELP_OPTION: OptionModel = { short: '-h', long: '--help', description: 'display help for command', takesValue: false, files: false, repeatable: false };
 
 function optionModel(o: Option): OptionModel {
@@ -41,7 +44,7 @@ function optionModel(o: Option): OptionModel {
     description: o.description,
     takesValue: o.required || o.optional,
     ...(o.argChoices ? { choices: o.argChoices } : {}),
-    files: o.long === '--filename',
+    files: FILE_OPTIONS.has(o.long ?? ''),
     repeatable: /\(repeatable\)/.test(o.description),
   };
 }
