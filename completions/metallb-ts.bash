@@ -11,7 +11,7 @@ _metallb_ts() {
   done
   if [[ -z $cmd ]]; then
     if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "-V --version -h --help" -- "$cur"))
-    else COMPREPLY=($(compgen -W "allocate completion controller explain help members snapshot speaker validate whois" -- "$cur")); fi
+    else COMPREPLY=($(compgen -W "allocate completion controller explain help members snapshot speaker validate whatif whois" -- "$cur")); fi
     return 0
   fi
   case "$cmd" in
@@ -82,7 +82,7 @@ _metallb_ts() {
       for ((i = i + 1; i < COMP_CWORD; i++)); do
         [[ ${COMP_WORDS[i]} != -* ]] && ((npos++))
       done
-      [[ $npos -eq 0 ]] && COMPREPLY=($(compgen -W "allocate completion controller explain members snapshot speaker validate whois" -- "$cur"))
+      [[ $npos -eq 0 ]] && COMPREPLY=($(compgen -W "allocate completion controller explain members snapshot speaker validate whatif whois" -- "$cur"))
       ;;
     members)
       case "$prev" in
@@ -143,6 +143,24 @@ _metallb_ts() {
         -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
       esac
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--strict -f --filename --kubeconfig --context --metallb-namespace -o --output -h --help" -- "$cur")); return 0; fi
+      ;;
+    whatif)
+      case "$prev" in
+        --node-down) :; return 0 ;;
+        --label) :; return 0 ;;
+        --apply) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --delete) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --speakers) :; return 0 ;;
+        --lb-class) :; return 0 ;;
+        -f|--filename) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --kubeconfig) :; return 0 ;;
+        --context) :; return 0 ;;
+        --metallb-namespace) :; return 0 ;;
+        -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
+        --speaker) :; return 0 ;;
+        --speaker-selector) :; return 0 ;;
+      esac
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--node-down --label --ignore-exclude-lb --no-ignore-exclude-lb --apply --delete --speakers --lb-class -f --filename --kubeconfig --context --metallb-namespace -o --output --speaker --speaker-selector --no-speaker-discovery -h --help" -- "$cur")); return 0; fi
       ;;
     whois)
       case "$prev" in

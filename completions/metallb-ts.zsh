@@ -23,6 +23,7 @@ _metallb-ts() {
         'snapshot:print the cluster state metallb-ts reads (Services, EndpointSlices, Nodes, speaker Pods, metallb.io CRs) as one List'
         'speaker:run MetalLB'\''s speaker for one node: announce/withdraw decisions, ServiceL2Status, events, /metrics'
         'validate:check the metallb.io configuration as MetalLB would: errors, and warnings for what parses but does nothing'
+        'whatif:what changes for every LoadBalancer service (address, pool, announcer) if a node goes down, a label changes, a flag changes or manifests are applied'
         'whois:tell which pool, service(s) and announcing node an IP belongs to'
       )
       _describe -t commands 'metallb-ts command' commands
@@ -94,7 +95,7 @@ _metallb-ts() {
           ;;
         help)
           _arguments \
-            '1:command:(allocate completion controller explain members snapshot speaker validate whois)'
+            '1:command:(allocate completion controller explain members snapshot speaker validate whatif whois)'
           ;;
         members)
           _arguments \
@@ -154,6 +155,26 @@ _metallb-ts() {
             '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
             '--metallb-namespace=[namespace MetalLB runs in: its CRs, speaker pods, secrets (default "metallb-system")]:value: ' \
             '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
+            '(-h --help)'{-h,--help}'[display help for command]'
+          ;;
+        whatif)
+          _arguments \
+            '--node-down=[this node goes down: its speaker leaves memberlist, its endpoints turn not ready (repeatable; a,b,c)]:value: ' \
+            '*--label=[NODE key=value (add or change) or NODE key- (remove), as kubectl label (repeatable)]:value: ' \
+            '--ignore-exclude-lb[the speakers run with --ignore-exclude-lb (they run without it now)]' \
+            '--no-ignore-exclude-lb[the speakers run without --ignore-exclude-lb (they run with it now)]' \
+            '*--apply=[apply these manifests: a file or directory; objects replace those of the same kind, namespace and name, others are added (repeatable)]:path:_files' \
+            '*--delete=[delete the objects of these manifests (repeatable)]:path:_files' \
+            '--speakers=[comma-separated nodes whose speaker is alive in memberlist now (default: a running speaker'\''s memberlist view, else nodes with a Ready speaker pod)]:value: ' \
+            '--lb-class=[MetalLB'\''s --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)]:value: ' \
+            '*'{-f+,--filename=}'[cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read]:path:_files' \
+            '--kubeconfig=[kubeconfig file for the live cluster (default: KUBECONFIG, ~/.kube/config, in-cluster service account)]:value: ' \
+            '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
+            '--metallb-namespace=[namespace MetalLB runs in: its CRs, speaker pods, secrets (default "metallb-system")]:value: ' \
+            '(-o --output)'{-o+,--output=}'[output format]:value:(table wide json yaml)' \
+            '--speaker=[ask this speaker (its metrics address: --metrics-bind-address and --port) for its memberlist view instead of finding a speaker pod]:value: ' \
+            '--speaker-selector=[label selector of the speaker pods to ask through the API server (default "component=speaker": MetalLB'\''s and metallb-ts'\''s)]:value: ' \
+            '--no-speaker-discovery[live mode: do not ask a speaker pod for its memberlist view; derive the live speakers from the speaker pods'\'' Ready condition]' \
             '(-h --help)'{-h,--help}'[display help for command]'
           ;;
         whois)
