@@ -313,6 +313,7 @@ function indent(text: string): string {
 export function whoisText(w: WhoisResult & { speakers?: SpeakersReport }, wide: boolean, c: ChalkInstance = palette()): string {
   let out = field('IP', c.bold(w.ip));
   out += field('Pool', w.pool ?? `${NONE} (no IPAddressPool contains it)`);
+  for (const x of w.externalIPs) out += field('External IP', escapeControl(`in spec.externalIPs of ${x.service} (${x.type}): ${x.note}`));
   if (w.speakers) out += field('Speakers', speakersText(w.speakers));
   out += '\n';
   const cols = ['service', 'mode', 'announced-by', 'l2-status', 'problems', ...(wide ? ['all-ips', 'pool'] : [])];
@@ -325,7 +326,8 @@ export function whoisText(w: WhoisResult & { speakers?: SpeakersReport }, wide: 
       ...(wide ? [h.ips.join(','), h.pool] : []),
     ];
   });
-  out += renderTable(cols, rows, 'No Service holds this address.');
+  out += renderTable(cols, rows, w.externalIPs.length > 0 ? 'No Service holds this address in its status.' : 'No Service holds this address.');
+
   for (const h of w.holders) {
     if (!h.bgp) continue;
     out += `\nBGP for ${w.ip} (${h.service}), per node and peer:\n${bgpNodesText(h.bgp.nodes, h.bgp.peers, wide, c)}`;

@@ -16,6 +16,7 @@ import { reachesRouter, type BGPView } from './bgp.ts';
 import { bgpTraps, clashWhy } from './bgp-traps.ts';
 import type { AllocationView, ConfigurationView, FixHint, NodeView, SpeakersSource } from './explain.ts';
 import { componentText, disagreementText, groupReports } from './reported.ts';
+import { ignoredInputFindings, withoutPoolAdvice } from './inputs.ts';
 import { rejectedEverywhere, type SpeakerConfigs } from './speakers.ts';
 
 /** `error`: the service is not announced because of it; `warning`: likely a mistake; `info`: worth knowing. */
@@ -482,8 +483,10 @@ function bgpFindings(f: FindingsInput, out: Finding[]): void {
 
 /** Computes the findings of an explanation, most severe first (stable within a severity). */
 export function findingsFor(f: FindingsInput): Finding[] {
-  const out: Finding[] = [];
-  // The allocation first: a Service without an address is pending whatever the speakers run.
+  // Inputs MetalLB ignores first (inputs.ts): a misspelled request or another implementation's
+  // address is the cause of what follows; then the allocation: a Service without an address is
+  // pending whatever the speakers run.
+  const out: Finding[] = ignoredInputFindings(f);
   allocationFindings(f, out);
   configFindings(f, out);
   reportedFindings(f, out);
@@ -492,5 +495,5 @@ export function findingsFor(f: FindingsInput): Finding[] {
     bgpFindings(f, out);
   }
   const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
-  return out.map((x, i) => [x, i] as const).sort((a, b) => rank[a[0].severity] - rank[b[0].severity] || a[1] - b[1]).map(([x]) => x);
+  return withoutPoolAdvice(out).map((x, i) => [x, i] as const).sort((a, b) => rank[a[0].severity] - rank[b[0].severity] || a[1] - b[1]).map(([x]) => x);
 }

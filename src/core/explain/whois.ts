@@ -10,6 +10,7 @@ import { UserError } from '../errors.ts';
 import { statusIPs } from '../controller/service.ts';
 import { viewForIP, type BGPNodeView } from './bgp.ts';
 import { explainService, type ExplainInput, type Explanation } from './explain.ts';
+import { externalIPsOf } from './inputs.ts';
 
 /** One holder of the address. */
 export interface WhoisHolder {
@@ -42,6 +43,11 @@ export interface WhoisResult {
   readonly pool: string | null;
   /** Services holding the address in their status, by `namespace/name`. */
   readonly holders: readonly WhoisHolder[];
+  /**
+   * Services listing the address in `spec.externalIPs`, by `namespace/name`, with their type and
+   * what that means: MetalLB neither allocates nor announces external IPs.
+   */
+  readonly externalIPs: ReadonlyArray<{ readonly service: string; readonly type: string; readonly note: string }>;
 }
 
 /** Input of whoisIP: a DiagnosticContext (ExplainInput without the Service) and the address. */
@@ -51,7 +57,8 @@ export interface WhoisInput extends Omit<ExplainInput, 'service'> {
 
 /**
  * Answers `whois`. Throws UserError (exit 2) when `ip` is not an IP address. An address nobody
- * holds gives `holders: []` (the pool is still reported).
+ * holds gives `holders: []` (the pool is still reported); Services listing it in
+ * `spec.externalIPs` are reported apart (`externalIPs`): MetalLB does not handle those.
  */
 export function whoisIP(input: WhoisInput): WhoisResult {
   const ip = parseIP(input.ip);
@@ -77,5 +84,14 @@ export function whoisIP(input: WhoisInput): WhoisResult {
     });
   }
   holders.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
-  return { ip: canonical, pool, holders };
+  const externalIPs: Array<{ service: string; type: string; note: string }> = [];
+  for (const svc of input.state.services) {
+    if (!externalIPsOf(svc).some((s) => { const p = parseIP(s); return p !== undefined && formatIP(p) === canonical; })) continue;
+    const type = svc.spec?.type ?? 'ClusterIP';
+    externalIPs.push({ service: namespacedName(svc), type,
+      note: `MetalLB does not handle spec.externalIPs: it neither allocates nor announces ${canonical} for this Service (kube-proxy only forwards packets that already reach a node)`
+        + (pool ? `; pool ${pool} contains it, so MetalLB may give it to a LoadBalancer Service too` : '') });
+  }
+  externalIPs.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
+  return { ip: canonical, pool, holders, externalIPs };
 }
