@@ -242,8 +242,8 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   // The view served on /debug/members (`metallb-ts members`): every Node when memberlist is off.
   let membersView: () => unknown = () => ({ memberlist: false, alive: source.state().nodes.map((n) => n.metadata?.name ?? '').filter(Boolean).sort() });
   if (ml) {
-    const [{ MemberlistMember, readMemberlistKey, readMemberlistConfigFile }, { SpeakerListMembership, speakerPodIPs }, { LAN_CONFIG, WAN_CONFIG }] = await Promise.all([
-      import('../speaker/membership-memberlist.ts'), import('../speaker/membership-speakerlist.ts'), import('../core/membership/config.ts'),
+    const [{ MemberlistMember, readMemberlistKey, readMemberlistConfigFile }, { SpeakerListMembership, speakerPodIPs }, { LAN_CONFIG, WAN_CONFIG }, { registerMemberlistMetrics }] = await Promise.all([
+      import('../speaker/membership-memberlist.ts'), import('../speaker/membership-speakerlist.ts'), import('../core/membership/config.ts'), import('../speaker/memberlist-metrics.ts'),
     ]);
     // MetalLB: a file there replaces the LAN/WAN defaults; absent = defaults; unreadable or invalid = exit (here: one line, exit 2).
     // Unknown fields: MetalLB (Go's encoding/json) ignores them; here each is a warn line with a "did you mean".
@@ -264,6 +264,7 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     const mlNamespace = ml.namespace ?? namespace;
     const mlLog = (message: string) => log.info({ op: 'memberDiscovery', msg: message });
     const member = new MemberlistMember({ name: node, bindAddr: ml.bindAddr, bindPort: ml.bindPort, keys: key ? [key] : null, config: fileConfig ?? (ml.wan ? WAN_CONFIG : LAN_CONFIG), log: mlLog });
+    registerMemberlistMetrics(metrics.registry, member);
     membersView = () => ({ self: node, members: member.members().map((m) => ({ name: m.name, address: m.addr, port: m.port, state: m.state, incarnation: m.incarnation })) });
     const list = new SpeakerListMembership({
       member, log: mlLog,

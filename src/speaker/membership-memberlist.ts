@@ -191,6 +191,12 @@ export interface MemberlistStats {
   inboundReceivedBytes: number;
   /** Stream message decode attempts (in and out), each over the bytes buffered so far. */
   streamDecodeAttempts: number;
+  /**
+   * The most CPU time (ms, this thread's, so not the time the scheduler kept the process waiting)
+   * one packet or stream-data handler took since `takeHandlerCpuMax()` last read it: the longest
+   * the member's decoding held the event loop.
+   */
+  handlerCpuMaxMs: number;
 }
 
 /** Parses an IP literal to its raw bytes (4 for IPv4, 16 for IPv6). */
@@ -254,8 +260,9 @@ export class MemberlistMember implements Membership {
   private readonly allowance: DecodeAllowance;
   /** Per reason: when it was last logged and its count then. */
   private readonly dropLogged = new Map<string, { atMs: number; count: number }>();
+  private handlerCpuMaxMs = 0;
   port = 0;
-  readonly counters: Omit<MemberlistStats, 'pushPullsInFlight' | 'inboundStreams' | 'inboundBufferedBytes' | 'inboundReceivedBytes'> = {
+  readonly counters: Omit<MemberlistStats, 'pushPullsInFlight' | 'inboundStreams' | 'inboundBufferedBytes' | 'inboundReceivedBytes' | 'handlerCpuMaxMs'> = {
     packetsIn: 0, packetsOut: 0, streamsIn: 0, streamsOut: 0, dropped: {}, streamDecodeAttempts: 0,
   };
 
@@ -392,6 +399,7 @@ export class MemberlistMember implements Membership {
    * into the event loop, which would end the process; `onError` then cleans up (closes a stream).
    */
   private guard(where: string, fn: () => void, onError?: () => void): void {
+    const cpu = process.threadCpuUsage();
     try {
       fn();
     } catch (e) {
@@ -405,7 +413,18 @@ export class MemberlistMember implements Membership {
         this.internalErrorLogged = true;
         this.log(`memberlist: internal error in ${where} (counted as dropped.internalError; later ones are not logged): ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
       }
+    } finally {
+      const used = process.threadCpuUsage(cpu);
+      const ms = (used.user + used.system) / 1000;
+      if (ms > this.handlerCpuMaxMs) this.handlerCpuMaxMs = ms;
     }
+  }
+
+  /** handlerCpuMaxMs, then reset to 0 (a scrape reads the maximum since the last one). */
+  takeHandlerCpuMax(): number {
+    const ms = this.handlerCpuMaxMs;
+    this.handlerCpuMaxMs = 0;
+    return ms;
   }
 
   /**
@@ -873,7 +892,7 @@ export class MemberlistMember implements Membership {
   stats(): MemberlistStats {
     return {
       ...this.counters, dropped: { ...this.counters.dropped }, pushPullsInFlight: this.pushPullsIn, inboundStreams: this.inboundStreams,
-      inboundBufferedBytes: this.inboundBuffered, inboundReceivedBytes: this.inboundReceived,
+      inboundBufferedBytes: this.inboundBuffered, inboundReceivedBytes: this.inboundReceived, handlerCpuMaxMs: this.handlerCpuMaxMs,
     };
   }
 }
