@@ -44,6 +44,8 @@ interface SpeakerFlags {
   logLevel: LogLevel;
   lbClass?: string;
   ignoreExcludeLb?: boolean;
+  /** false with `--no-unannounced-events` (or METALLB_TS_UNANNOUNCED_EVENTS=false) */
+  unannouncedEvents: boolean;
   mlBindaddr?: string;
   mlBindport?: string;
   mlLabels?: string;
@@ -151,6 +153,8 @@ export function registerSpeaker(program: Command): void {
     .addOption(new Option('--log-level <level>', 'log level').choices([...LOG_LEVELS]).default('info'))
     .option('--lb-class <class>', 'handle only services of this spec.loadBalancerClass (default: only those without one)')
     .option('--ignore-exclude-lb', 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label')
+    .addOption(new Option('--no-unannounced-events', 'do not record the Warning Event notAnnounced on Services no node announces (env METALLB_TS_UNANNOUNCED_EVENTS=false; the log line and the metallb_speaker_unannounced gauge stay)')
+      .default(env.METALLB_TS_UNANNOUNCED_EVENTS !== 'false'))
     .addOption(new Option('--l2-data-plane <mode>', 'raw: answer ARP/NDP on the node\'s interfaces (needs CAP_NET_RAW); log: only log announcements (env METALLB_TS_L2_DATA_PLANE)')
       .choices(['raw', 'log']).default(env.METALLB_TS_L2_DATA_PLANE === 'log' ? 'log' : 'raw'))
     .option('--ml-bindaddr <addr>', 'memberlist bind address, the pod IP; with --ml-labels turns memberlist on (env METALLB_ML_BIND_ADDR)', env.METALLB_ML_BIND_ADDR)
@@ -301,6 +305,7 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     configReported: (error) => configState.report(error),
     ...(frrDebounceMs !== undefined ? { frrDebounceMs } : {}),
     ignoreExcludeLB: opts.ignoreExcludeLb === true,
+    unannouncedEvents: opts.unannouncedEvents !== false,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
   });
 

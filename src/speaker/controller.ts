@@ -12,7 +12,7 @@
 import type { Config } from '../core/config/types.ts';
 import {
   decideBGPForNode, decideL2ForNode, electL2, evaluateBGP, poolForIPs,
-  type ElectionIndex, type InterfaceSet,
+  type ElectionIndex, type InterfaceSet, type L2Election,
 } from '../core/election/index.ts';
 import { parseIP, type IP } from '../core/ip.ts';
 import type { ClusterState, Service } from '../core/kube.ts';
@@ -40,6 +40,8 @@ export interface ControllerPorts {
   readonly l2StatusChanged: (service: string) => void;
   /** `--ignore-exclude-lb`. */
   readonly ignoreExcludeLB: boolean;
+  /** Called with every L2 election this speaker runs (the unannounced report reads it). */
+  readonly elected?: (service: string, l2: L2Election) => void;
 }
 
 /** What one sync pass decides with; built once per batch of changes. */
@@ -108,15 +110,31 @@ export class SpeakerController {
    * have no pool under it. True: the caller resyncs every service (MetalLB's reprocess-all).
    */
   setConfig(config: Config): boolean {
-    for (const [svc, ips] of this.svcIPs) {
-      const parsed = ips.map((s) => parseIP(s)).filter((x): x is IP => x !== undefined);
-      if (!poolForIPs(config, parsed)) {
-        this.p.log.error({ op: 'setConfig', service: svc, ip: ips, error: 'service has no configuration under new config', msg: 'new configuration rejected' });
-        return false;
-      }
+    const svc = this.unplaced(config);
+    if (svc !== null) {
+      this.p.log.error({ op: 'setConfig', service: svc, ip: this.svcIPs.get(svc), error: 'service has no configuration under new config', msg: 'new configuration rejected' });
+      return false;
     }
     this.config = config;
     return true;
+  }
+
+  /**
+   * Whether setConfig would pass MetalLB's first check (every IP this node announces has a pool
+   * under `config`), which SetConfig makes before it hands the configuration to the protocol
+   * handlers. Nothing is logged or changed.
+   */
+  handlersReached(config: Config): boolean {
+    return this.unplaced(config) === null;
+  }
+
+  /** The first announced service (MetalLB `svcIPs` order) with an IP no pool of `config` holds, or null. */
+  private unplaced(config: Config): string | null {
+    for (const [svc, ips] of this.svcIPs) {
+      const parsed = ips.map((s) => parseIP(s)).filter((x): x is IP => x !== undefined);
+      if (!poolForIPs(config, parsed)) return svc;
+    }
+    return null;
   }
 
   /** Services this node announces, with their IPs, pool, protocols and L2 interfaces, by name. */
@@ -180,6 +198,7 @@ export class SpeakerController {
     const config = this.config;
     const ignoreExcludeLB = this.p.ignoreExcludeLB;
     const l2 = electL2({ config, state, service, speakers, ignoreExcludeLB, index });
+    this.p.elected?.(key, l2);
     if (l2.serviceReason !== null && SERVICE_REASONS.has(l2.serviceReason)) {
       if (l2.serviceReason === 'invalidIP' || l2.serviceReason === 'ipNotAllowed') {
         const detail = l2.checks[l2.checks.length - 1]?.detail;

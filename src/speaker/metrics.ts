@@ -11,6 +11,11 @@ export interface SpeakerMetrics {
   readonly registry: Registry;
   /** `metallb_speaker_announced{service,protocol,node,ip}`: 1 while this node announces the IP. */
   readonly announced: Gauge<'service' | 'protocol' | 'node' | 'ip'>;
+  /**
+   * `metallb_speaker_unannounced{service,ip}` (metallb-ts's addition): 1 while no node announces
+   * the IP the service holds; set by the one speaker that reports it (src/speaker/unannounced.ts).
+   */
+  readonly unannounced: Gauge<'service' | 'ip'>;
   /** `metallb_k8s_client_updates_total`: object updates processed. */
   readonly updates: Counter;
   /** `metallb_k8s_client_update_errors_total`: updates whose handling failed. */
@@ -57,6 +62,12 @@ export function speakerMetrics(opts: { processMetrics?: boolean } = {}): Speaker
       name: 'metallb_speaker_announced',
       help: 'Services being announced from this node. This is desired state, it does not guarantee that the routing protocols have converged.',
       labelNames: ['service', 'protocol', 'node', 'ip'] as const,
+      registers,
+    }),
+    unannounced: new Gauge({
+      name: 'metallb_speaker_unannounced',
+      help: 'Services holding an IP that no node announces (1 per service and IP), from the one speaker that reports them (the first live speaker in name order).',
+      labelNames: ['service', 'ip'] as const,
       registers,
     }),
     updates: new Counter({ name: 'metallb_k8s_client_updates_total', help: 'Number of k8s object updates that have been processed.', registers }),

@@ -36,6 +36,7 @@ import { StatusWriter, type StatusApi } from './status-writer.ts';
 import { FRRConfigurationWriter, type FRRConfigurationApi } from './frrk8s.ts';
 import type { Logger } from '../log.ts';
 import type { SpeakerMetrics } from './metrics.ts';
+import { UnannouncedReporter } from './unannounced.ts';
 
 /** One change of the watched state (the shape ClusterStateWatcher reports). */
 export interface StateChange {
@@ -99,6 +100,12 @@ export interface SpeakerOptions {
    */
   readonly configReported?: (error: string | null) => void;
   readonly ignoreExcludeLB?: boolean;
+  /**
+   * Record the Warning Event `notAnnounced` on a Service nobody announces, when this speaker is
+   * the one reporting (src/speaker/unannounced.ts). Default true; `--no-unannounced-events` sets
+   * false (the warn log line and the gauge stay).
+   */
+  readonly unannouncedEvents?: boolean;
   /** `--lb-class`: only Services of this loadBalancerClass; undefined: only those without one */
   readonly lbClass?: string;
   /** batching delay in ms (default 20) */
@@ -141,6 +148,8 @@ export class Speaker {
   readonly l2Status: L2StatusWriter;
   readonly bgpStatus: StatusWriter<ServiceBGPStatus, BGPStatusBody>;
   readonly frr: FRRConfigurationWriter;
+  /** The "nobody announces" report (one speaker of the cluster reports). */
+  readonly unannounced: UnannouncedReporter;
   private readonly o: SpeakerOptions;
   private readonly frrk8sNamespace: string;
   private readonly dirty = new Set<string>();
@@ -168,10 +177,15 @@ export class Speaker {
   constructor(opts: SpeakerOptions) {
     this.o = opts;
     this.frrk8sNamespace = opts.frrk8sNamespace ?? opts.namespace;
+    this.unannounced = new UnannouncedReporter({
+      node: opts.node, namespace: opts.namespace, event: opts.event, log: opts.log, gauge: opts.metrics.unannounced,
+      events: opts.unannouncedEvents !== false, ignoreExcludeLB: opts.ignoreExcludeLB === true,
+    });
     this.controller = new SpeakerController({
       node: opts.node, log: opts.log, metrics: opts.metrics, l2: opts.l2, event: opts.event,
       l2StatusChanged: (svc) => this.l2Status.enqueue(svc),
       ignoreExcludeLB: opts.ignoreExcludeLB === true,
+      elected: (svc, l2) => this.unannounced.elected(svc, l2),
     });
     this.l2Status = new L2StatusWriter({
       node: opts.node, namespace: opts.namespace, api: opts.l2StatusApi, log: opts.log,
@@ -330,6 +344,13 @@ export class Speaker {
     const result = speakerConfig(state, { node: this.o.node, namespace: this.o.namespace, bgpType: this.o.bgpType ?? 'frr-k8s' });
     this.lastConfig = result;
     if (!result.ok) {
+      // MetalLB's bgpController.SetConfig syncs the BFD profiles before it refuses the extras:
+      // they reach the FRRConfiguration although the configuration is rejected (if SetConfig's
+      // own check let it reach the handlers).
+      if (result.stage === 'bgpExtras' && result.config && result.config.bfdProfiles.size > 0 && this.controller.handlersReached(result.config)) {
+        this.bfdProfiles = [...result.config.bfdProfiles.values()];
+        this.frrProduced = true;
+      }
       this.o.metrics.configStale.set(1);
       this.o.metrics.updateErrors.inc();
       const msg = result.stage === 'bgpExtras' ? 'applying new configuration to protocol handler failed'
@@ -400,6 +421,7 @@ export class Speaker {
   private flush(): void {
     if (this.stopping) return;
     const state = this.o.source.state();
+    const configChanged = this.configDirty;
     if (this.configDirty) {
       this.configDirty = false;
       this.loadConfig(state); // refused: the previous configuration stays (MetalLB's stale config)
@@ -412,14 +434,17 @@ export class Speaker {
     const keys = this.all ? new Set([...byKey.keys(), ...this.controller.knownServices()]) : new Set(this.dirty);
     this.all = false;
     this.dirty.clear();
+    this.unannounced.begin(ctx, configChanged);
     for (const key of [...keys].sort()) {
       const svc = byKey.get(key) ?? null;
       if (svc && filteredByClass(svc, this.o.lbClass)) {
         // Not ours. MetalLB ignores it entirely; if we announced it (its class changed), withdraw.
         if (this.controller.announcement(key)) this.controller.setBalancer(key, null, ctx);
+        this.unannounced.service(key, null, ctx);
         continue;
       }
       this.controller.setBalancer(key, svc, ctx);
+      this.unannounced.service(key, svc, ctx);
     }
     for (const key of this.statusDirty) this.l2Status.enqueue(key);
     this.statusDirty.clear();
