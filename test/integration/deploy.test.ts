@@ -100,6 +100,17 @@ describe('deploy/ offline', () => {
     assert.deepEqual(objs.filter((o) => o.kind === 'Secret'), [], 'no Secret in deploy/: the controller creates the memberlist Secret');
   });
 
+  test('probes a busy but healthy daemon passes: 5 s timeouts, liveness restarts only after 6 failures in a row (issue #15)', () => {
+    const objs = manifests().map((m) => m.obj as any);
+    for (const kind of ['DaemonSet', 'Deployment']) {
+      const c = objs.find((o) => o.kind === kind).spec.template.spec.containers[0];
+      assert.equal(c.livenessProbe.httpGet.path, '/healthz', kind);
+      assert.equal(c.readinessProbe.httpGet.path, '/readyz', kind);
+      for (const probe of [c.livenessProbe, c.readinessProbe]) assert.ok(probe.timeoutSeconds >= 5, `${kind}: ${JSON.stringify(probe)}`);
+      assert.ok(c.livenessProbe.failureThreshold * c.livenessProbe.periodSeconds >= 60, `${kind}: a minute of failed liveness probes before a restart`);
+    }
+  });
+
   test('memberlist on, as MetalLB: the controller creates the Secret the speaker mounts; labels, port and paths agree', () => {
     const objs = manifests().map((m) => m.obj as any);
     const dep = objs.find((o) => o.kind === 'Deployment');
