@@ -70,6 +70,13 @@ export type SpeakerConfig =
     readonly error: ConfigError;
     readonly droppedPeers: readonly string[];
     readonly droppedBGPAdvertisements: readonly string[];
+    /**
+     * Stage `bgpExtras` only: the parsed configuration the BGP handler was handed. MetalLB's
+     * handler syncs its BFD profiles (when there is at least one) before it refuses the extras
+     * (`speaker/bgp_controller.go` SetConfig), so they reach the node's FRRConfiguration although
+     * the configuration is rejected.
+     */
+    readonly config?: Config;
   };
 
 function inNamespace<T extends KubeObject>(objects: readonly T[], namespace: string): T[] {
@@ -211,7 +218,7 @@ export function speakerConfig(state: ClusterState, opts: SpeakerConfigOptions, f
   const bgpExtras = typeof extras === 'string' ? extras : '';
   if (bgpType === 'frr-k8s' && bgpExtras !== '') {
     const cm = own.configMaps.find((c) => c.metadata?.name === BGP_EXTRAS_CONFIGMAP)!;
-    return fail('bgpExtras', new ConfigError('extra info not supported in frr-k8s mode: failed to sync extra info', objectRef(cm)));
+    return { ...fail('bgpExtras', new ConfigError('extra info not supported in frr-k8s mode: failed to sync extra info', objectRef(cm))), config } as SpeakerConfig;
   }
   return { ok: true, config, bgpExtras, droppedPeers, droppedBGPAdvertisements };
 }
