@@ -2,6 +2,7 @@
 // cluster's objects are created through the API (statuses through the status subresource), then
 //  (a) `explain` live and `explain -f` on `snapshot`'s output agree for every Service, and the live
 //      read equals both the snapshot loader's view of that output and a ClusterStateWatcher's state;
+//  (a2) `whatif` live and on the example file give the same answer and exit status;
 //  (b) a ClusterStateWatcher sees adds, updates and deletes, and catches up after its connections to
 //      the API server are cut and the server is unreachable for a while;
 //  (c) an unreachable server, (d) a user without RBAC rights: exit 3, one line naming the server and
@@ -250,6 +251,26 @@ describe('live cluster access against a real kube-apiserver', () => {
 
     const table = await cli(['explain', 'svc/frontend', '-n', 'shop', '--kubeconfig', adminKubeconfig, '--no-speaker-discovery']);
     assert.match(table.stdout, new RegExp(`Source: +live cluster ${cluster.server}`));
+  });
+
+  test('(a2) whatif live answers as whatif -f on the example: same verdict, Services and exit status', async () => {
+    // Runs before (b), which edits the cluster: the live objects are still the example's.
+    for (const args of [['--node-down', 'lab-worker-b'], ['--node-down', 'lab-worker-a,lab-worker-b']]) {
+      const [l, f] = await Promise.all([
+        cli(['whatif', ...args, '-o', 'json', '--kubeconfig', adminKubeconfig, '--no-speaker-discovery']),
+        cli(['whatif', ...args, '-o', 'json', '-f', EXAMPLE]),
+      ]);
+      assert.match(l.stderr, QUIET_STDERR, l.stderr);
+      assert.equal(l.status, f.status, `${args.join(' ')}: exit status`);
+      const lj = JSON.parse(l.stdout);
+      const fj = JSON.parse(f.stdout);
+      assert.equal(lj.verdict, fj.verdict);
+      assert.deepEqual(lj.services, fj.services);
+      assert.deepEqual(lj.speakers, fj.speakers);
+    }
+    const down = await cli(['whatif', '--node-down', 'lab-worker-a,lab-worker-b', '--kubeconfig', adminKubeconfig, '--no-speaker-discovery']);
+    assert.equal(down.status, 1, down.stderr);
+    assert.match(down.stdout, /^10 Services lose their announcer, 4 unchanged\n/);
   });
 
   test('(b) a ClusterStateWatcher sees adds, updates and deletes, and resumes after the connection to the API server is lost', async () => {
