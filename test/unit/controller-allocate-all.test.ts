@@ -176,7 +176,7 @@ test('a shrunk pool: Services still inside keep their addresses, those outside g
     assert.equal(by[k]!.error, 'no available IPs');
     assert.deepEqual(by[k]!.events.map((e) => e.reason), ['ClearAssignment', 'AllocationFailed']);
     assert.equal(by[k]!.events[0]!.cause?.kind, 'notAllowedInConfig');
-    assert.match(by[k]!.nondeterministic ?? '', /^its status address is no longer allowed; after a restart MetalLB processes Services with 1 status address in random order, and coming before default\/c-kept, default\/d-kept, default\/e-kept and 1 more it may take 192\.0\.2\.0, 192\.0\.2\.1, 192\.0\.2\.2 and 1 more from them$/);
+    assert.match(by[k]!.nondeterministic ?? '', /^its status address is no longer allowed; after a restart MetalLB processes Services with 1 status.loadBalancer.ingress entry in random order, and coming before default\/c-kept, default\/d-kept, default\/e-kept and 1 more it may take 192\.0\.2\.0, 192\.0\.2\.1, 192\.0\.2\.2 and 1 more from them$/);
   }
   assert.equal(r.passes, 1);
 });

@@ -102,8 +102,18 @@ function cmp(a: string, b: string): number {
 }
 
 /**
+ * The number of `status.loadBalancer.ingress` entries of a Service, hostname-only ones included:
+ * the key MetalLB's reprocessAll sorts by (`service_controller_reload.go`
+ * `len(…Status.LoadBalancer.Ingress)`).
+ */
+export function ingressEntries(svc: Service): number {
+  return svc.status?.loadBalancer?.ingress?.length ?? 0;
+}
+
+/**
  * MetalLB's reprocess-all order, made stable. MetalLB sorts the Services by the number of
- * `status.loadBalancer.ingress` entries, most first; within one count its order is the informer
+ * `status.loadBalancer.ingress` entries (hostname-only ones included: ingressEntries), most first;
+ * within one count its order is the informer
  * cache's (Go map order, random). metallb-ts picks, within one count, the Services that keep their
  * status addresses first (`kept`, the configuration's verdict: see statusKept), then
  * `namespace/name` — an order MetalLB can take, and the one in which no Service whose address
@@ -114,7 +124,7 @@ function cmp(a: string, b: string): number {
  */
 export function processingOrder<S extends Service>(services: readonly S[], kept?: (svc: S) => boolean): S[] {
   const decorated = services.map((svc) => {
-    const n = statusIPs(svc).length;
+    const n = ingressEntries(svc);
     return { svc, key: serviceKey(svc), n, keeps: n > 0 && kept ? kept(svc) : true, ts: svc.metadata?.creationTimestamp ?? '\uffff' };
   });
   decorated.sort((a, b) => {
@@ -166,11 +176,14 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
 
   const current = new Map<string, Service>();
   const initialIPs = new Map<string, string[]>();
+  /** The restart-order class of each Service: its ingress entries (MetalLB's sort key). */
+  const entries = new Map<string, number>();
   for (const svc of services) {
     if (!handled(svc, lbClass)) continue;
     const key = serviceKey(svc);
     current.set(key, svc);
     initialIPs.set(key, statusIPs(svc));
+    entries.set(key, ingressEntries(svc));
   }
   /** The objects a reconcile wrote in this run, by key, while converged (see settled). */
   const wroteConverged = new Map<string, Service>();
@@ -271,7 +284,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     for (const text of ips) {
       const ip = parseIP(text)!;
       for (const pool of alloc.poolsForIPs([ip])) {
-        const id = `${ips.length}|${pool}|${ip.family}`;
+        const id = `${entries.get(k)!}|${pool}|${ip.family}`;
         let g = groups.get(id);
         if (!g) groups.set(id, (g = { keepers: [], reaches: [], tainted: 0 }));
         g.keepers.push({ key: k, addr: ip.value, text: formatIP(ip) });
@@ -318,14 +331,16 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     const failedPool = poolOfFailure(out.failure?.reason);
     if (failedPool) walked.push({ pool: failedPool, full: true });
 
-    const n = initialIPs.get(key)!.length;
-    // Two statuses claiming one address: whichever MetalLB processes first keeps it.
+    const had = initialIPs.get(key)!.length > 0;
+    const n = entries.get(key)!;
+    // Two statuses claiming one address: whichever MetalLB processes first keeps it (random only
+    // between Services with as many ingress entries; otherwise the one with more comes first).
     let lostClaim = false;
     const conflict = out.events.find((e) => e.reason === 'ClearAssignment')?.cause;
-    if (firstPass && n > 0 && conflict?.kind === 'sharingConflict') {
+    if (firstPass && had && conflict?.kind === 'sharingConflict') {
       const ip = canonical(conflict.sharing.ip);
       for (const other of conflict.sharing.services) {
-        if (!(initialIPs.get(other) ?? []).map(canonical).includes(ip) || initialIPs.get(other)!.length !== n) continue;
+        if (!(initialIPs.get(other) ?? []).map(canonical).includes(ip) || entries.get(other) !== n) continue;
         note(key, `its status address ${ip} is also claimed by ${other}'s status; MetalLB keeps it for whichever it processes first (random order after a restart)`);
         note(other, `its status address ${ip} is also claimed by ${key}'s status; MetalLB keeps it for whichever it processes first (random order after a restart)`);
         taint([ip, ...resultIPs], `the restart order of ${key} and ${other}`, [key, other]);
@@ -337,7 +352,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     }
     // It re-allocates now, in the order of the Services that keep their status addresses: one
     // whose address left its pool, or that lost a claimed address to another status.
-    const moved = firstPass && n > 0 && (!initialKept.get(key) || lostClaim);
+    const moved = firstPass && had && (!initialKept.get(key) || lostClaim);
     const why = initialKept.get(key) ? 'its status address went to another Service' : 'its status address is no longer allowed';
     // Restart order: such a Service, processed before the Services of its group that keep theirs
     // (MetalLB's order within a group is random), takes what it finds free — their addresses too.
@@ -500,9 +515,9 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
   }
   // Restart order among Services with as many status addresses (random in MetalLB).
   for (const [key, m] of movers) {
-    const n = initialIPs.get(key)!.length;
+    const n = entries.get(key)!;
     const more = (shown: number): string => (m.count > shown ? ` and ${m.count - shown} more` : '');
-    note(key, `${m.why}; after a restart MetalLB processes Services with ${n} status address${n > 1 ? 'es' : ''} in random order, and coming before ${m.victims.join(', ')}${more(m.victims.length)} it may take ${m.addrs.join(', ')}${more(m.addrs.length)} from them`);
+    note(key, `${m.why}; after a restart MetalLB processes Services with ${n} status.loadBalancer.ingress entr${n > 1 ? 'ies' : 'y'} in random order, and coming before ${m.victims.join(', ')}${more(m.victims.length)} it may take ${m.addrs.join(', ')}${more(m.addrs.length)} from them`);
   }
   for (const g of groups.values()) {
     if (g.reaches.length === 0) continue;
@@ -529,7 +544,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     const reason = failure?.reason;
     if (reason?.kind === 'sharingConflict') {
       for (const other of reason.sharing.services) {
-        if (!pendingSet.has(other) || (rank.get(other) ?? Infinity) > (rank.get(key) ?? 0)) continue;
+        if (!pendingSet.has(other) || entries.get(other) !== entries.get(key) || (rank.get(other) ?? Infinity) > (rank.get(key) ?? 0)) continue;
         note(key, `its requested address is taken by ${other}, also pending; MetalLB processes pending services in unspecified order`);
         note(other, `${key} requested the same address and is also pending; MetalLB processes pending services in unspecified order`);
       }
@@ -538,7 +553,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     if (usable.size === 0) continue;
     for (const earlier of pending.slice(0, i)) {
       const pool = alloc.poolOf(earlier);
-      if (pool === null || !usable.has(pool)) continue;
+      if (pool === null || !usable.has(pool) || entries.get(earlier) !== entries.get(key)) continue;
       note(key, `pending services competed for pool ${pool}; MetalLB processes them in unspecified order, so ${key} might have received ${earlier}'s address`);
       note(earlier, `pending services competed for pool ${pool}; MetalLB processes them in unspecified order, so ${key} might have received this address instead`);
     }

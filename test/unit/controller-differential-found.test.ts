@@ -1,0 +1,41 @@
+/**
+ * The controller's restart (allocateAll, `allocate --dry-run`) on the clusters the differential
+ * test found disagreeing with MetalLB v0.16.1 (test/differential/found/, KNOWN.md): each test
+ * asserts MetalLB's answer, and the `nondeterministic` flag exactly where MetalLB's answer varies.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { clusterStateFromObjects, type KubeObject } from '../../src/core/kube.ts';
+import { allocateAll, type AllocateAllResult, type ServiceAllocationOutcome } from '../../src/core/controller/index.ts';
+import { ingressEntries, processingOrder } from '../../src/core/controller/allocate-all.ts';
+import { controllerConfig } from '../../src/core/explain/index.ts';
+import { ROOT } from '../helpers/cli.ts';
+
+function restart(file: string): { result: AllocateAllResult; by: Record<string, ServiceAllocationOutcome> } {
+  const items = (parse(readFileSync(`${ROOT}test/differential/found/${file}`, 'utf8')) as { items: KubeObject[] }).items;
+  const state = clusterStateFromObjects(items);
+  const result = allocateAll(controllerConfig(state, 'metallb-system'), state.services);
+  return { result, by: Object.fromEntries(result.services.map((s) => [s.service, s])) };
+}
+
+test('K6: hostname-only ingress entries count in the restart order; the Service with more entries keeps the claimed address, certainly', () => {
+  const { by } = restart('controller-hostname-ingress-restart-order.yaml');
+  assert.deepEqual(by['shop/web']!.ips, ['10.0.1.0']);
+  assert.equal(by['shop/web']!.nondeterministic, undefined);
+  assert.deepEqual(by['shop/api']!.ips, []);
+  assert.equal(by['shop/api']!.nondeterministic, undefined);
+  assert.deepEqual(by['shop/api']!.events.map((e) => e.reason), ['ClearAssignment', 'AllocationFailed']);
+});
+
+test('processingOrder sorts by ingress entries, hostname-only ones included', () => {
+  const svc = (name: string, ingress: Array<{ ip?: string; hostname?: string }>) => ({
+    apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'ns' }, spec: { type: 'LoadBalancer' }, status: { loadBalancer: { ingress } },
+  });
+  const a = svc('a', [{ ip: '10.0.0.1' }]);
+  const b = svc('b', [{ ip: '10.0.0.2' }, { hostname: 'b.example.com' }]);
+  const c = svc('c', [{ hostname: 'c.example.com' }]);
+  assert.equal(ingressEntries(b), 2);
+  assert.deepEqual(processingOrder([a, c, b]).map((s) => s.metadata.name), ['b', 'a', 'c']);
+});
