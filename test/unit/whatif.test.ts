@@ -300,3 +300,38 @@ test('command: the verdict first, a table of changed Services only, exit codes 0
   }
   await Promise.all(runs);
 });
+
+const INGRESS = join(ROOT, 'test/unit/fixtures/whatif/ingress-local.yaml');
+
+test('ingress-nginx with externalTrafficPolicy Local: its node reboots (exit 1); with a second replica it fails over (exit 0)', async () => {
+  const alone = await runCliAsync(['whatif', '--node-down', 'worker-2', '-f', INGRESS]);
+  assert.equal(alone.status, 1, alone.stderr);
+  assert.match(alone.stdout, /^1 Service loses its announcer, 1 unchanged\nIf: worker-2 goes down \(2 speakers left alive\)\n/);
+  assert.match(alone.stdout, /ingress-nginx\/ingress-nginx-controller\s+loses announcer\s+192\.168\.1\.240\s+worker-2 → <none>\s+the Service has no ready or serving endpoint/);
+  assert.doesNotMatch(alone.stdout, /home-assistant/, 'unchanged Services are only counted');
+
+  // Combined with a manifest: the EndpointSlice once a second replica runs on worker-1.
+  const slice = write('two-replicas.yaml', [
+    'apiVersion: discovery.k8s.io/v1', 'kind: EndpointSlice', 'addressType: IPv4',
+    'metadata: {name: ingress-nginx-controller-x7k2p, namespace: ingress-nginx, labels: {kubernetes.io/service-name: ingress-nginx-controller}}',
+    'endpoints:', '- {addresses: [10.42.2.15], nodeName: worker-2, conditions: {ready: true}}', '- {addresses: [10.42.1.30], nodeName: worker-1, conditions: {ready: true}}', '',
+  ].join('\n'));
+  const two = await runCliAsync(['whatif', '--apply', slice, '--node-down', 'worker-2', '-f', INGRESS, '-o', 'json']);
+  assert.equal(two.status, 0, two.stderr);
+  const j = JSON.parse(two.stdout) as WhatIfReport;
+  assert.equal(j.reallocated, false, 'an EndpointSlice is not the controller\'s business');
+  const ingress = j.services.find((s) => s.name === 'ingress-nginx-controller')!;
+  assert.deepEqual([ingress.change, ingress.before!.announcer, ingress.after!.announcer], ['changesAnnouncer', 'worker-2', 'worker-1']);
+  assert.deepEqual(ingress.after!.ips, ['192.168.1.240']);
+  // Both workers down: every endpoint is on them, so nobody announces either Service.
+  const state = await loadSnapshot([INGRESS]);
+  const both = whatIf(state, { nodesDown: ['worker-1', 'worker-2'] });
+  assert.equal(both.verdict, '2 Services lose their announcer');
+  for (const s of both.services) assert.match(s.after!.why!, /no ready or serving endpoint/);
+  // worker-1 down: home-assistant (Cluster) moves to worker-2, the only candidate left; with
+  // --ignore-exclude-lb the control-plane node is a candidate too, and first in the hash order.
+  const plain = whatIf(state, { nodesDown: ['worker-1'] });
+  assert.equal(plain.services.find((s) => s.name === 'home-assistant')!.after!.announcer, 'worker-2');
+  const freed = whatIf(state, { nodesDown: ['worker-1'], ignoreExcludeLB: true });
+  assert.equal(freed.services.find((s) => s.name === 'home-assistant')!.after!.announcer, 'cp-1');
+});
