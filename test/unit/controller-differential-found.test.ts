@@ -39,3 +39,10 @@ test('processingOrder sorts by ingress entries, hostname-only ones included', ()
   assert.equal(ingressEntries(b), 2);
   assert.deepEqual(processingOrder([a, c, b]).map((s) => s.metadata.name), ['b', 'a', 'c']);
 });
+
+test('K2: metallb.io/loadBalancerIPs not in text order ends sorted by text in the status (isEqualIPs sorts in place)', () => {
+  const { by } = restart('controller-loadbalancerips-sorted.yaml');
+  const svc = Object.values(by).find((o) => o.ips.length === 2)!;
+  assert.deepEqual(svc.ips, ['10.0.1.0', '2001:db8:0:4::1']);
+  assert.equal(svc.nondeterministic, undefined);
+});

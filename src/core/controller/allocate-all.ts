@@ -600,7 +600,8 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
  * Whether reconciling `svc` — the object the previous reconcile of `key` wrote, without failing —
  * again is certain to change nothing, so that the dry run may skip it: the allocator holds exactly
  * its status addresses, of exactly the Service's family (no PreferDualStack, whose reconcile may
- * add or drop a family), and it asks for no address or pool it does not have. Reconciling such an
+ * add or drop a family), and it asks for no address or pool it does not have (requested addresses
+ * sit in the status in text order, as MetalLB's isEqualIPs leaves them). Reconciling such an
  * object re-assigns its own addresses (idempotent) and writes the same status and annotation.
  */
 function settled(ctrl: ControllerState, key: string, svc: Service): boolean {
@@ -619,6 +620,10 @@ function settled(ctrl: ControllerState, key: string, svc: Service): boolean {
     const want = desired.ips.map(formatIP).sort();
     const have = [...held].sort();
     if (want.length !== have.length || want.some((x, i) => x !== have[i])) return false;
+    // MetalLB's isEqualIPs sorts the status addresses in place by their text and convergeBalancer
+    // writes them back (controller/service.go): a status not in that order is rewritten sorted
+    // on the next reconcile.
+    if (status.some((s, i) => i > 0 && canonical(status[i - 1]!) > canonical(s))) return false;
   }
   return true;
 }
