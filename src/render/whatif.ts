@@ -51,6 +51,13 @@ export function announcerText(s: ServiceState | null, wide: boolean): string | n
   return parts.length > 0 ? escapeControl(parts.join('; ')) : null;
 }
 
+/** The ANNOUNCER cell; when only the BGP peers change, the peers are named even without `-o wide`. */
+function announcerCell(s: ServiceWhatIf, wide: boolean): string {
+  const short = arrow(announcerText(s.before, wide), announcerText(s.after, wide));
+  if (wide || !s.changes.includes('changesAnnouncer') || short.includes(' → ')) return short;
+  return arrow(announcerText(s.before, true), announcerText(s.after, true));
+}
+
 function ipsText(s: ServiceState | null): string | null {
   return s && s.ips.length > 0 ? s.ips.join(',') : null;
 }
@@ -89,7 +96,7 @@ export function whatIfText(r: WhatIfReport, wide: boolean, c: ChalkInstance = pa
     const rows = changed.map((s) => [
       s.service, changeText(s, c), arrow(ipsText(s.before), ipsText(s.after)),
       ...(wide ? [arrow(s.before?.pool ?? null, s.after?.pool ?? null), arrow(s.before?.mode ?? null, s.after?.mode ?? null)] : []),
-      arrow(announcerText(s.before, wide), announcerText(s.after, wide)),
+      announcerCell(s, wide),
       s.after?.why && (s.after.ips.length === 0 || (s.after.announcer === null && s.after.bgp.length === 0)) ? escapeControl(s.after.why) : '',
     ]);
     out += '\n' + renderTable(columns, rows, undefined, wide ? {} : { maxWidth: MAX_LINE });

@@ -13,6 +13,8 @@ import { ROOT, runCliAsync } from '../helpers/cli.ts';
 import { loadSnapshot } from '../../src/kube/snapshot.ts';
 import { clusterStateFromObjects, type ClusterState, type KubeObject } from '../../src/core/kube.ts';
 import { UserError } from '../../src/core/errors.ts';
+import { whatIfText } from '../../src/render/whatif.ts';
+import { palette } from '../../src/render/color.ts';
 import { classify, parseLabelEdits, verdictText, whatIf, CHANGE_ORDER, type ServiceState, type WhatIfReport } from '../../src/core/whatif.ts';
 
 const EXAMPLE = join(ROOT, 'examples/cluster.yaml');
@@ -195,6 +197,11 @@ test('BGP: nodes and peers before and after a node down and a label', () => {
   assert.equal(api2.change, 'changesAnnouncer');
   assert.deepEqual(api2.after!.bgp.find((n) => n.node === 'n3')!.peers, ['r1', 'r2']);
   assert.equal(labelled.services.find((s) => s.name === 'web')!.change, 'unchanged');
+  // Only the peers change: the table names them even without -o wide.
+  const text = whatIfText(labelled, false, palette(false));
+  assert.match(text, /^1 Service changes announcer, 1 unchanged\nIf: kubectl label node n3 rack=b\n/);
+  assert.match(text, /default\/api\s+changes announcer\s+203\.0\.113\.2\s+BGP: n1 \(r1\), n2 \(r1, r2\), n3 \(r1\) → BGP: n1 \(r1\), n2 \(r1, r2\), n3 \(r1, r2\)\n/);
+  assert.match(whatIfText(r, false, palette(false)), /default\/api\s+loses announcer\s+203\.0\.113\.2\s+BGP: n1, n2, n3 → <none>\s+/);
 });
 
 test('bad input: unknown nodes, missing labels and objects, nothing to change, a configuration the controller rejects', () => {
