@@ -6,6 +6,7 @@
  */
 import type { LabelSelector, LabelSelectorRequirement } from './kube.ts';
 import type { Selector } from './config/types.ts';
+import { quote } from './errors.ts';
 
 export type { Selector } from './config/types.ts';
 
@@ -180,12 +181,12 @@ export function checkDuplicateSelectors(list: readonly LabelSelector[] | null | 
       checkDuplicateStrings(exprs[a].values, 'match expression value in label selector');
       for (let b = a + 1; b < exprs.length; b++) {
         if (exprKey(exprs[a]) === exprKey(exprs[b])) {
-          throw new Error(`duplicate definition of match expressions ${JSON.stringify(exprs[a])}`);
+          throw new Error(`duplicate definition of match expressions ${quote(exprs[a])}`);
         }
       }
     }
     for (let j = i + 1; j < sels.length; j++) {
-      if (keys[i] === keys[j]) throw new Error(`duplicate definition of ${what} ${JSON.stringify(sels[i])}`);
+      if (keys[i] === keys[j]) throw new Error(`duplicate definition of ${what} ${quote(sels[i])}`);
     }
   }
 }
@@ -201,7 +202,7 @@ export function parseSelectorList(list: readonly LabelSelector[] | null | undefi
     try {
       return parseSelector(s);
     } catch (err) {
-      throw new Error(`invalid ${what} ${JSON.stringify(s)}: ${(err as Error).message}`);
+      throw new Error(`invalid ${what} ${quote(s)}: ${(err as Error).message}`);
     }
   });
 }

@@ -2,6 +2,7 @@
  * Kubernetes `metav1.Duration` values: Go's `time.ParseDuration` syntax, kept in whole
  * nanoseconds (bigint) so that MetalLB's arithmetic (hold / 3) is reproduced exactly.
  */
+import { quote } from '../errors.ts';
 
 const UNIT_NS: Record<string, bigint> = {
   ns: 1n, us: 1000n, 'µs': 1000n, 'μs': 1000n, ms: 1_000_000n, s: 1_000_000_000n,
@@ -14,7 +15,7 @@ const UNIT_NS: Record<string, bigint> = {
  * @throws Error when the string is not a valid duration.
  */
 export function parseDurationNs(text: string): bigint {
-  if (typeof text !== 'string') throw new Error(`invalid duration ${JSON.stringify(text)}`);
+  if (typeof text !== 'string') throw new Error(`invalid duration ${quote(text)}`);
   let s = text;
   let neg = false;
   if (s.startsWith('-') || s.startsWith('+')) {

@@ -9,7 +9,7 @@
  * first violation both runs are identical, so the collector reports nothing exactly when the
  * parser succeeds.
  */
-import { ConfigError } from '../errors.ts';
+import { ConfigError, quote } from '../errors.ts';
 import type {
   BFDProfile, BGPAdvertisement, BGPPeer, ClusterState, Community as CommunityCR, IPAddressPool,
   KubeObject, L2Advertisement, LabelSelector, Node, Secret,
@@ -87,7 +87,7 @@ export function parseBFDProfile(cr: BFDProfile): BFDProfileConfig {
     const v = spec[key];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-      throw new ConfigError(`invalid ${what} value ${JSON.stringify(v)}: must be in ${min}-${max} range`, ref);
+      throw new ConfigError(`invalid ${what} value ${quote(v)}: must be in ${min}-${max} range`, ref);
     }
     out[key] = v;
   }
@@ -112,7 +112,7 @@ function parseDurationField(v: unknown, field: string): bigint | undefined {
   try {
     return parseDurationNs(v as string);
   } catch {
-    throw new Error(`invalid ${field} ${JSON.stringify(v)}: not a duration`);
+    throw new Error(`invalid ${field} ${quote(v)}: not a duration`);
   }
 }
 
@@ -129,10 +129,10 @@ function parseTimers(holdText: unknown, kaText: unknown): { hold?: bigint; keepa
   const keepalive = ka ?? ht! / 3n;
   const wholeSeconds = hold / 1_000_000_000n;
   if (wholeSeconds !== 0n && wholeSeconds < 3n) {
-    throw new Error(`invalid hold time ${JSON.stringify(holdText ?? `${nsToSeconds(hold)}s`)}: must be 0 or >=3s`);
+    throw new Error(`invalid hold time ${quote(holdText ?? `${nsToSeconds(hold)}s`)}: must be 0 or >=3s`);
   }
   if (keepalive > hold) {
-    throw new Error(`invalid keepaliveTime ${JSON.stringify(kaText ?? '')}, must be lower than holdTime ${JSON.stringify(holdText ?? '')}`);
+    throw new Error(`invalid keepaliveTime ${quote(kaText ?? '')}, must be lower than holdTime ${quote(holdText ?? '')}`);
   }
   return { hold, keepalive };
 }
@@ -267,7 +267,7 @@ function parseList(list: readonly LabelSelector[] | null | undefined, what: stri
     try {
       return parseSelector(s);
     } catch (err) {
-      throw new Error(`invalid ${what} ${JSON.stringify(s)}: ${(err as Error).message}`);
+      throw new Error(`invalid ${what} ${quote(s)}: ${(err as Error).message}`);
     }
   });
 }

@@ -3,7 +3,7 @@
  * `ParseCIDR`, `addressPoolServiceAllocationsFromCR`) and the overlap test between blocks
  * (`cidrsOverlap`).
  */
-import { ConfigError } from '../errors.ts';
+import { ConfigError, quote } from '../errors.ts';
 import { formatCIDR, parseCIDR, parseCIDRLiteral, parseIP, rangeToCIDRs, to16, prefixMask } from '../ip.ts';
 import type { IPAddressPool, Namespace } from '../kube.ts';
 import { objectRef } from '../kube.ts';
@@ -29,7 +29,7 @@ function trimSpace(s: string): string {
  *   reversed (compared as 16-byte IPv6 addresses).
  */
 export function parseAddressEntry(entry: string): PoolBlock[] {
-  if (typeof entry !== 'string') throw new Error(`invalid CIDR ${JSON.stringify(entry)}`);
+  if (typeof entry !== 'string') throw new Error(`invalid CIDR ${quote(entry)}`);
   if (!entry.includes('-')) {
     const lit = parseCIDRLiteral(entry);
     const cidr = parseCIDR(entry);

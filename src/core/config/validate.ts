@@ -5,7 +5,7 @@
  * webhooks apply before validating the whole cluster (internal/config/validator.go).
  * Both checks read the raw objects; they do not parse the configuration.
  */
-import { ConfigError } from '../errors.ts';
+import { ConfigError, quote } from '../errors.ts';
 import type { BGPPeer, ClusterState, KubeObject, LabelSelector, Node } from '../kube.ts';
 import { objectRef } from '../kube.ts';
 import { parseSelector } from '../labels.ts';
@@ -90,7 +90,7 @@ export function validateNative(state: ClusterState, sink?: Sink): void {
         try {
           selectors.push(parseSelector(sel));
         } catch (err) {
-          emit(sink, new ConfigError(`invalid ipAddressPoolSelectors ${JSON.stringify(sel)}: ${(err as Error).message}`, objectRef(adv)));
+          emit(sink, new ConfigError(`invalid ipAddressPoolSelectors ${quote(sel)}: ${(err as Error).message}`, objectRef(adv)));
         }
       }
     }
@@ -104,12 +104,12 @@ export function validateNative(state: ClusterState, sink?: Sink): void {
         try {
           blocks = parseAddressEntry(entry);
         } catch (err) {
-          emit(sink, new ConfigError(`invalid CIDR ${JSON.stringify(entry)} in pool "${name}": ${(err as Error).message}`, objectRef(pool)));
+          emit(sink, new ConfigError(`invalid CIDR ${quote(entry)} in pool "${name}": ${(err as Error).message}`, objectRef(pool)));
           continue;
         }
         const v6 = blocks.find((b) => b.cidr.family === 'ipv6');
         if (v6) {
-          emit(sink, new ConfigError(`pool "${name}" has IPv6 address ${JSON.stringify(entry)} advertised by BGP, native BGP mode does not support IPv6`, objectRef(pool)));
+          emit(sink, new ConfigError(`pool "${name}" has IPv6 address ${quote(entry)} advertised by BGP, native BGP mode does not support IPv6`, objectRef(pool)));
           break;
         }
       }

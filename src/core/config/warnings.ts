@@ -8,6 +8,7 @@ import { EXCLUDE_LB_LABEL, objectRef } from '../kube.ts';
 import { parseSelector } from '../labels.ts';
 import { parseConfig } from './parse.ts';
 import type { Config, Selector } from './types.ts';
+import { quote } from '../errors.ts';
 
 /**
  * One warning. `id` is stable: `advertisement-unknown-pool`, `pool-not-advertised`,
@@ -137,7 +138,7 @@ export function serviceAnnotationProblems(annotations: Readonly<Record<string, s
         const shadowed = Object.hasOwn(a, stable);
         out.push({ id: 'deprecated-annotation', key, ignored: shadowed,
           message: shadowed
-            ? `annotation ${key} is deprecated and ignored here: ${stable} is also set${a[stable] !== a[key] ? ` ("${a[stable]}", not "${a[key]}")` : ''} and wins; MetalLB's controller still emits a deprecatedAnnotation Warning event for it`
+            ? `annotation ${key} is deprecated and ignored here: ${stable} is also set${a[stable] !== a[key] ? ` (${quote(a[stable])}, not ${quote(a[key])})` : ''} and wins; MetalLB's controller still emits a deprecatedAnnotation Warning event for it`
             : `annotation ${key} is deprecated: MetalLB v0.16.1 still reads it (${stable} is absent) and emits a deprecatedAnnotation Warning event for it`,
           fix: shadowed ? `remove ${key}` : `use ${stable} instead` });
       } else {

@@ -4,7 +4,7 @@
  * list of webhooks it registers (METALLB_WEBHOOKS) and its BGPPeer conversion (convertBGPPeer).
  * The HTTPS server around them is src/controller/webhook-server.ts.
  */
-import { ConfigError } from '../errors.ts';
+import { ConfigError, quote } from '../errors.ts';
 import type { KubeObject } from '../kube.ts';
 import { clusterStateFromObjects } from '../kube.ts';
 import { formatDurationNs, parseDurationNs } from './duration.ts';
@@ -202,7 +202,7 @@ function goDuration(value: unknown, field: string): string {
   try {
     return formatDurationNs(parseDurationNs(value));
   } catch {
-    throw new Error(`spec.${field}: time: invalid duration ${JSON.stringify(value)}`);
+    throw new Error(`spec.${field}: time: invalid duration ${quote(value)}`);
   }
 }
 
