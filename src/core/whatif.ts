@@ -76,7 +76,10 @@ export interface ServiceState {
   readonly announcer: string | null;
   /** The nodes advertising it over BGP (name order), each with the BGPPeers that get a prefix. */
   readonly bgp: ReadonlyArray<{ readonly node: string; readonly peers: readonly string[] }>;
-  /** Why it has no address or nobody announces it: the pending reason, or explain's most severe finding; null when announced. */
+  /**
+   * Why it has no address or nobody announces it: the pending reason, or as explain's `Why` line
+   * (its most severe finding, else the L2 election's summary); null when announced.
+   */
   readonly why: string | null;
 }
 
@@ -268,6 +271,9 @@ function keepClusterIPs(next: Service, old: Service): Service {
   } };
 }
 
+/** ClusterState lists holding what MetalLB's components reported (cleared in the state after the change). */
+const REPORTS = ['serviceL2Statuses', 'serviceBGPStatuses', 'events', 'configurationStates'] as const;
+
 /** The state after the change, and what the change did (for the report). */
 export interface ChangedState {
   readonly state: ClusterState;
@@ -282,7 +288,9 @@ export interface ChangedState {
 
 /**
  * The state after the change (pure; `state` is not modified): objects deleted, then applied, then
- * the label edits, then the nodes down (see the module comment for what each does).
+ * the label edits, then the nodes down (see the module comment for what each does); what the
+ * components reported before (ServiceL2Status, ServiceBGPStatus, Events, ConfigurationStates) is
+ * left out, as they would rewrite it.
  * @throws UserError (exit 2) naming the flag for a node that is not in the state (`--node-down`,
  *   `--label`), a label removed that the node does not carry, or a deleted object that is not there.
  */
@@ -378,6 +386,10 @@ export function changedState(state: ClusterState, change: WhatIfChange, metallbN
   }
   const out = { ...state };
   for (const [list, objects] of lists) (out as unknown as Record<string, KubeObject[]>)[list] = objects;
+  // What the components reported about the world before the change (ServiceL2Status,
+  // ServiceBGPStatus, their Events, ConfigurationStates) is not evidence about the world after it:
+  // they would rewrite it.
+  for (const list of REPORTS) (out as unknown as Record<string, KubeObject[]>)[list] = [];
   return { state: out, applied, deleted, controllerInputsChanged, defaulted };
 }
 
@@ -391,8 +403,31 @@ function bgpOf(e: Explanation): ServiceState['bgp'] {
     .sort((a, b) => compareStrings(a.node, b.node));
 }
 
-/** A Service's answer from its explanation; `down`: nodes whose speaker is dead (they announce nothing). */
-function serviceState(e: Explanation, down: ReadonlySet<string>): ServiceState {
+/**
+ * Why the L2 candidates of before are no candidates now: `lab-worker-a: no live speaker on the node
+ * (not a memberlist member); lab-worker-b: no L2Advertisement applying to the service selects it`,
+ * read from the election's trace (each dropped node with the filter's reason). Null when none of
+ * them was dropped (or there was none).
+ */
+function droppedText(e: Explanation, candidatesBefore: readonly string[]): string | null {
+  const wanted = new Set(candidatesBefore);
+  const byWhy = new Map<string, string[]>();
+  for (const step of e.l2?.trace ?? []) {
+    for (const d of step.dropped) {
+      if (!wanted.has(d.node)) continue;
+      byWhy.set(d.why, [...(byWhy.get(d.why) ?? []), d.node]);
+    }
+  }
+  if (byWhy.size === 0) return null;
+  const names = (xs: string[]) => (xs.length <= 5 ? xs.join(', ') : `${xs.slice(0, 5).join(', ')} and ${xs.length - 5} more`);
+  return `no candidate left: ${[...byWhy].map(([why, nodes]) => `${names(nodes)}: ${why}`).join('; ')}`;
+}
+
+/**
+ * A Service's answer from its explanation. `down`: nodes whose speaker is dead (they announce
+ * nothing); `candidatesBefore`: the L2 candidates before the change, for saying why they are gone.
+ */
+function serviceState(e: Explanation, down: ReadonlySet<string>, candidatesBefore: readonly string[] = []): ServiceState {
   const base = { pool: e.allocation.pool, allocation: e.allocation.status, mode: e.mode };
   if (e.allocation.status === 'ignored') {
     // No longer MetalLB's (another type or class): the controller releases its addresses.
@@ -411,8 +446,13 @@ function serviceState(e: Explanation, down: ReadonlySet<string>): ServiceState {
     if (elected.length > 0) {
       why = `its BGP nodes are down (${elected.map((n) => n.node).join(', ')})`;
     } else {
-      const f = e.findings.find((x) => x.severity === 'error') ?? e.findings.find((x) => x.severity === 'warning');
-      why = f ? f.message : 'nobody announces it';
+      // As explain's Why: the most severe finding, else the election's own summary.
+      // As explain's Why: the most severe finding; else, what dropped the candidates of before;
+      // else the election's own summary.
+      const f = e.findings.find((x) => x.severity === 'error');
+      why = f ? f.message
+        : e.mode === 'bgp' ? 'no node advertises it to a BGP peer'
+          : droppedText(e, candidatesBefore) ?? (e.l2?.detail || 'nobody announces it');
     }
   }
   return { ...base, ips: [...e.allocation.ips], announcer, bgp, why };
@@ -488,14 +528,19 @@ function handled(svc: Service, lbClass: string): boolean {
  * handled on the other side of the change: here it is of another type or class, so it has no
  * address), by `namespace/name`.
  */
-function answers(ctx: DiagnosticContext, down: ReadonlySet<string>, also: ReadonlySet<string> = new Set()): Map<string, ServiceState> {
-  const out = new Map<string, ServiceState>();
+function answers(
+  ctx: DiagnosticContext, down: ReadonlySet<string>, also: ReadonlySet<string>, candidatesBefore?: ReadonlyMap<string, readonly string[]>,
+): { states: Map<string, ServiceState>; candidates: Map<string, readonly string[]> } {
+  const states = new Map<string, ServiceState>();
+  const candidates = new Map<string, readonly string[]>();
   for (const svc of ctx.state.services) {
     const key = namespacedName(svc);
     if (!handled(svc, ctx.loadBalancerClass) && !also.has(key)) continue;
-    out.set(key, serviceState(explainService({ ...ctx, service: svc }), down));
+    const e = explainService({ ...ctx, service: svc });
+    states.set(key, serviceState(e, down, candidatesBefore?.get(key)));
+    candidates.set(key, e.l2?.candidates ?? []);
   }
-  return out;
+  return { states, candidates };
 }
 
 /** `namespace/name` of the Services of `state` MetalLB handles. */
@@ -589,8 +634,9 @@ export function whatIf(state: ClusterState, change: WhatIfChange, opts: WhatIfOp
     notes.push(`the speaker${nodes.length === 1 ? '' : 's'} of ${nodes.join(', ')} would reject the configuration (${error}) and keep running the one accepted last, which this answer cannot show`);
   }
 
-  const b = answers(before, new Set(), handledKeys(after.state, lbClass));
-  const a = answers(after, down, handledKeys(before.state, lbClass));
+  const beforeAnswers = answers(before, new Set(), handledKeys(after.state, lbClass));
+  const b = beforeAnswers.states;
+  const a = answers(after, down, handledKeys(before.state, lbClass), beforeAnswers.candidates).states;
   const keys = [...new Set([...b.keys(), ...a.keys()])];
   const counts = Object.fromEntries(CHANGE_ORDER.map((k) => [k, 0])) as Record<ServiceChangeKind, number>;
   const services = keys.map((key): ServiceWhatIf => {

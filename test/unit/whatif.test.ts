@@ -81,6 +81,11 @@ test('labels: removing the selected label loses every announcer, adding it to a 
   const added = whatIf(example, { labels: [{ node: 'lab-gpu-a', key: 'node-role/worker', value: 'true' }] });
   assert.equal(added.breaks, false);
   assert.deepEqual(byChange(added, 'changesAnnouncer'), { 'monitoring/prometheus': 'lab-gpu-a', 'shop/checkout': 'lab-gpu-a' });
+  // Combined: one worker down, the other unlabelled; WHY names what dropped each former candidate.
+  const both = whatIf(example, { nodesDown: ['lab-worker-a'], labels: [{ node: 'lab-worker-b', key: 'node-role/worker', value: null }] });
+  assert.equal(both.verdict, '10 Services lose their announcer, 4 unchanged');
+  assert.equal(both.services[0]!.after!.why,
+    'no candidate left: lab-worker-a: no live speaker on the node (not a memberlist member); lab-worker-b: no L2Advertisement applying to the service selects it');
   // The exclusion label on a worker takes it out of the election.
   const excluded = whatIf(example, { labels: [{ node: 'lab-worker-a', key: 'node.kubernetes.io/exclude-from-external-load-balancers', value: '' }] });
   assert.deepEqual(byChange(excluded, 'changesAnnouncer'), Object.fromEntries(ON_A.map((s) => [s, 'lab-worker-b'])));
