@@ -64,14 +64,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   let CommanderError: typeof import('commander').CommanderError | undefined;
   let oneLine = (s: string): string => s.replace(/\s*\n\s*/g, ' ').trim();
   try {
-    const [commander, commands, { setSnapshotWarningHandler }] = await Promise.all([
-      import('commander'), import('./commands/index.ts'), import('./kube/snapshot.ts'),
+    // A daemon (`speaker`, `controller`) gets a program with its own command only: it never loads
+    // the diagnostics layer (see commands/program.ts).
+    const [commander, frame, { setSnapshotWarningHandler }] = await Promise.all([
+      import('commander'), import('./commands/program.ts'), import('./kube/snapshot.ts'),
     ]);
     CommanderError = commander.CommanderError;
-    oneLine = commands.oneLine;
+    oneLine = frame.oneLine;
     // The snapshot loader's warnings (objects defined twice with different contents): one line each.
     setSnapshotWarningHandler((message) => { process.stderr.write(`metallb-ts: warning: ${oneLine(message)}\n`); });
-    const program = commands.buildProgram();
+    const daemon = frame.daemonOf(argv);
+    const program = daemon ? await frame.buildDaemonProgram(daemon) : (await import('./commands/index.ts')).buildProgram();
     await program.parseAsync([...argv], { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {

@@ -22,7 +22,7 @@ import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { ControllerLoop } from '../controller/loop.ts';
 import type { KubeWriter } from '../controller/writer.ts';
-import { VERSION } from './index.ts';
+import { VERSION } from './program.ts';
 import type { OwnerRef } from '../core/status.ts';
 
 
@@ -246,6 +246,8 @@ async function runController(flags: ControllerFlags): Promise<number> {
           (level === 'error' ? main.error : main.info)(rest);
         },
       });
+      // metallb_k8s_client_sync_age_seconds: how long the current API server outage has lasted (0: none)
+      (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, watcher);
       try {
         await watcher.start();
       } catch (err) {

@@ -27,7 +27,7 @@ import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { OwnerRef } from '../speaker/l2status.ts';
 import type { L2DataPlane } from '../speaker/announcer.ts';
 import type { Membership } from '../core/membership/types.ts';
-import { VERSION } from './index.ts';
+import { VERSION } from './program.ts';
 import { isIP } from 'node:net';
 
 
@@ -242,6 +242,8 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     fieldSelectors: { frrConfigurations: `metadata.name=${frrConfigurationName(node)}` },
     log: ({ level, ...rest }) => (level === 'error' ? log.error(rest) : log.info(rest)),
   });
+  // metallb_k8s_client_sync_age_seconds: how long the current API server outage has lasted (0: none)
+  (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, source);
   let membership: Membership;
   // The view served on /debug/members (`metallb-ts members`): every Node when memberlist is off.
   let membersView: () => unknown = () => ({ memberlist: false, alive: source.state().nodes.map((n) => n.metadata?.name ?? '').filter(Boolean).sort() });

@@ -1,0 +1,58 @@
+// The daemons' own program (src/commands/program.ts): the same command as in the full program,
+// without the diagnostics layer loaded.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { buildProgram, VERSION as FULL_VERSION } from '../../src/commands/index.ts';
+import { buildDaemonProgram, daemonOf, DAEMONS, VERSION } from '../../src/commands/program.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+
+/** A command's flags, defaults, choices and help text, comparable with deepEqual. */
+function shape(cmd: Command): unknown {
+  return {
+    description: cmd.description(),
+    options: cmd.options.map((o) => ({ flags: o.flags, description: o.description, default: o.defaultValue, choices: o.argChoices, env: o.envVar, hidden: o.hidden })),
+    help: cmd.helpInformation(),
+  };
+}
+
+test('speaker and controller: the daemon program has the full program\'s command, flag for flag, and its version', async () => {
+  assert.equal(VERSION, FULL_VERSION);
+  const full = buildProgram();
+  for (const d of DAEMONS) {
+    const own = await buildDaemonProgram(d);
+    assert.deepEqual(own.commands.map((c) => c.name()), [d]);
+    assert.deepEqual(shape(own.commands[0]!), shape(full.commands.find((c) => c.name() === d)!), d);
+  }
+});
+
+test('daemonOf: only a first argument naming a daemon', () => {
+  assert.equal(daemonOf(['speaker', '--node-name', 'x']), 'speaker');
+  assert.equal(daemonOf(['controller']), 'controller');
+  assert.equal(daemonOf(['explain', 'speaker']), undefined);
+  assert.equal(daemonOf(['--help']), undefined);
+  assert.equal(daemonOf([]), undefined);
+});
+
+test('metallb-ts speaker --help loads neither the diagnostics layer nor yaml, chalk, cli-table3 or client-node', () => {
+  // Records every module the process loads (module.registerHooks), then runs the CLI.
+  const script = `
+    import { registerHooks } from 'node:module';
+    const seen = [];
+    registerHooks({ load(url, ctx, next) { seen.push(url); return next(url, ctx); } });
+    process.on('exit', () => { process.stderr.write('LOADED ' + JSON.stringify(seen) + '\\n'); });
+    process.argv.splice(1, 0, 'cli');
+    await import(${JSON.stringify(join(ROOT, 'src/cli.ts'))});`;
+  for (const d of DAEMONS) {
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, d, '--help'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^Usage: metallb-ts ${d} `));
+    const loaded: string[] = JSON.parse(/^LOADED (.*)$/m.exec(r.stderr)![1]!);
+    assert.ok(loaded.some((u) => u.endsWith(`/src/commands/${d}.ts`)), 'the hooks saw the command');
+    const heavy = loaded.filter((u) => /\/src\/(core\/explain|render|commands\/(explain|whois|allocate|validate|whatif|index))[/.]|node_modules\/(yaml|js-yaml|chalk|cli-table3|@kubernetes)\//.test(u));
+    assert.deepEqual(heavy, [], d);
+  }
+});
