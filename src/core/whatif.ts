@@ -559,7 +559,8 @@ export function isEmptyChange(change: WhatIfChange, before: { ignoreExcludeLB: b
  * What changes for every LoadBalancer Service MetalLB handles when `change` happens to `state`.
  * Before: diagnosticContext(state, opts) — the live speakers as `explain` finds them. After: the
  * state of changedState; the live speakers less the nodes down (when memberlist is disabled, the
- * list stays "every Node": nobody notices); `change.ignoreExcludeLB` when given; when the change
+ * list stays "every Node": nobody notices), plus the Nodes the change adds (the speaker DaemonSet
+ * runs there too); `change.ignoreExcludeLB` when given; when the change
  * touches an object the controller reads, every Service's addresses are the controller's dry run
  * over the new state (allocateAll, written to the Services' status as the controller would).
  * Then explainService on every Service, before and after, and classify. Pure.
@@ -606,11 +607,14 @@ export function whatIf(state: ClusterState, change: WhatIfChange, opts: WhatIfOp
   }
   for (const d of changed.defaulted) notes.push(`${d}: a new Service without cluster IPs; given the cluster's IP family as the API server would`);
 
+  // Nodes the change adds get a speaker (MetalLB's DaemonSet) that joins memberlist.
+  const known = new Set(state.nodes.map((n) => n.metadata?.name ?? ''));
+  const newNodes = afterState.nodes.map((n) => n.metadata?.name ?? '').filter((n) => n !== '' && !known.has(n) && !down.has(n));
   let afterSpeakers: readonly string[] | null;
   if (before.speakers === null) {
-    afterSpeakers = before.speakersSource === 'memberlist-disabled' ? null : before.index.nodeNames.filter((n) => !down.has(n));
+    afterSpeakers = before.speakersSource === 'memberlist-disabled' ? null : [...before.index.nodeNames, ...newNodes].filter((n) => !down.has(n));
   } else {
-    afterSpeakers = before.speakers.filter((n) => !down.has(n));
+    afterSpeakers = [...new Set([...before.speakers, ...newNodes])].filter((n) => !down.has(n)).sort(compareStrings);
   }
   const afterOpts: DiagnosticOptions = {
     ...(afterSpeakers === null ? { memberlist: { speakers: null } } : { speakers: afterSpeakers }),

@@ -91,6 +91,16 @@ test('labels: removing the selected label loses every announcer, adding it to a 
   assert.deepEqual(byChange(excluded, 'changesAnnouncer'), Object.fromEntries(ON_A.map((s) => [s, 'lab-worker-b'])));
 });
 
+test('a new worker Node applied: its speaker joins and wins some elections', () => {
+  const worker: KubeObject = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'lab-worker-c', labels: { 'kubernetes.io/hostname': 'lab-worker-c', 'node-role/worker': 'true' } } };
+  const r = whatIf(example, { apply: [worker] });
+  assert.equal(r.reallocated, false);
+  assert.ok(r.speakers.after!.includes('lab-worker-c'));
+  const moved = r.services.filter((s) => s.change === 'changesAnnouncer');
+  assert.ok(moved.length > 0 && moved.every((s) => s.after!.announcer === 'lab-worker-c'), JSON.stringify(moved.map((s) => s.after)));
+  assert.equal(r.counts.unchanged, 14 - moved.length);
+});
+
 test('--ignore-exclude-lb on the exclusion trap: the control-plane nodes announce (examples/README.md)', () => {
   const r = whatIf(cpOnly, { ignoreExcludeLB: true });
   assert.equal(r.verdict, '10 Services get an announcer, 4 unchanged');
