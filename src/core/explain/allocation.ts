@@ -9,7 +9,8 @@
 import { poolCompatibility, refusalText, type AllocationFailure, type PoolAttempt, type PoolRefusal } from '../allocator/index.ts';
 import type { Config, Pool } from '../config/types.ts';
 import type { PoolOutcome, ServiceAllocationOutcome } from '../controller/index.ts';
-import { allocRequest, ipFamilyPolicy, requestedPool, serviceFamily } from '../controller/service.ts';
+import { allocRequest, backendKey, ipFamilyPolicy, requestedPool, serviceFamily, serviceKey, servicePorts, sharingKey, statusIPs } from '../controller/service.ts';
+import { cidrContains, parseIP } from '../ip.ts';
 import type { KubeObject, Service } from '../kube.ts';
 import { objectRef } from '../kube.ts';
 import type { Severity } from './findings.ts';
@@ -28,6 +29,8 @@ export interface AllocationDiagnosisInput {
   readonly metallbNamespace: string;
   /** metallb.io objects outside MetalLB's namespace (an IPAddressPool there is never read). */
   readonly ignoredObjects: readonly KubeObject[];
+  /** Every Service of the snapshot (who holds the addresses of an exhausted pool, to share one). */
+  readonly services?: readonly Service[];
 }
 
 /** One finding about the allocation (the shape of findings.ts's Finding). */
@@ -129,6 +132,47 @@ function inUseText(d: AllocationDiagnosisInput, pool: string, inUse: number): st
   if (size === undefined) return `${inUse} address${inUse === 1 ? '' : 'es'} in use`;
   return String(size) === String(inUse) ? `all ${size} address${inUse === 1 ? '' : 'es'} in use`
     : `${inUse} of ${size} addresses in use; the others are excluded (avoidBuggyIPs) or cannot be shared with this Service`;
+}
+
+/**
+ * An address of `pools` this Service could share (MetalLB's sharing rules: the same non-empty
+ * metallb.io/allow-shared-ip on every holder and on the Service, the same backend key — the
+ * selector, with externalTrafficPolicy Local — and no port/protocol in common), in words: which
+ * address, with which Services, and the key to set. Holders already sharing a key come first;
+ * else holders without a key (both sides would need the annotation). Null when none fits.
+ */
+export function shareHint(d: AllocationDiagnosisInput, pools: readonly string[]): string | null {
+  if (!d.services || pools.length === 0) return null;
+  const me = serviceKey(d.service);
+  const fam = wanted(d.service);
+  if (fam.length !== 1) return null;
+  const cidrs = pools.flatMap((name) => d.config.pools.get(name)?.cidrs ?? []);
+  const byIP = new Map<string, Service[]>();
+  for (const svc of d.services) {
+    if (serviceKey(svc) === me) continue;
+    for (const ip of statusIPs(svc)) {
+      const p = parseIP(ip);
+      if (!p || p.family !== fam[0] || !cidrs.some((c) => cidrContains(c, p))) continue;
+      byIP.set(ip, [...(byIP.get(ip) ?? []), svc]);
+    }
+  }
+  const myPorts = servicePorts(d.service);
+  const myBackend = backendKey(d.service);
+  const portFree = (holders: readonly Service[]): boolean =>
+    holders.every((h) => servicePorts(h).every((p) => !myPorts.some((q) => q.port === p.port && q.protocol === p.protocol)));
+  let keyless: string | null = null;
+  for (const [ip, holders] of byIP) {
+    const keys = new Set(holders.map(sharingKey));
+    const backends = new Set(holders.map(backendKey));
+    if (keys.size !== 1 || backends.size !== 1 || [...backends][0] !== myBackend || !portFree(holders)) continue;
+    const key = [...keys][0]!;
+    const names = list(holders.map(serviceKey), 3);
+    if (key !== '') {
+      return `share ${ip} with ${names}: set metallb.io/allow-shared-ip: "${key}" on this Service (the key ${holders.length === 1 ? 'it has' : 'they have'}; no port in common)`;
+    }
+    keyless ??= `share ${ip} with ${names}: give ${holders.length === 1 ? 'it' : 'them'} and this Service the same metallb.io/allow-shared-ip value (no port in common)`;
+  }
+  return keyless;
 }
 
 /** What to change so that pool `pool` accepts the Service, by the restriction that excludes it. */
@@ -282,7 +326,7 @@ function fromReason(d: AllocationDiagnosisInput, reason: AllocationFailure, text
         message: `${said(text)}pool ${reason.pool}${requestedText(svc, reason.pool)} has no free address for this Service`
           + (reason.refusal.reason === 'noAvailableIPs' ? ` (${inUseText(d, reason.pool, reason.refusal.inUse)})` : ` (${refusalText(reason.refusal)})`),
         fix: orJoin([`add addresses to pool ${reason.pool} (or a new IPAddressPool)`, 'delete Services that no longer need theirs',
-          'share an address with another Service (metallb.io/allow-shared-ip)',
+          shareHint(d, [reason.pool]) ?? 'share an address with another Service (metallb.io/allow-shared-ip)',
           ...(fams[0] && requestedPool(svc) === reason.pool && poolsWithRoom(d, fams[0], [reason.pool], true).length > 0
             ? [`request another pool (metallb.io/address-pool)${roomHint(d, fams[0], [reason.pool], true)}`] : [])]),
       };
@@ -307,19 +351,45 @@ function fromReason(d: AllocationDiagnosisInput, reason: AllocationFailure, text
     case 'noPoolAvailable': {
       if (reason.cause && reason.cause.kind !== 'noPoolAvailable') return fromReason(d, reason.cause, text);
       const attempts = reason.attempts;
-      const exhausted = attempts.filter((t) => t.refusal?.reason === 'noAvailableIPs').map((t) => t.pool);
-      const tried = attempts.map(attemptText);
+      // A pool "without available IPs" may have none of the Service's family at all (MetalLB says
+      // the same): that is a family mismatch, not an exhausted pool.
+      const fams = wanted(svc);
+      const lacksFamily = (pool: string): boolean => {
+        const has = poolFamilies(d.config.pools.get(pool));
+        return fams.length > 0 && fams.some((x) => !has.includes(x));
+      };
+      const noIPs = attempts.filter((t) => t.refusal?.reason === 'noAvailableIPs');
+      const lacking = noIPs.filter((t) => lacksFamily(t.pool)).map((t) => t.pool);
+      const exhausted = noIPs.filter((t) => !lacksFamily(t.pool)).map((t) => t.pool);
+      const tried = attempts.map((t) => (lacking.includes(t.pool)
+        ? `${t.pool}: no ${fams.filter((x) => !poolFamilies(d.config.pools.get(t.pool)).includes(x)).map(familyName).join(' or ')} address at all (it has ${poolFamilies(d.config.pools.get(t.pool)).map(familyName).join(' and ') || 'none'} only)`
+        : attemptText(t)));
       const fixes: string[] = [];
-      if (exhausted.length > 0) fixes.push(`add addresses to pool ${list(exhausted)} (or a new IPAddressPool), or delete Services that no longer need theirs`);
+      const famText = fams.map(familyName).join(' and ');
+      if (lacking.length > 0) {
+        fixes.push(`add ${fams.length === 1 ? `an ${famText} range` : 'ranges of both families'} to pool ${list(lacking)} (or a new ${famText} IPAddressPool)`);
+        if (fams.length === 1) {
+          const otherFam = familyName(other(fams[0]!));
+          fixes.push(`make the Service ${otherFam} (spec.ipFamilies: [${otherFam}]; the primary family of an existing Service cannot change: recreate it)`);
+        }
+      }
+      if (exhausted.length > 0) {
+        fixes.push(`add addresses to pool ${list(exhausted)} (or a new IPAddressPool), or delete Services that no longer need theirs`);
+        const share = shareHint(d, exhausted);
+        if (share) fixes.push(share);
+      }
+      const roomy = fams.length === 1 ? poolsWithRoom(d, fams[0]!, [], true) : null;
       for (const t of attempts) {
         if (!t.refusal || t.refusal.reason === 'noAvailableIPs') continue;
-        fixes.push(acceptFix(t.pool, t.refusal, svc));
+        // Requesting an autoAssign: false pool only helps when it has room for this Service.
+        if (t.refusal.reason === 'autoAssignDisabled' && roomy && !roomy.includes(t.pool)) continue;
+        fixes.push(acceptFix(t.pool, t.refusal, svc) + (t.refusal.reason === 'autoAssignDisabled' && roomy ? ', which has free addresses' : ''));
       }
       if (attempts.length === 0) fixes.push(`create an IPAddressPool in ${ns} with autoAssign and ${familyName(reason.family)} addresses`);
-      const familyMatters = attempts.some((t) => t.refusal?.reason === 'wrongFamily');
+      const familyMatters = lacking.length > 0 || attempts.some((t) => t.refusal?.reason === 'wrongFamily');
       if (familyMatters && ipFamilyPolicy(svc) === 'RequireDualStack') fixes.push('set spec.ipFamilyPolicy: PreferDualStack (MetalLB then gives the family a pool has)');
       return {
-        id: exhausted.length > 0 ? 'pool-exhausted' : 'allocation-failed', severity: 'error',
+        id: exhausted.length > 0 ? 'pool-exhausted' : lacking.length > 0 ? 'pool-lacks-family' : 'allocation-failed', severity: 'error',
         message: `${said(text)}no pool gives this ${familyName(reason.family)} Service an address${tried.length ? `; pools tried: ${tried.join('; ')}` : `; ${ns} has no pool it may use`}`
           + (familyMatters ? `. ${cap(serviceFamiliesText(svc))}` : ''),
         fix: orJoin(fixes),

@@ -17,6 +17,7 @@ import { bgpTraps, clashWhy } from './bgp-traps.ts';
 import type { AllocationView, ConfigurationView, FixHint, NodeView, SpeakersSource } from './explain.ts';
 import { componentText, disagreementText, groupReports } from './reported.ts';
 import { ignoredInputFindings, withoutPoolAdvice } from './inputs.ts';
+import { handManagedEndpoints } from './hand-endpoints.ts';
 import { rejectedEverywhere, type SpeakerConfigs } from './speakers.ts';
 
 /** `error`: the service is not announced because of it; `warning`: likely a mistake; `info`: worth knowing. */
@@ -118,7 +119,7 @@ function allocationFindings(f: FindingsInput, out: Finding[]): void {
       fix: 'take the snapshot with `kubectl get services -o yaml` unedited, or add spec.clusterIP to the manifest' });
     return;
   }
-  const d = dry ? { service: svc, key: f.service, outcome: dry, config: f.controllerConfig, pools: f.dryRunPools, metallbNamespace: f.metallbNamespace, ignoredObjects: f.ignoredObjects } : null;
+  const d = dry ? { service: svc, key: f.service, outcome: dry, config: f.controllerConfig, pools: f.dryRunPools, metallbNamespace: f.metallbNamespace, ignoredObjects: f.ignoredObjects, services: f.state.services } : null;
   if (a.status === 'pending' || (a.status === 'assigned' && dry?.error)) {
     const diagnosis = d ? diagnoseAllocation(d) : null;
     if (diagnosis) out.push(diagnosis);
@@ -495,5 +496,5 @@ export function findingsFor(f: FindingsInput): Finding[] {
     bgpFindings(f, out);
   }
   const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
-  return withoutPoolAdvice(out).map((x, i) => [x, i] as const).sort((a, b) => rank[a[0].severity] - rank[b[0].severity] || a[1] - b[1]).map(([x]) => x);
+  return handManagedEndpoints(f.serviceObject, f.state, withoutPoolAdvice(out)).map((x, i) => [x, i] as const).sort((a, b) => rank[a[0].severity] - rank[b[0].severity] || a[1] - b[1]).map(([x]) => x);
 }

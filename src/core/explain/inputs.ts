@@ -163,8 +163,9 @@ function controllerInstead(a: AllocationView): string {
  * - `external-ips-not-handled`: addresses in spec.externalIPs (an error for a Service that is not
  *   a LoadBalancer: the question is why MetalLB does not announce them; a warning otherwise);
  * - `ingress-from-other-controller` / `load-balancer-ip-from-other-controller`: an address in no
- *   pool that another implementation wrote (otherImplementation; for the status also: no
- *   metallb.io/ip-allocated-from-pool annotation), never with the advice to add it to a pool;
+ *   pool that another implementation wrote (otherImplementation's evidence; a missing
+ *   metallb.io/ip-allocated-from-pool alone is not enough: hand-written manifests lack it too),
+ *   never with the advice to add it to a pool;
  * - `foreign-address-in-pool`: a Service of another loadBalancerClass holds an address one of
  *   MetalLB's pools contains (both may hand it out).
  */
@@ -215,12 +216,12 @@ export function ignoredInputFindings(f: IgnoredInputsInput): Finding[] {
   const foreignStatus = a.status === 'assigned' ? a.ips.filter((ip) => poolOf(f.controllerConfig, ip) === null) : [];
   if (foreignStatus.length > 0) {
     const other = otherImplementation(svc, f.state, 'status');
-    if (other || !allocatedByMetalLB(svc)) {
-      const why = other ? other.why : `MetalLB writes the annotation metallb.io/ip-allocated-from-pool with every address it gives, and this Service has none`;
+    if (other) {
+      const why = other.why + (allocatedByMetalLB(svc) ? '' : '; and the Service lacks metallb.io/ip-allocated-from-pool, which MetalLB writes with every address it gives');
       const own = foreignStatus.map((ip) => nodeWithAddress(f.state, ip)).filter((x) => x !== null);
       out.push({ id: 'ingress-from-other-controller', severity: 'error',
-        message: `status.loadBalancer.ingress (${list(foreignStatus)}) was written by ${other ? other.who : 'another load-balancer implementation'}, not MetalLB: ${why}. ${controllerInstead(a)}, and the other implementation writes its own again: the two fight over ${ns}/${name}`,
-        fix: `${other ? other.fix : GENERIC_FIX}. Do not add ${list(foreignStatus)} to an IPAddressPool${own.length ? ` (${own.length === foreignStatus.length && own.length > 1 ? 'they are nodes\' own addresses' : 'a node\'s own address is there'})` : ''}` });
+        message: `status.loadBalancer.ingress (${list(foreignStatus)}) was written by ${other.who}, not MetalLB: ${why}. ${controllerInstead(a)}, and the other implementation writes its own again: the two fight over ${ns}/${name}`,
+        fix: `${other.fix}. Do not add ${list(foreignStatus)} to an IPAddressPool${own.length ? ` (${own.length === foreignStatus.length && own.length > 1 ? 'they are nodes\' own addresses' : 'a node\'s own address is there'})` : ''}` });
     }
   }
   const lbIP = svc.spec?.loadBalancerIP;
