@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { clusterStateFromObjects, type KubeObject } from '../../src/core/kube.ts';
+import { clusterStateFromObjects, type KubeObject, type Service } from '../../src/core/kube.ts';
 import { allocateAll, type AllocateAllResult, type ServiceAllocationOutcome } from '../../src/core/controller/index.ts';
 import { ingressEntries, processingOrder } from '../../src/core/controller/allocate-all.ts';
 import { controllerConfig } from '../../src/core/explain/index.ts';
@@ -30,14 +30,14 @@ test('K6: hostname-only ingress entries count in the restart order; the Service 
 });
 
 test('processingOrder sorts by ingress entries, hostname-only ones included', () => {
-  const svc = (name: string, ingress: Array<{ ip?: string; hostname?: string }>) => ({
+  const svc = (name: string, ingress: Array<{ ip?: string; hostname?: string }>): Service => ({
     apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'ns' }, spec: { type: 'LoadBalancer' }, status: { loadBalancer: { ingress } },
   });
   const a = svc('a', [{ ip: '10.0.0.1' }]);
   const b = svc('b', [{ ip: '10.0.0.2' }, { hostname: 'b.example.com' }]);
   const c = svc('c', [{ hostname: 'c.example.com' }]);
   assert.equal(ingressEntries(b), 2);
-  assert.deepEqual(processingOrder([a, c, b]).map((s) => s.metadata.name), ['b', 'a', 'c']);
+  assert.deepEqual(processingOrder([a, c, b]).map((s) => s.metadata?.name), ['b', 'a', 'c']);
 });
 
 test('K2: metallb.io/loadBalancerIPs not in text order ends sorted by text in the status (isEqualIPs sorts in place)', () => {
@@ -45,4 +45,12 @@ test('K2: metallb.io/loadBalancerIPs not in text order ends sorted by text in th
   const svc = Object.values(by).find((o) => o.ips.length === 2)!;
   assert.deepEqual(svc.ips, ['10.0.1.0', '2001:db8:0:4::1']);
   assert.equal(svc.nondeterministic, undefined);
+});
+
+test('K3: an invalid address request leaves no ip-allocated-from-pool annotation (the reconcile fails before setting it)', () => {
+  const { by } = restart('controller-invalid-requested-ips-pool-annotation.yaml');
+  const svc = Object.values(by).find((o) => o.ips.length > 0)!;
+  assert.deepEqual(svc.ips, ['10.0.3.4']);
+  assert.equal(svc.pool, null);
+  assert.match(svc.error ?? '', /can not have both/);
 });

@@ -38,7 +38,11 @@ export interface ServiceAllocationOutcome {
   readonly service: string;
   /** Addresses MetalLB would write to `status.loadBalancer.ingress` (canonical), [] if none. */
   readonly ips: readonly string[];
-  /** Pool the addresses are attributed to (`metallb.io/ip-allocated-from-pool`), or null. */
+  /**
+   * The `metallb.io/ip-allocated-from-pool` annotation MetalLB leaves on the Service, or null (no
+   * address; or none written: convergeBalancer failed before setting it, e.g. an invalid address
+   * request, and the Service had none).
+   */
   readonly pool: string | null;
   /** When the Service ends without addresses, or its last reconcile failed: MetalLB's error text; else null. */
   readonly error: string | null;
@@ -570,7 +574,9 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     return {
       service: key,
       ips: ips.map(canonical),
-      pool: ips.length > 0 ? (poolAnn ?? alloc.poolOf(key)) : null,
+      // The annotation as MetalLB leaves it: a reconcile that fails (an invalid address request,
+      // after the status address was registered) writes nothing, so it may stay absent.
+      pool: ips.length > 0 ? (poolAnn ?? null) : null,
       error: failure ? failure.message : null,
       ...(failure?.reason ? { reason: failure.reason } : {}),
       events: [...(emitted.get(key)?.values() ?? [])],
