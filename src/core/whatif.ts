@@ -216,12 +216,7 @@ function identity(o: KubeObject, metallbNamespace: string): string {
   return JSON.stringify([kind, ns, o.metadata?.name ?? '']);
 }
 
-/** `Kind ns/name` of an applied or deleted object, for the report. */
-function refOf(o: KubeObject): string {
-  return objectRef(o);
-}
-
-/** The family of the cluster's Services (their first cluster IP), `ipv4` when none tells. */
+/** The cluster's primary IP family (that of the first Service cluster IP found; IPv4 when none) and whether it is dual-stack. */
 function clusterFamilies(state: ClusterState): { primary: 'IPv4' | 'IPv6'; dual: boolean } {
   let primary: 'IPv4' | 'IPv6' | null = null;
   let v4 = false;
@@ -304,14 +299,13 @@ export function changedState(state: ClusterState, change: WhatIfChange, metallbN
     const list = listOf(o);
     const id = identity(o, metallbNamespace);
     const at = list.findIndex((x) => identity(x, metallbNamespace) === id);
-    if (at < 0) throw new UserError(`--delete: ${refOf(o)} is not in the cluster state`);
+    if (at < 0) throw new UserError(`--delete: ${objectRef(o)} is not in the cluster state`);
     list.splice(at, 1);
-    deleted.push(refOf(o));
+    deleted.push(objectRef(o));
     if (CONTROLLER_KINDS.has(o.kind ?? '')) controllerInputsChanged = true;
   }
   const applied: string[] = [];
   const defaulted: string[] = [];
-  // The state the new Services' families are read from: the one before the change.
   for (const o of change.apply ?? []) {
     const list = listOf(o);
     const id = identity(o, metallbNamespace);
@@ -325,13 +319,14 @@ export function changedState(state: ClusterState, change: WhatIfChange, metallbN
       list[at] = next;
     } else {
       if (next.kind === 'Service') {
+        // The cluster's families are read from the state before the change.
         const d = apiServerDefaults(next as Service, state);
         next = d.service;
         if (d.defaulted) defaulted.push(namespacedName(next));
       }
       list.push(next);
     }
-    applied.push(refOf(o));
+    applied.push(objectRef(o));
     if (CONTROLLER_KINDS.has(o.kind ?? '')) controllerInputsChanged = true;
   }
 
