@@ -54,3 +54,18 @@ test('K3: an invalid address request leaves no ip-allocated-from-pool annotation
   assert.equal(svc.pool, null);
   assert.match(svc.error ?? '', /can not have both/);
 });
+
+test('K1: two pending Services sharing a pool are flagged: either may come first after a restart', () => {
+  const { by } = restart('controller-restart-order-pending.yaml');
+  assert.deepEqual([by['team-a/svc-3']!.ips, by['default/svc-2']!.ips].flat().sort(), ['10.0.2.0', '10.0.2.1']);
+  assert.match(by['team-a/svc-3']!.nondeterministic ?? '', /random \(Go map\) order; in another such order this Service gets 10\.0\.2\.1/);
+  assert.match(by['default/svc-2']!.nondeterministic ?? '', /in another such order this Service gets 10\.0\.2\.0/);
+});
+
+test('K1: two Services that must both re-allocate are flagged; the one keeping the claimed address is not', () => {
+  const { by } = restart('controller-restart-order-reallocate.yaml');
+  assert.ok(by['team-a/svc-2']!.nondeterministic);
+  assert.ok(by['team-a/svc-5']!.nondeterministic);
+  assert.deepEqual(by['default/svc-4']!.ips.includes('10.0.1.0'), true);
+  assert.equal(by['default/svc-4']!.nondeterministic, undefined);
+});

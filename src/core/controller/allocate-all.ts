@@ -172,6 +172,54 @@ interface Taint {
  * (it took, requested or walked past an address a random choice decides).
  */
 export function allocateAll(config: Config, services: readonly Service[], opts: AllocateAllOptions = {}): AllocateAllResult {
+  const first = allocateAllInOrder(config, services, opts, 'name');
+  if (!first.tiesMatter) return first.result;
+  // MetalLB's restart order within one ingress-entry count is Go map order: run two other orders
+  // it can take (each tie group reversed, rotated by one) and flag every Service whose answer
+  // changes. Rotating moves every member of a group, so a Service that takes the n-th free
+  // address of a pool shared with its group gets another one.
+  const others = (['rotate', 'reverse'] as const).map((tie) => new Map(allocateAllInOrder(config, services, opts, tie).result.services.map((o) => [o.service, o])));
+  const services_ = first.result.services.map((o): ServiceAllocationOutcome => {
+    if (o.nondeterministic !== undefined) return o;
+    const mine = answerOf(o);
+    const alt = others.map((m) => m.get(o.service)).find((x) => x !== undefined && answerOf(x) !== mine);
+    if (!alt) return o;
+    const ends = alt.oscillates ? 'never settles' : alt.ips.length > 0 ? `gets ${alt.ips.join(', ')}` : 'gets no address';
+    const what = alt.ips.join(',') === o.ips.join(',') && !alt.oscillates === !o.oscillates ? 'ends with other events' : ends;
+    return { ...o, nondeterministic: `after a restart MetalLB processes the Services with as many status.loadBalancer.ingress entries in random (Go map) order; in another such order this Service ${what}` };
+  });
+  return { ...first.result, services: services_ };
+}
+
+/** What the differential compares of an outcome: addresses, annotation, settling, events (as a set). */
+function answerOf(o: ServiceAllocationOutcome): string {
+  const events = o.events.map((e) => `${e.type}|${e.reason}|${e.message}`).sort();
+  return JSON.stringify([o.ips, o.pool, o.oscillates ?? null, events]);
+}
+
+/**
+ * `sorted` (processingOrder's result) with each run of Services of one ingress-entry count
+ * reordered: `name` keeps it, `reverse` reverses it, `rotate` moves its first Service last.
+ */
+function tieOrder<S extends Service>(sorted: S[], tie: 'name' | 'reverse' | 'rotate'): S[] {
+  if (tie === 'name') return sorted;
+  const out: S[] = [];
+  for (let i = 0; i < sorted.length;) {
+    let j = i;
+    while (j < sorted.length && ingressEntries(sorted[j]!) === ingressEntries(sorted[i]!)) j++;
+    const group = sorted.slice(i, j);
+    out.push(...(tie === 'reverse' ? group.reverse() : [...group.slice(1), ...group.slice(0, 1)]));
+    i = j;
+  }
+  return out;
+}
+
+/**
+ * allocateAll with the order within each ingress-entry count given by `tie`; `tiesMatter`: some
+ * count has two Services or more, one of which does not keep its status addresses (pending, or
+ * re-allocating), so that order may change an answer.
+ */
+function allocateAllInOrder(config: Config, services: readonly Service[], opts: AllocateAllOptions, tie: 'name' | 'reverse' | 'rotate'): { result: AllocateAllResult; tiesMatter: boolean } {
   const lbClass = opts.loadBalancerClass ?? '';
   const maxPasses = opts.maxPasses ?? 100;
   const ctrl: ControllerState = newController();
@@ -196,7 +244,12 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     return (wroteConverged.get(key) === svc && settled(ctrl, key, svc)) || statusKept(ctrl, key, svc);
   };
   const initialKept = new Map([...current].map(([k, svc]) => [k, initialIPs.get(k)!.length > 0 && kept(svc)]));
-  const sorted = processingOrder([...current.values()], kept).map(serviceKey);
+  const sorted = tieOrder(processingOrder([...current.values()], kept), tie).map(serviceKey);
+  const tiesMatter = (() => {
+    const size = new Map<number, number>();
+    for (const k of sorted) size.set(entries.get(k)!, (size.get(entries.get(k)!) ?? 0) + 1);
+    return sorted.some((k) => size.get(entries.get(k)!)! > 1 && !initialKept.get(k));
+  })();
   const pending = sorted.filter((k) => initialIPs.get(k)!.length === 0);
   const rank = new Map(sorted.map((k, i) => [k, i]));
   const pendingSet = new Set(pending);
@@ -485,7 +538,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
       limited = true;
       break;
     }
-    order = processingOrder(order.map((k) => current.get(k)!), kept).map(serviceKey);
+    order = tieOrder(processingOrder(order.map((k) => current.get(k)!), kept), tie).map(serviceKey);
   }
   // The update events of the last pass's writes: each written Service is reconciled again, and so
   // on while it keeps changing (a cycle stops it: see WriteHistory).
@@ -499,7 +552,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     }
     if (reprocess && passes < maxPasses) {
       passes++;
-      order = processingOrder(order.map((k) => current.get(k)!), kept).map(serviceKey);
+      order = tieOrder(processingOrder(order.map((k) => current.get(k)!), kept), tie).map(serviceKey);
       for (const key of order) run(key, next);
     }
     echoes = order.filter((k) => next.has(k) && !cycles.has(k));
@@ -599,7 +652,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
       availableIPv6: count(c.availableIPv6),
     };
   });
-  return { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) };
+  return { result: { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) }, tiesMatter };
 }
 
 /**
