@@ -164,6 +164,7 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
   if (e.l2Status.length > 0) {
     out += field('L2 status', e.l2Status.map((s) => `${s.node}${s.interfaces.length ? ` on ${s.interfaces.join(', ')}` : ''}`).join('; ') + ' (ServiceL2Status)');
   }
+  if (e.failover) out += field('Failover', escapeControl(e.failover.text));
 
   const checks = e.l2?.checks ?? e.bgp?.checks ?? [];
   if (checks.length > 0) {

@@ -18,6 +18,7 @@ import { peerViews, reachesRouter, undeliveredOf, type BGPNodeView, type BGPView
 import { communityLimitError, routesFor } from '../bgp/routes.ts';
 import { metallbView } from './context.ts';
 import { findingsFor, type Finding } from './findings.ts';
+import { failoverBudget, failoverFindings, memberlistInForce, type FailoverBudget } from './failover.ts';
 import { reportedConfiguration, type ReportedConfiguration } from './reported.ts';
 import { rejectedEverywhere, speakerConfigView, type SpeakerConfigGroup, type SpeakerConfigs, type SpeakerConfigView } from './speakers.ts';
 
@@ -149,6 +150,8 @@ export interface Explanation {
   readonly l2: L2Election | null;
   /** The BGP decision of every node's speaker with its own configuration, per peer; null when none accepts. */
   readonly bgp: BGPView | null;
+  /** If the L2 announcer dies: how long until the next node answers (failover.ts); null without an L2 announcer. */
+  readonly failover: FailoverBudget | null;
 }
 
 /**
@@ -375,7 +378,13 @@ export function explainService(input: ExplainInput): Explanation {
     ...partial, state, pool, speakerConfigs: configs, hashWinner, metallbNamespace: namespace, ignoreExcludeLB,
     serviceObject: service, ignoredObjects: input.ignoredObjects ?? [], controllerConfig, dryRunPools, passLimit,
   });
-  return { ...partial, findings };
+  const failover = announcer && (mode === 'layer2' || mode === 'layer2+bgp')
+    ? failoverBudget({
+      announcer, next: hashOrder[1]?.node ?? null, members: speakers?.length ?? index.nodes.length,
+      memberlist: memberlistInForce(state, namespace, input.speakersSource),
+    })
+    : null;
+  return { ...partial, findings: [...findings, ...failoverFindings(failover)], failover };
 }
 
 /** The ServiceL2Status objects of `svc` as `{node, interfaces}`, in state order. */
