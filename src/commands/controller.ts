@@ -248,6 +248,8 @@ async function runController(flags: ControllerFlags): Promise<number> {
       });
       // metallb_k8s_client_sync_age_seconds: how long the current API server outage has lasted (0: none)
       (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, watcher);
+      // metallb_k8s_client_sync_age_seconds: how long the current API server outage has lasted (0: none)
+      (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, watcher);
       try {
         await watcher.start();
       } catch (err) {

@@ -244,6 +244,8 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   });
   // metallb_k8s_client_sync_age_seconds: how long the current API server outage has lasted (0: none)
   (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, source);
+  // metallb_k8s_client_sync_age_seconds: how long the current API server outage has lasted (0: none)
+  (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, source);
   let membership: Membership;
   // The view served on /debug/members (`metallb-ts members`): every Node when memberlist is off.
   let membersView: () => unknown = () => ({ memberlist: false, alive: source.state().nodes.map((n) => n.metadata?.name ?? '').filter(Boolean).sort() });

@@ -15,7 +15,8 @@
  * MetalLB namespace; every metallb.io kind in the MetalLB namespace; Events of the MetalLB namespace
  * and of Services (optional: missing rights or kinds leave the list empty).
  */
-import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { ClusterAccess as KubeConfig } from './access.ts';
+import { ListWatch } from './list-watch.ts';
 import { emptyClusterState, type ClusterState, type KubeObject } from '../core/kube.ts';
 import { ClusterUnreachableError, UserError } from '../core/errors.ts';
 import { apiError, httpStatusOf, kubeGet, serverOf } from './client.ts';
@@ -254,7 +255,7 @@ export interface ClusterStateWatcherOptions {
 
 interface Feed {
   spec: ResourceSpec;
-  lw: ListWatch<KubernetesObject>;
+  lw: ListWatch;
   /** this feed's objects by objectKey */
   store: Map<string, KubeObject>;
   synced: boolean;
@@ -263,6 +264,10 @@ interface Feed {
   lastFailure: number;
   retry: NodeJS.Timeout | undefined;
   starting: Promise<void> | undefined;
+  /** failed() calls so far (a start that returns without one more has listed or watched) */
+  failures: number;
+  /** when this feed's list/watch started failing (ms since the epoch); undefined while it works */
+  failingSince: number | undefined;
 }
 
 function defaultLog(entry: LogEntry): void {
@@ -278,13 +283,16 @@ function errorText(err: unknown): string {
 }
 
 /**
- * Keeps a live ClusterState current with one informer per RESOURCES entry (client-node's ListWatch,
- * which makeInformer builds: list, then watch from the list's resourceVersion, re-list on 410 Gone).
+ * Keeps a live ClusterState current with one informer per RESOURCES entry (src/kube/list-watch.ts,
+ * client-node's ListWatch without client-node: list, then watch from the list's resourceVersion, re-list on 410 Gone).
  *
  * A failed list or a broken watch (the API server restarting, a network error) is logged as one JSON
  * line on stderr and retried with exponential backoff (1 s doubling to 30 s); the informer resumes
  * from its last resourceVersion, or re-lists when that is too old, and reports objects deleted in
  * the meantime as deletes. Objects are shared with the caller: treat them as read-only.
+ * When every failing list/watch works again, one line says so with the outage's length
+ * (`list/watch recovered after an outage of 12.3 s`, `outageMs`); `syncAgeSeconds()` tells how
+ * long the current outage has lasted (0: none).
  */
 export class ClusterStateWatcher {
   readonly server: string;
@@ -300,6 +308,9 @@ export class ClusterStateWatcher {
   private readonly syncTimeoutMs: number;
   private stopped = false;
   private cached: ClusterState | undefined;
+  /** when the current outage began (first failure while every feed worked); undefined: none */
+  private outageSince: number | undefined;
+  private readonly recoveredResources = new Set<string>();
 
   constructor(kc: KubeConfig, opts: ClusterStateWatcherOptions = {}) {
     this.kc = kc;
@@ -322,7 +333,7 @@ export class ClusterStateWatcher {
         const r = await listResource(this.kc, spec, this.metallbNamespace, this.frrk8sNamespace);
         feed.synced = true;
         feed.lastError = undefined;
-        return { apiVersion: spec.apiVersion, kind: `${spec.kind}List`, metadata: { resourceVersion: r.resourceVersion }, items: r.items as KubernetesObject[] };
+        return { apiVersion: spec.apiVersion, kind: `${spec.kind}List`, metadata: { resourceVersion: r.resourceVersion }, items: r.items };
       } catch (err) {
         if (isAbsentOk(spec, err)) {
           // Not served / not allowed and optional: an empty list, watched again after a backoff.
@@ -333,9 +344,8 @@ export class ClusterStateWatcher {
         throw err;
       }
     };
-    const lw = new ListWatch<KubernetesObject>(resourcePath(spec, this.metallbNamespace, this.frrk8sNamespace), new Watch(this.kc), listFn,
-      false, spec.labelSelector, spec.fieldSelector);
-    const feed: Feed = { spec, lw, store: new Map(), synced: false, lastError: undefined, backoffMs: 0, lastFailure: 0, retry: undefined, starting: undefined };
+    const lw = new ListWatch(resourcePath(spec, this.metallbNamespace, this.frrk8sNamespace), this.kc, listFn, spec.labelSelector, spec.fieldSelector);
+    const feed: Feed = { spec, lw, store: new Map(), synced: false, lastError: undefined, backoffMs: 0, lastFailure: 0, retry: undefined, starting: undefined, failures: 0, failingSince: undefined };
     lw.on('add', (obj) => this.apply(feed, 'add', obj as KubeObject));
     lw.on('update', (obj) => this.apply(feed, 'update', obj as KubeObject));
     lw.on('delete', (obj) => this.apply(feed, 'delete', obj as KubeObject));
@@ -367,6 +377,14 @@ export class ClusterStateWatcher {
     if (this.stopped) return;
     const absent = (err as { absent?: boolean } | null)?.absent === true;
     const now = Date.now();
+    feed.failures++;
+    if (absent) {
+      // the API server answered (the kind is not served or not allowed): not an outage
+      this.recovered(feed);
+    } else {
+      feed.failingSince ??= now;
+      this.outageSince ??= now;
+    }
     if (now - feed.lastFailure > 60_000) feed.backoffMs = 0;
     feed.lastFailure = now;
     feed.backoffMs = feed.backoffMs === 0 ? this.baseBackoffMs : Math.min(feed.backoffMs * 2, this.maxBackoffMs);
@@ -386,9 +404,41 @@ export class ClusterStateWatcher {
   }
 
   private startFeed(feed: Feed): Promise<void> {
-    const p = feed.lw.start().catch((err: unknown) => this.failed(feed, err));
+    const failures = feed.failures;
+    // ListWatch.start resolves once its list and watch request are through, and also after a
+    // failed list it reported as an error: only a start without a new failure is a recovery.
+    const p = feed.lw.start().then(() => {
+      if (feed.failures === failures) this.recovered(feed);
+    }, (err: unknown) => this.failed(feed, err));
     feed.starting = p;
     return p;
+  }
+
+  /**
+   * A feed's list/watch works again. Once every feed works, the outage is over: logged once
+   * ("list/watch recovered", with `outageMs` from the first failure and the resources that failed).
+   */
+  private recovered(feed: Feed): void {
+    if (this.stopped || feed.failingSince === undefined) return;
+    feed.failingSince = undefined;
+    this.recoveredResources.add(resourceName(feed.spec));
+    if (this.outageSince === undefined || this.feeds.some((f) => f.failingSince !== undefined)) return;
+    const outageMs = Date.now() - this.outageSince;
+    this.outageSince = undefined;
+    this.log({
+      level: 'info', msg: `list/watch recovered after an outage of ${(outageMs / 1000).toFixed(1)} s`, op: 'watch', server: this.server,
+      outageMs, resources: [...this.recoveredResources].sort(),
+    });
+    this.recoveredResources.clear();
+  }
+
+  /**
+   * Seconds since the list/watches last all worked: 0 while they do; during an outage (any
+   * list/watch failing, from its first failure until every one works again) the time since it
+   * began. `metallb_k8s_client_sync_age_seconds` exports it.
+   */
+  syncAgeSeconds(now = Date.now()): number {
+    return this.outageSince === undefined ? 0 : Math.max(0, now - this.outageSince) / 1000;
   }
 
   /**

@@ -346,6 +346,13 @@ describe('live cluster access against a real kube-apiserver', () => {
       assert.equal(err.server, `https://127.0.0.1:${port}`);
       assert.equal(typeof err.resource, 'string');
       assert.equal(typeof err.retryInMs, 'number');
+      // the recovery is logged once, with the outage's length (issue #15); the sync age is 0 again
+      await waitFor('the recovery line', () => logs.some((l) => l.msg.startsWith('list/watch recovered')), 60_000);
+      const recovered = logs.find((l) => l.msg.startsWith('list/watch recovered'))!;
+      assert.equal(recovered.level, 'info');
+      assert.ok(Number(recovered.outageMs) >= 1500, JSON.stringify(recovered));
+      assert.ok(Array.isArray(recovered.resources) && recovered.resources.includes('v1 services'), JSON.stringify(recovered));
+      assert.equal(watcher.syncAgeSeconds(), 0);
     } finally {
       watcher.stop();
       const closed = new Promise<void>((r) => (proxy?.listening ? proxy.close(() => r()) : r()));

@@ -88,6 +88,12 @@ export interface TestCluster {
   logTail(lines?: number): string;
   /** Stops kube-apiserver then etcd (SIGTERM, SIGKILL after 10 s) and deletes `dir` unless kept. Idempotent. */
   stop(): Promise<void>;
+  /**
+   * An API server outage: stops kube-apiserver (SIGTERM, SIGKILL after 10 s; etcd keeps running),
+   * waits `downMs`, starts it again with the same flags, port and certificates and resolves once
+   * it is ready. Resolves with how long it was unreachable (ms, from the stop to ready).
+   */
+  restartApiserver(downMs: number): Promise<number>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,7 +306,7 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
 
     // --- kube-apiserver
     const server = `https://127.0.0.1:${securePort}`;
-    const api = startProcess(apiserverBin, [
+    const apiArgs = [
       `--etcd-servers=${etcdUrl}`,
       '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1',
@@ -321,12 +327,28 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
       '--profiling=false',
       '--v=1',
       ...(opts.extraApiserverArgs ?? []),
-    ], apiLog);
-    entry.procs.push(api.proc);
-    await waitFor('kube-apiserver did not become ready', deadline, () => diedMsg(api, 'kube-apiserver')() ?? diedMsg(etcd, 'etcd')(), async () => {
-      const [status] = await httpsGet(`${server}/readyz`, ca, cert, key);
-      return status === 200;
-    });
+    ];
+    const startApi = async (until: number): Promise<Started> => {
+      const started = startProcess(apiserverBin, apiArgs, apiLog);
+      entry.procs.push(started.proc);
+      await waitFor('kube-apiserver did not become ready', until, () => diedMsg(started, 'kube-apiserver')() ?? diedMsg(etcd, 'etcd')(), async () => {
+        const [status] = await httpsGet(`${server}/readyz`, ca, cert, key);
+        return status === 200;
+      });
+      return started;
+    };
+    let api = await startApi(deadline);
+    const restartApiserver = async (downMs: number): Promise<number> => {
+      const t0 = Date.now();
+      const gone = api.exited;
+      api.proc.kill('SIGTERM');
+      const kill = setTimeout(() => api.proc.kill('SIGKILL'), 10_000);
+      await gone;
+      clearTimeout(kill);
+      await new Promise((r) => setTimeout(r, downMs));
+      api = await startApi(Date.now() + (opts.startTimeoutMs ?? 120_000));
+      return Date.now() - t0;
+    };
 
     // --- kubeconfig
     const b64 = (s: string): string => Buffer.from(s).toString('base64');
@@ -389,7 +411,7 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
 
     return {
       kubeconfigPath, server, kubeConfig, adminToken, userTokens, caPem: ca, etcdUrl, dir,
-      kubeConfigForToken, logTail, stop,
+      kubeConfigForToken, logTail, stop, restartApiserver,
     };
   } catch (e) {
     const msg = (e as Error).message;
