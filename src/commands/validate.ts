@@ -7,7 +7,8 @@
 import type { Command } from 'commander';
 import { configWarnings } from '../core/config/index.ts';
 import { DEFAULT_METALLB_NAMESPACE, KIND_TO_LIST, objectRef, originOf, type ClusterState, type KubeObject } from '../core/kube.ts';
-import { metallbView } from '../core/explain/context.ts';
+import { controllerConfig, metallbView } from '../core/explain/context.ts';
+import { configHazards, type Hazard } from '../core/explain/hazards.ts';
 import { bgpTraps } from '../core/explain/bgp-traps.ts';
 import { configRejections, rejectedByText } from '../core/explain/validate.ts';
 import { disagreementText, groupReports, reportedConfiguration, reportedSummary, type ReportedConfiguration } from '../core/explain/reported.ts';
@@ -57,7 +58,8 @@ export interface ValidationReport {
  * parseConfig would reject), then those only a component raises, each with the components that
  * reject the configuration because of it (configRejections: the controller, the speakers of
  * which nodes, or none but the admission webhook). Warnings: configWarnings, then the BGP traps
- * (bgpTraps). Only metallb.io objects in `metallbNamespace` count (metallbView); the others are
+ * (bgpTraps), then the hazards (configHazards: node addresses or Pod/Service ranges in a pool,
+ * unintended interfaces). Only metallb.io objects in `metallbNamespace` count (metallbView); the others are
  * warnings (`outside-metallb-namespace`). Pure; never throws for a bad configuration.
  */
 export function validateConfig(all: ClusterState, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): ValidationReport {
@@ -75,6 +77,19 @@ export function validateConfig(all: ClusterState, metallbNamespace: string = DEF
     const source = sources.get(w.object);
     return { severity: 'warning', object: w.object, message: w.message, id: w.id, fix: w.fix, ...(source ? { source } : {}) };
   });
+  // Dangerous configurations MetalLB accepts (pools holding node addresses or overlapping the Pod or
+  // Service ranges, speakers answering on wireless/VPN/overlay interfaces): judged with the
+  // controller's pools, none when it rejects them.
+  let hazards: Hazard[] = [];
+  try {
+    hazards = configHazards(all, controllerConfig(all, metallbNamespace), metallbNamespace);
+  } catch {
+    hazards = [];
+  }
+  for (const h of hazards) {
+    const source = sources.get(h.object);
+    warnings.push({ severity: 'warning', object: h.object, message: h.message, id: h.id, fix: h.fix, ...(source ? { source } : {}) });
+  }
   const controllerError = rejections.find((r) => r.controller)?.error.message ?? null;
   const reported = reportedConfiguration(all, metallbNamespace, speakerConfigs, { accepted: controllerError === null, error: controllerError });
   for (const g of groupReports(reported.filter((r) => r.agreement === 'disagrees' || r.agreement === 'otherError'))) {

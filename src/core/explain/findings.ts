@@ -18,6 +18,7 @@ import type { AllocationView, ConfigurationView, FixHint, NodeView, SpeakersSour
 import { componentText, disagreementText, groupReports } from './reported.ts';
 import { ignoredInputFindings, withoutPoolAdvice } from './inputs.ts';
 import { handManagedEndpoints } from './hand-endpoints.ts';
+import { hazardFindings } from './hazards.ts';
 import { rejectedEverywhere, type SpeakerConfigs } from './speakers.ts';
 
 /** `error`: the service is not announced because of it; `warning`: likely a mistake; `info`: worth knowing. */
@@ -495,6 +496,8 @@ export function findingsFor(f: FindingsInput): Finding[] {
     l2Findings(f, out);
     bgpFindings(f, out);
   }
+  // Dangerous configurations MetalLB accepts (hazards.ts): the Service's pool, its interfaces.
+  out.push(...hazardFindings({ ...f, poolName: f.l2?.pool ?? f.bgp?.pool ?? null }));
   const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
   return handManagedEndpoints(f.serviceObject, f.state, withoutPoolAdvice(out)).map((x, i) => [x, i] as const).sort((a, b) => rank[a[0].severity] - rank[b[0].severity] || a[1] - b[1]).map(([x]) => x);
 }

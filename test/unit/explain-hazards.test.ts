@@ -1,0 +1,112 @@
+/**
+ * Dangerous configurations MetalLB accepts are warned about, in explain and validate (issue #12
+ * item 5), on a snapshot shaped after MetalLB users' home-lab reports
+ * (test/unit/fixtures/issue12/hazards.yaml): a pool holding the nodes' own addresses (one of them
+ * given to a Service), pools overlapping the Pod and the Service ranges, speakers answering on
+ * wlan0, cilium_vxlan and tailscale0 with no L2Advertisement restricting interfaces. Variants
+ * (no interface names known, a custom exclusion list, restricted interfaces, no kubernetes
+ * Service) run on the core.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { ROOT, runCliAsync } from '../helpers/cli.ts';
+import { clusterStateFromObjects, type KubeObject } from '../../src/core/kube.ts';
+import { controllerConfig } from '../../src/core/explain/context.ts';
+import { configHazards, riskyInterfaceKind } from '../../src/core/explain/hazards.ts';
+
+const FILE = join(ROOT, 'test/unit/fixtures/issue12/hazards.yaml');
+const NS = 'metallb-system';
+
+interface Finding { id: string; severity: string; message: string; fix: string }
+
+function head(text: string, n = 6): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const l of text.split('\n').slice(0, n)) {
+    const m = /^([A-Z][A-Za-z ]*): +(.*)$/.exec(l);
+    if (m && !(m[1]! in out)) out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+function objects(): KubeObject[] {
+  return parseAllDocuments(readFileSync(FILE, 'utf8')).map((d) => d.toJS() as KubeObject).filter(Boolean);
+}
+
+function hazards(objs: KubeObject[]) {
+  const state = clusterStateFromObjects(objs);
+  return configHazards(state, controllerConfig(state, NS), NS);
+}
+
+test('hazards through the CLI: first lines and JSON', { concurrency: 4 }, async (t) => {
+  await t.test('a Service holding a node\'s own address: the hazard is the Why, though the Service is announced', async () => {
+    const [tx, js] = await Promise.all([runCliAsync(['explain', 'home/pihole', '-f', FILE]), runCliAsync(['explain', 'home/pihole', '-f', FILE, '-o', 'json'])]);
+    assert.equal(tx.status, 0, tx.stderr);
+    const h = head(tx.stdout);
+    assert.equal(h.Verdict, 'announced by rpi-1 over layer2: 192.168.1.11');
+    assert.match(h.Why!, /^192\.168\.1\.11, this Service's address, is the InternalIP of rpi-2, and rpi-1 answers ARP\/NDP for it: traffic for rpi-2 goes to rpi-1 \(IPAddressPool home contains 192\.168\.1\.10 \(InternalIP of rpi-1\), 192\.168\.1\.11 \(InternalIP of rpi-2\): MetalLB accepts it/);
+    assert.equal(h.Fix, 'keep the nodes\' addresses out of pool home: list a range of free addresses (outside the nodes\' and the DHCP server\'s), e.g. split 192.168.1.0/24 around 192.168.1.10, 192.168.1.11');
+    const f = (JSON.parse(js.stdout) as { findings: Finding[] }).findings;
+    assert.deepEqual([f[0]!.id, f[0]!.severity, f[0]!.message], ['pool-contains-node-address', 'error', h.Why]);
+  });
+
+  await t.test('a healthy Service in that pool: the pool and the interfaces are warnings', async () => {
+    const [tx, js] = await Promise.all([runCliAsync(['explain', 'media/jellyfin', '-f', FILE]), runCliAsync(['explain', 'media/jellyfin', '-f', FILE, '-o', 'json'])]);
+    assert.equal(tx.status, 0, tx.stderr);
+    const h = head(tx.stdout);
+    assert.equal(h.Verdict, 'announced by rpi-1 over layer2: 192.168.1.50');
+    assert.match(h.Warning!, /^pool-contains-node-address: IPAddressPool home contains 192\.168\.1\.10 \(InternalIP of rpi-1\)/);
+    const f = (JSON.parse(js.stdout) as { findings: Finding[] }).findings;
+    assert.deepEqual(f.map((x) => [x.id, x.severity]), [['pool-contains-node-address', 'warning'], ['l2-unintended-interfaces', 'warning']]);
+    assert.match(f[1]!.message, /^the speakers answer ARP\/NDP on cilium_vxlan \(overlay\/CNI; rpi-1\), tailscale0 \(VPN\/tunnel; rpi-1\), wlan0 \(wireless; rpi-1\) \(ServiceL2Status\), which MetalLB's default exclusion list does not exclude, and L2Advertisement home-l2 does not restrict spec\.interfaces/);
+    assert.match(f[1]!.fix, /^list the interfaces to answer on in spec\.interfaces of L2Advertisement home-l2 \(e\.g\. \[eth0\]\), or add \^cilium\.\*, \^tailscale\.\*, \^wlan\.\* to announcedInterfacesToExclude in ConfigMap metallb-system\/metallb-excludel2/);
+  });
+
+  await t.test('validate lists every hazard with its object', async () => {
+    const r = await runCliAsync(['validate', '-f', FILE, '-o', 'json']);
+    assert.equal(r.status, 0, r.stderr);
+    const w = (JSON.parse(r.stdout) as { warnings: Array<{ id: string; object: string; message: string; source?: string }> }).warnings;
+    assert.deepEqual(w.map((x) => [x.id, x.object]), [
+      ['pool-contains-node-address', 'metallb-system/IPAddressPool/home'],
+      ['pool-overlaps-pod-cidr', 'metallb-system/IPAddressPool/extra'],
+      ['pool-overlaps-service-cidr', 'metallb-system/IPAddressPool/svc'],
+      ['l2-unintended-interfaces', 'metallb-system/L2Advertisement/home-l2'],
+    ]);
+    assert.match(w[1]!.message, /overlaps the Pod range 10\.244\.1\.0\/24 \(rpi-2\)/);
+    assert.match(w[2]!.message, /at least 10\.96\.0\.0\/20, from the kubernetes Service's cluster IP .*; it contains the cluster IP 10\.96\.0\.210/);
+    assert.match(w[0]!.source ?? '', /hazards\.yaml:\d+$/);
+  });
+});
+
+test('hazards: no interface names in the snapshot, no interface warning', () => {
+  const hs = hazards(objects().filter((o) => o.kind !== 'ServiceL2Status'));
+  assert.ok(!hs.some((h) => h.id === 'l2-unintended-interfaces'));
+  assert.equal(hs.length, 3);
+});
+
+test('hazards: the exclusion list in force and spec.interfaces are honoured', () => {
+  const cm: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'metallb-excludel2', namespace: NS },
+    data: { 'excludel2.yaml': 'announcedInterfacesToExclude: ["^docker.*", "^lo$", "^wl.*", "^cilium_.*"]' } };
+  const withList = hazards([...objects(), cm]).find((h) => h.id === 'l2-unintended-interfaces')!;
+  assert.deepEqual(withList.interfaces!.map((i) => i.name), ['tailscale0']);
+  assert.match(withList.message, /which ConfigMap metallb-system\/metallb-excludel2 does not exclude/);
+  const restricted = objects().map((o) => (o.kind === 'L2Advertisement' ? { ...o, spec: { ...(o.spec as object), interfaces: ['eth0'] } } : o));
+  assert.ok(!hazards(restricted).some((h) => h.id === 'l2-unintended-interfaces'));
+});
+
+test('hazards: without the kubernetes Service only the cluster IPs a pool contains count; without podCIDRs nothing about Pods', () => {
+  const objs = objects().filter((o) => !(o.kind === 'Service' && o.metadata?.name === 'kubernetes'))
+    .map((o) => (o.kind === 'Node' ? { ...o, spec: {} } : o));
+  const hs = hazards(objs);
+  const svc = hs.find((h) => h.id === 'pool-overlaps-service-cidr')!;
+  assert.doesNotMatch(svc.message, /at least/);
+  assert.match(svc.message, /contains the cluster IP 10\.96\.0\.210/);
+  assert.ok(!hs.some((h) => h.id === 'pool-overlaps-pod-cidr'));
+});
+
+test('riskyInterfaceKind: wireless, VPN and overlay names; ordinary NICs are not', () => {
+  assert.deepEqual(['wlan0', 'wlp2s0', 'wg0', 'tailscale0', 'cilium_vxlan', 'vxlan.calico', 'flannel.1', 'eth0', 'enp3s0', 'bond0', 'ens192'].map(riskyInterfaceKind),
+    ['wireless', 'wireless', 'VPN/tunnel', 'VPN/tunnel', 'overlay/CNI', 'overlay/CNI', 'overlay/CNI', null, null, null, null]);
+});
