@@ -19,6 +19,7 @@ import { communityLimitError, routesFor } from '../bgp/routes.ts';
 import { metallbView } from './context.ts';
 import { findingsFor, type Finding } from './findings.ts';
 import { failoverBudget, failoverFindings, memberlistInForce, type FailoverBudget } from './failover.ts';
+import { announcerFlapping, flappingFindings, type Flapping } from './flapping.ts';
 import { reportedConfiguration, type ReportedConfiguration } from './reported.ts';
 import { rejectedEverywhere, speakerConfigView, type SpeakerConfigGroup, type SpeakerConfigs, type SpeakerConfigView } from './speakers.ts';
 
@@ -152,6 +153,8 @@ export interface Explanation {
   readonly bgp: BGPView | null;
   /** If the L2 announcer dies: how long until the next node answers (failover.ts); null without an L2 announcer. */
   readonly failover: FailoverBudget | null;
+  /** The L2 announcement moving between nodes, from nodeAssigned Events and speaker restarts (flapping.ts); null when stable. */
+  readonly flapping: Flapping | null;
 }
 
 /**
@@ -384,7 +387,10 @@ export function explainService(input: ExplainInput): Explanation {
       memberlist: memberlistInForce(state, namespace, input.speakersSource),
     })
     : null;
-  return { ...partial, findings: [...findings, ...failoverFindings(failover)], failover };
+  const flapping = !ignored && (mode === 'layer2' || mode === 'layer2+bgp') ? announcerFlapping(state, service, hashOrder.map((h) => h.node)) : null;
+  return {
+    ...partial, findings: [...findings, ...flappingFindings(flapping, l2?.advertisements ?? [], namespace), ...failoverFindings(failover)], failover, flapping,
+  };
 }
 
 /** The ServiceL2Status objects of `svc` as `{node, interfaces}`, in state order. */
