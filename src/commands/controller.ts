@@ -130,7 +130,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
   const tls = webhooks ? await webhookTls(flags) : null;
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
-  const [{ KubeClient, loadKubeConfig, serverOf, apiError }, { ClusterStateWatcher }, { ControllerLoop }, { ControllerMetrics, startHttpServer }, { KubeWriter }, { createMlSecret },
+  const [{ KubeClient, loadClusterAccess, serverOf, apiError }, { ClusterStateWatcher }, { ControllerLoop }, { ControllerMetrics, startHttpServer }, { KubeWriter }, { createMlSecret },
     { ConfigurationStateWriter }] =
     await Promise.all([import('../kube/client.ts'), import('../kube/live.ts'), import('../controller/loop.ts'),
       import('../controller/metrics.ts'), import('../controller/writer.ts'), import('../controller/memberlist-secret.ts'),
@@ -138,7 +138,8 @@ async function runController(flags: ControllerFlags): Promise<number> {
   const log = jsonLogger({ level: flags.logLevel });
   const main = log.with({ caller: 'main.go' });
   const namespace = metallbNamespaceOf(flags.namespace);
-  const kc = loadKubeConfig({
+  // Without client-node for a service account or a plain kubeconfig (src/kube/access.ts).
+  const kc = loadClusterAccess({
     ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
     ...(flags.context !== undefined ? { context: flags.context } : {}),
   });
@@ -248,8 +249,6 @@ async function runController(flags: ControllerFlags): Promise<number> {
       });
       // metallb_k8s_client_sync_age_seconds: how long the current API server outage has lasted (0: none)
       (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, watcher);
-      // metallb_k8s_client_sync_age_seconds: how long the current API server outage has lasted (0: none)
-      (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, watcher);
       try {
         await watcher.start();
       } catch (err) {
@@ -300,7 +299,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
 /** What startWebhooks needs from the command. */
 interface WebhookContext {
   api: import('../kube/client.ts').KubeClient;
-  kc: import('@kubernetes/client-node').KubeConfig;
+  kc: import('../kube/access.ts').ClusterAccess;
   namespace: string;
   log: import('../log.ts').Logger;
   tls: import('../controller/webhook-tls.ts').WebhookTlsOptions;

@@ -196,7 +196,7 @@ export function registerSpeaker(program: Command): void {
 async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { configPathGiven?: boolean } = {}): Promise<number> {
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
-  const [{ apiError, KubeClient, loadKubeConfig, serverOf }, { ClusterStateWatcher }, { createL2Announcer },
+  const [{ apiError, KubeClient, loadClusterAccess, serverOf }, { ClusterStateWatcher }, { createL2Announcer },
     { restL2StatusApi, restBGPStatusApi, restFRRConfigurationApi }, { SpeakerEvents }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
     { Speaker, SPEAKER_BGP_KINDS, nodeChangeMatters }, { frrConfigurationName }, { ConfigurationStateWriter }] = await Promise.all([
     import('../kube/client.ts'), import('../kube/live.ts'), import('../speaker/announcer.ts'), import('../speaker/api.ts'),
@@ -210,7 +210,8 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   const ml = memberlistSettings(opts);
   const namespace = metallbNamespaceOf(opts.namespace);
   const frrk8sNamespace = opts.frrk8sNamespace || namespace;
-  const kc = loadKubeConfig({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
+  // Without client-node for a service account or a plain kubeconfig (src/kube/access.ts).
+  const kc = loadClusterAccess({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
   const server = serverOf(kc);
   const log = jsonLogger({ level: opts.logLevel });
   log.info({ op: 'startup', version: VERSION, node, namespace, frrk8sNamespace, bgpType, server, msg: `metallb-ts speaker starting ${VERSION}` });
@@ -242,8 +243,6 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     fieldSelectors: { frrConfigurations: `metadata.name=${frrConfigurationName(node)}` },
     log: ({ level, ...rest }) => (level === 'error' ? log.error(rest) : log.info(rest)),
   });
-  // metallb_k8s_client_sync_age_seconds: how long the current API server outage has lasted (0: none)
-  (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, source);
   // metallb_k8s_client_sync_age_seconds: how long the current API server outage has lasted (0: none)
   (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, source);
   let membership: Membership;

@@ -26,7 +26,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { ClusterAccess as KubeConfig } from '../kube/access.ts';
+import { ListWatch } from '../kube/list-watch.ts';
+import type { KubeObject as KubernetesObject } from '../core/kube.ts';
 import { ClusterUnreachableError, UserError } from '../core/errors.ts';
 import { apiError, httpStatusOf, type KubeClient } from '../kube/client.ts';
 import { silentLogger, type Logger } from '../log.ts';
@@ -104,7 +106,7 @@ export function renewCerts(certs: SecretCerts, dnsName: string, now: Date): { ou
 /** Options of CertRotator. */
 export interface CertRotatorOptions {
   api: KubeClient;
-  /** for the watches (client-node's Watch); absent: no watches, only the periodic check */
+  /** for the watches (src/kube/list-watch.ts); absent: no watches, only the periodic check */
   kubeConfig?: KubeConfig;
   /** MetalLB's namespace: the Secret's */
   namespace: string;
@@ -138,7 +140,7 @@ export class CertRotator {
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
-  private readonly watches: Array<{ lw: ListWatch<KubernetesObject>; retry?: NodeJS.Timeout; backoffMs: number }> = [];
+  private readonly watches: Array<{ lw: ListWatch; retry?: NodeJS.Timeout; backoffMs: number }> = [];
   /** reconciles run (tests) */
   reconciles = 0;
   /** whether the last injection put the CA into every existing target */
@@ -403,8 +405,8 @@ export class CertRotator {
         const list = await this.o.api.request<{ metadata?: { resourceVersion?: string }; items?: KubernetesObject[] }>({ path: t.path, query: { fieldSelector } });
         return { metadata: { resourceVersion: list.metadata?.resourceVersion ?? '' }, items: list.items ?? [] } as never;
       };
-      const lw = new ListWatch<KubernetesObject>(t.path, new Watch(kc), listFn, false, undefined, fieldSelector);
-      const w: { lw: ListWatch<KubernetesObject>; retry?: NodeJS.Timeout; backoffMs: number } = { lw, backoffMs: 0 };
+      const lw = new ListWatch(t.path, kc, listFn, undefined, fieldSelector);
+      const w: { lw: ListWatch; retry?: NodeJS.Timeout; backoffMs: number } = { lw, backoffMs: 0 };
       let synced = false;
       const changed = (verb: string) => () => {
         // The initial list replays the objects as adds: the reconcile after it covers them.

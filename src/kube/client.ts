@@ -9,13 +9,23 @@
  * objects exactly as the API server (and `kubectl get -o json`) shows them.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import http from 'node:http';
+import type { Agent as HttpAgent, ClientRequest, IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { ClusterUnreachableError, UserError } from '../core/errors.ts';
 import { RESPONSE_TOO_LARGE, timeoutError, tooLargeError } from './http-limits.ts';
+import { inClusterConfig, liteKubeConfigFromFile, type ClusterAccess } from './access.ts';
+
+export type { ClusterAccess } from './access.ts';
+
+// node:http through getBuiltinModule: its ESM facade reads every export, which loads undici.
+const http = process.getBuiltinModule('node:http');
+// client-node is loaded by loadKubeConfig only (the daemons use loadClusterAccess, see access.ts).
+const require = createRequire(import.meta.url);
+const newKubeConfig = (): KubeConfig => new (require('@kubernetes/client-node') as typeof import('@kubernetes/client-node')).KubeConfig();
 
 /** Options that choose the kubeconfig (the CLI's `--kubeconfig` and `--context`). */
 export interface KubeConfigOptions {
@@ -76,7 +86,7 @@ export function kubeConfigSource(opts: KubeConfigOptions, env: KubeConfigEnv = p
  */
 export function loadKubeConfig(opts: KubeConfigOptions = {}, env: KubeConfigEnv = process.env): KubeConfig {
   const source = kubeConfigSource(opts, env);
-  const kc = new KubeConfig();
+  const kc = newKubeConfig();
   let where: string;
   switch (source.kind) {
     case 'none':
@@ -89,7 +99,7 @@ export function loadKubeConfig(opts: KubeConfigOptions = {}, env: KubeConfigEnv 
       const [first, ...rest] = source.files;
       loadFile(kc, first!);
       for (const f of rest) {
-        const more = new KubeConfig();
+        const more = newKubeConfig();
         loadFile(more, f);
         try {
           kc.mergeConfig(more, true);
@@ -130,6 +140,27 @@ export function loadKubeConfig(opts: KubeConfigOptions = {}, env: KubeConfigEnv 
   return kc;
 }
 
+/**
+ * The configuration a daemon uses, chosen as loadKubeConfig chooses it: without client-node when it
+ * is the in-cluster service account or one kubeconfig file whose context needs nothing beyond a
+ * server, its CA, a client certificate or a bearer token (LiteKubeConfig, src/kube/access.ts);
+ * otherwise, and for every error, loadKubeConfig's KubeConfig.
+ * @throws UserError as loadKubeConfig.
+ */
+export function loadClusterAccess(opts: KubeConfigOptions = {}, env: KubeConfigEnv = process.env): ClusterAccess {
+  const source = kubeConfigSource(opts, env);
+  if (source.kind === 'in-cluster' && env.serviceAccountTokenFile === undefined && opts.context === undefined) {
+    const lite = inClusterConfig(env);
+    if (existsSync(SERVICE_ACCOUNT_CA)) return lite;
+  } else if ((source.kind === 'flag' || source.kind === 'env' || source.kind === 'home') && source.files.length === 1) {
+    const lite = liteKubeConfigFromFile(source.files[0]!, opts.context);
+    if (lite) return lite;
+  }
+  return loadKubeConfig(opts, env);
+}
+
+const SERVICE_ACCOUNT_CA = '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt';
+
 function loadFile(kc: KubeConfig, file: string): void {
   let text: string;
   try {
@@ -149,7 +180,7 @@ function loadFile(kc: KubeConfig, file: string): void {
 }
 
 /** The API server URL of the kubeconfig's current context (`https://host:port`), or `<no server>`. */
-export function serverOf(kc: KubeConfig): string {
+export function serverOf(kc: ClusterAccess): string {
   return kc.getCurrentCluster()?.server?.replace(/\/+$/, '') ?? '<no server>';
 }
 
@@ -346,14 +377,14 @@ export interface KubeClientOptions {
 export class KubeClient {
   /** the API server URL, without a trailing slash */
   readonly server: string;
-  private readonly kc: KubeConfig;
+  private readonly kc: ClusterAccess;
   private readonly timeoutMs: number;
   private readonly userAgent: string;
   private readonly maxSockets: number | undefined;
-  private agent: http.Agent | undefined;
+  private agent: HttpAgent | undefined;
 
   /** @throws UserError when the kubeconfig has no current cluster (loadKubeConfig's configs always have one). */
-  constructor(kc: KubeConfig, opts: KubeClientOptions = {}) {
+  constructor(kc: ClusterAccess, opts: KubeClientOptions = {}) {
     const server = kc.getCurrentCluster()?.server;
     if (!server) throw new UserError('the kubeconfig has no current cluster');
     this.kc = kc;
@@ -380,8 +411,8 @@ export class KubeClient {
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const timeoutMs = req.timeoutMs ?? this.timeoutMs;
     const { deadlineMs, maxBytes, signal } = req;
-    let r: http.ClientRequest | undefined;
-    let res: http.IncomingMessage | undefined;
+    let r: ClientRequest | undefined;
+    let res: IncomingMessage | undefined;
     let fail: (err: unknown) => void = () => {};
     let settled = false; // once answered, a late timer or abort must not destroy a socket the pool reuses
     const stopped = new Promise<never>((_, reject) => {
@@ -464,9 +495,9 @@ export class KubeClient {
   }
 
   /** One keep-alive agent with the TLS material client-node put on `opts` (proxy agents are kept as they are). */
-  private keepAlive(opts: https.RequestOptions): http.Agent | undefined {
+  private keepAlive(opts: https.RequestOptions): HttpAgent | undefined {
     const given = opts.agent;
-    if (given && !(given instanceof https.Agent) && !(given instanceof http.Agent && given.constructor === http.Agent)) return given as http.Agent;
+    if (given && !(given instanceof https.Agent) && !(given instanceof http.Agent && given.constructor === http.Agent)) return given as HttpAgent;
     if (this.agent) return this.agent;
     const base = given && 'options' in given ? (given as https.Agent).options : {};
     this.agent = this.server.startsWith('http:')
@@ -500,7 +531,7 @@ export interface KubeGetOptions {
  *   the answer is not complete by `deadlineMs`; `answer larger than N bytes` (code
  *   ERESPONSETOOLARGE) past `maxBytes`. Map them with apiError.
  */
-export async function kubeGet(kc: KubeConfig, path: string, opts: KubeGetOptions = {}): Promise<unknown> {
+export async function kubeGet(kc: ClusterAccess, path: string, opts: KubeGetOptions = {}): Promise<unknown> {
   const { query, timeoutMs, deadlineMs, maxBytes, signal } = opts;
   return new KubeClient(kc).request({ path, query, timeoutMs, deadlineMs, maxBytes, signal });
 }

@@ -15,7 +15,8 @@
  * MetalLB namespace; every metallb.io kind in the MetalLB namespace; Events of the MetalLB namespace
  * and of Services (optional: missing rights or kinds leave the list empty).
  */
-import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { ClusterAccess as KubeConfig } from './access.ts';
+import { ListWatch } from './list-watch.ts';
 import { emptyClusterState, type ClusterState, type KubeObject } from '../core/kube.ts';
 import { ClusterUnreachableError, UserError } from '../core/errors.ts';
 import { apiError, httpStatusOf, kubeGet, serverOf } from './client.ts';
@@ -254,7 +255,7 @@ export interface ClusterStateWatcherOptions {
 
 interface Feed {
   spec: ResourceSpec;
-  lw: ListWatch<KubernetesObject>;
+  lw: ListWatch;
   /** this feed's objects by objectKey */
   store: Map<string, KubeObject>;
   synced: boolean;
@@ -282,8 +283,8 @@ function errorText(err: unknown): string {
 }
 
 /**
- * Keeps a live ClusterState current with one informer per RESOURCES entry (client-node's ListWatch,
- * which makeInformer builds: list, then watch from the list's resourceVersion, re-list on 410 Gone).
+ * Keeps a live ClusterState current with one informer per RESOURCES entry (src/kube/list-watch.ts,
+ * client-node's ListWatch without client-node: list, then watch from the list's resourceVersion, re-list on 410 Gone).
  *
  * A failed list or a broken watch (the API server restarting, a network error) is logged as one JSON
  * line on stderr and retried with exponential backoff (1 s doubling to 30 s); the informer resumes
@@ -332,7 +333,7 @@ export class ClusterStateWatcher {
         const r = await listResource(this.kc, spec, this.metallbNamespace, this.frrk8sNamespace);
         feed.synced = true;
         feed.lastError = undefined;
-        return { apiVersion: spec.apiVersion, kind: `${spec.kind}List`, metadata: { resourceVersion: r.resourceVersion }, items: r.items as KubernetesObject[] };
+        return { apiVersion: spec.apiVersion, kind: `${spec.kind}List`, metadata: { resourceVersion: r.resourceVersion }, items: r.items };
       } catch (err) {
         if (isAbsentOk(spec, err)) {
           // Not served / not allowed and optional: an empty list, watched again after a backoff.
@@ -343,8 +344,7 @@ export class ClusterStateWatcher {
         throw err;
       }
     };
-    const lw = new ListWatch<KubernetesObject>(resourcePath(spec, this.metallbNamespace, this.frrk8sNamespace), new Watch(this.kc), listFn,
-      false, spec.labelSelector, spec.fieldSelector);
+    const lw = new ListWatch(resourcePath(spec, this.metallbNamespace, this.frrk8sNamespace), this.kc, listFn, spec.labelSelector, spec.fieldSelector);
     const feed: Feed = { spec, lw, store: new Map(), synced: false, lastError: undefined, backoffMs: 0, lastFailure: 0, retry: undefined, starting: undefined, failures: 0, failingSince: undefined };
     lw.on('add', (obj) => this.apply(feed, 'add', obj as KubeObject));
     lw.on('update', (obj) => this.apply(feed, 'update', obj as KubeObject));
