@@ -132,7 +132,7 @@ _metallb_ts() {
         -o|--output) COMPREPLY=($(compgen -W "table yaml json" -- "$cur")); return 0 ;;
         --speakers) :; return 0 ;;
       esac
-      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--node-name --pod-name --namespace --kubeconfig --context --port --health-probe-port --metrics-bind-address --log-level --lb-class --ignore-exclude-lb --l2-data-plane --ml-bindaddr --ml-bindport --ml-labels --ml-namespace --ml-secret-key-path --ml-wan-config --ml-config-path --bgp-type --bgp-debounce-timeout --frrk8s-namespace --dry-run -f --filename -o --output --speakers -h --help" -- "$cur")); return 0; fi
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--node-name --pod-name --namespace --kubeconfig --context --port --health-probe-port --metrics-bind-address --log-level --lb-class --ignore-exclude-lb --no-unannounced-events --l2-data-plane --ml-bindaddr --ml-bindport --ml-labels --ml-namespace --ml-secret-key-path --ml-wan-config --ml-config-path --bgp-type --bgp-debounce-timeout --frrk8s-namespace --dry-run -f --filename -o --output --speakers -h --help" -- "$cur")); return 0; fi
       ;;
     validate)
       case "$prev" in

@@ -91,6 +91,7 @@ complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l metrics-bind-
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l log-level -x -a 'all debug info warn error none' -d 'log level'
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l lb-class -x -d 'handle only services of this spec.loadBalancerClass (default: only those without one)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l ignore-exclude-lb -d 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label'
+complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l no-unannounced-events -d 'do not record the Warning Event notAnnounced on Services no node announces (env METALLB_TS_UNANNOUNCED_EVENTS=false; the log line and the metallb_speaker_unannounced gauge stay)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l l2-data-plane -x -a 'raw log' -d 'raw: answer ARP/NDP on the node\'s interfaces (needs CAP_NET_RAW); log: only log announcements (env METALLB_TS_L2_DATA_PLANE)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l ml-bindaddr -x -d 'memberlist bind address, the pod IP; with --ml-labels turns memberlist on (env METALLB_ML_BIND_ADDR)'
 complete -c metallb-ts -n '__fish_seen_subcommand_from speaker' -l ml-bindport -x -d 'memberlist bind port (env METALLB_ML_BIND_PORT)'

@@ -130,6 +130,7 @@ _metallb-ts() {
             '--log-level=[log level]:value:(all debug info warn error none)' \
             '--lb-class=[handle only services of this spec.loadBalancerClass (default: only those without one)]:value: ' \
             '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label]' \
+            '--no-unannounced-events[do not record the Warning Event notAnnounced on Services no node announces (env METALLB_TS_UNANNOUNCED_EVENTS=false; the log line and the metallb_speaker_unannounced gauge stay)]' \
             '--l2-data-plane=[raw: answer ARP/NDP on the node'\''s interfaces (needs CAP_NET_RAW); log: only log announcements (env METALLB_TS_L2_DATA_PLANE)]:value:(raw log)' \
             '--ml-bindaddr=[memberlist bind address, the pod IP; with --ml-labels turns memberlist on (env METALLB_ML_BIND_ADDR)]:value: ' \
             '--ml-bindport=[memberlist bind port (env METALLB_ML_BIND_PORT)]:value: ' \
