@@ -69,3 +69,12 @@ test('K1: two Services that must both re-allocate are flagged; the one keeping t
   assert.deepEqual(by['default/svc-4']!.ips.includes('10.0.1.0'), true);
   assert.equal(by['default/svc-4']!.nondeterministic, undefined);
 });
+
+test('K7: a random pool choice ends a PreferDualStack oscillation: the dry run answers where MetalLB ends, flagged', () => {
+  const { by } = restart('controller-random-pool-escapes-oscillation.yaml');
+  const o = by['default/svc-4']!;
+  assert.deepEqual(o.ips, ['2001:db8:0:8::']);
+  assert.equal(o.pool, 'pool-b');
+  assert.equal(o.oscillates, undefined);
+  assert.match(o.nondeterministic ?? '', /in pool-a it never settles, in pool-b it does, so it ends there/);
+});

@@ -21,7 +21,7 @@
  * `sortPools` exactly as Go's sort.Slice moves them (gosort.ts), which is deterministic.
  */
 import type { Pool } from '../config/types.ts';
-import { type IP, type IPFamily, formatIP, to16, cidrLast } from '../ip.ts';
+import { type IP, type IPFamily, formatIP, parseIP, to16, cidrLast } from '../ip.ts';
 import { OrderedMap, IntervalSet } from './ordered.ts';
 import { goSortSlice, sortPoolsLess } from './gosort.ts';
 import { AllocationError } from './errors.ts';
@@ -247,6 +247,14 @@ export class Allocator {
   /** sortedOrders results per priority signature (cleared by setPools). */
   private readonly orderCache = new Map<string, readonly (readonly number[])[]>();
   private readonly onPoolChange: ((pool: string) => void) | undefined;
+
+  /**
+   * Service key → a pool some Go map order could choose for it (one of an allocation's
+   * `tiedPools`): allocate takes that pool instead of name order's choice whenever it is one of
+   * the tied ones. Empty by default; the dry run sets it to follow MetalLB's random choices down
+   * another branch (a PreferDualStack Service that settles only in one of its tied pools).
+   */
+  readonly preferredPools = new Map<string, string>();
 
   /** `onPoolChange` is called with a pool name for every pool-change notification. */
   constructor(onPoolChange?: (pool: string) => void) {
@@ -519,6 +527,18 @@ export class Allocator {
       }
       if (r.ok) {
         tied.delete(r.value.pool);
+        const want = this.preferredPools.get(req.key);
+        const other = want !== undefined ? tied.get(want) : undefined;
+        if (other) {
+          // Take the preferred tied pool's addresses instead (what that map order gives).
+          const taken = r.value.ips;
+          this.release(req.key);
+          const a = this.assign(req, other.map((t) => parseIP(t)!));
+          tied.delete(want!);
+          tied.set(r.value.pool, taken);
+          const tiedChoices = [...tied].map(([pool, ips]) => ({ pool, ips }));
+          return { ...a, pool: want!, attempts: sortAttempts(attempts), tiedPools: tiedChoices.map((t) => t.pool), tiedChoices };
+        }
         const tiedChoices = [...tied].map(([pool, ips]) => ({ pool, ips }));
         return { ...r.value, attempts: sortAttempts(attempts), tiedPools: tiedChoices.map((t) => t.pool), tiedChoices };
       }

@@ -172,13 +172,48 @@ interface Taint {
  * (it took, requested or walked past an address a random choice decides).
  */
 export function allocateAll(config: Config, services: readonly Service[], opts: AllocateAllOptions = {}): AllocateAllResult {
-  const first = allocateAllInOrder(config, services, opts, 'name');
+  const prefer = new Map<string, string>();
+  let first = allocateAllInOrder(config, services, opts, 'name', prefer);
+  // A Service that never settles in the pool name order gives it, but whose allocation could have
+  // gone to another (tied) pool: MetalLB re-allocates it in random pool order each round and stays
+  // once it lands in a pool where it settles (a PreferDualStack Service on a single-stack cluster
+  // in an IPv6-only pool next to a dual-stack one). Follow that branch and answer its end state.
+  const original = first;
+  const escapes = new Map<string, { readonly from: readonly string[]; readonly to: string }>();
+  for (const o of original.result.services) {
+    if (!o.oscillates) continue;
+    const tied = original.tied.get(o.service) ?? [];
+    for (const pool of tied) {
+      if (prefer.has(o.service)) break;
+      const trial = new Map([...prefer, [o.service, pool]]);
+      const alt = allocateAllInOrder(config, services, opts, 'name', trial);
+      const mine = alt.result.services.find((x) => x.service === o.service);
+      if (!mine || mine.oscillates) continue;
+      prefer.set(o.service, pool);
+      escapes.set(o.service, { from: tied.filter((t) => t !== pool), to: pool });
+      first = alt;
+    }
+  }
+  if (escapes.size > 0) {
+    const before = new Map(original.result.services.map((o) => [o.service, o]));
+    const services_ = first.result.services.map((o): ServiceAllocationOutcome => {
+      const e = escapes.get(o.service);
+      if (e) {
+        const text = `MetalLB re-allocates it in random (Go map) pool order after each round: in ${e.from.join(', ')} it never settles, in ${e.to} it does, so it ends there`;
+        return { ...o, nondeterministic: o.nondeterministic ? `${o.nondeterministic}; ${text}` : text };
+      }
+      const b = before.get(o.service);
+      if (o.nondeterministic !== undefined || (b && answerOf(b) === answerOf(o))) return o;
+      return { ...o, nondeterministic: `its answer depends on the random pool choices that end ${[...escapes.keys()].join(', ')}'s re-allocations in MetalLB` };
+    });
+    first = { ...first, result: { ...first.result, services: services_ } };
+  }
   if (!first.tiesMatter) return first.result;
   // MetalLB's restart order within one ingress-entry count is Go map order: run two other orders
   // it can take (each tie group reversed, rotated by one) and flag every Service whose answer
   // changes. Rotating moves every member of a group, so a Service that takes the n-th free
   // address of a pool shared with its group gets another one.
-  const others = (['rotate', 'reverse'] as const).map((tie) => new Map(allocateAllInOrder(config, services, opts, tie).result.services.map((o) => [o.service, o])));
+  const others = (['rotate', 'reverse'] as const).map((tie) => new Map(allocateAllInOrder(config, services, opts, tie, prefer).result.services.map((o) => [o.service, o])));
   const services_ = first.result.services.map((o): ServiceAllocationOutcome => {
     if (o.nondeterministic !== undefined) return o;
     const mine = answerOf(o);
@@ -219,10 +254,15 @@ function tieOrder<S extends Service>(sorted: S[], tie: 'name' | 'reverse' | 'rot
  * count has two Services or more, one of which does not keep its status addresses (pending, or
  * re-allocating), so that order may change an answer.
  */
-function allocateAllInOrder(config: Config, services: readonly Service[], opts: AllocateAllOptions, tie: 'name' | 'reverse' | 'rotate'): { result: AllocateAllResult; tiesMatter: boolean } {
+function allocateAllInOrder(
+  config: Config, services: readonly Service[], opts: AllocateAllOptions, tie: 'name' | 'reverse' | 'rotate', prefer: ReadonlyMap<string, string>,
+): { result: AllocateAllResult; tiesMatter: boolean; tied: ReadonlyMap<string, readonly string[]> } {
   const lbClass = opts.loadBalancerClass ?? '';
   const maxPasses = opts.maxPasses ?? 100;
   const ctrl: ControllerState = newController();
+  for (const [k, p] of prefer) ctrl.allocator.preferredPools.set(k, p);
+  /** Service → every pool its allocations could have taken (chosen and tied), in the order seen. */
+  const tiedOf = new Map<string, string[]>();
   setControllerPools(ctrl, config.pools.values());
   const alloc = ctrl.allocator;
 
@@ -374,6 +414,9 @@ function allocateAllInOrder(config: Config, services: readonly Service[], opts: 
     let orderNoted = false;
     if (a && a.tiedPools.length > 0) {
       orderNoted = true;
+      const seen = tiedOf.get(key) ?? [];
+      for (const p of [a.pool, ...a.tiedPools]) if (!seen.includes(p)) seen.push(p);
+      tiedOf.set(key, seen);
       note(key, `pools ${[a.pool, ...a.tiedPools].join(', ')} could each be chosen: MetalLB walks them in random (Go map) order, metallb-ts took ${a.pool}`);
       taint([...a.ips, ...a.tiedChoices.flatMap((c) => c.ips)], `${key}'s random pool choice`, [key]);
     }
@@ -652,7 +695,7 @@ function allocateAllInOrder(config: Config, services: readonly Service[], opts: 
       availableIPv6: count(c.availableIPv6),
     };
   });
-  return { result: { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) }, tiesMatter };
+  return { result: { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) }, tiesMatter, tied: tiedOf };
 }
 
 /**
