@@ -21,6 +21,14 @@
  * take the total over, the streams holding the most bytes are closed until it fits
  * (`dropped.streamBudget`). A stream is decoded only when that can make progress (see readMessage),
  * so a large or trickled stream costs linear, not quadratic, work.
+ *
+ * Decoding work per source address (metallb-ts's addition; memberlist trusts its peers): a token
+ * bucket (src/core/membership/decode-allowance.ts, 1 MiB/s, 2 MiB burst) charged with each
+ * datagram's bytes plus what its compress layers unpacked, failed or not, and with each stream
+ * message's unpacked bytes; a source whose bucket is empty has its datagrams and stream messages
+ * dropped before decoding (`dropped.rateLimited`), and what it has left bounds what its next one
+ * may unpack. Each drop reason is logged at most once a minute (DROP_LOG_INTERVAL_MS) with the
+ * count since the last line; `stats().handlerCpuMaxMs` is the most CPU one handler took.
  */
 import dgram from 'node:dgram';
 import { closeSync, constants as fsConstants, fstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
@@ -171,9 +179,9 @@ export interface MemberView {
 
 /**
  * Counters of the member (packets/streams in and out, stream decode attempts, drops by reason)
- * and three gauges. Drop reasons include the wire errors (`malformed`, `truncated`, `decrypt`, …),
- * `handoffQueueFull`, `pushPullLimit`, `streamLimit`, `streamBudget`, `unsupportedType` (an err
- * message in a packet).
+ * and gauges. Drop reasons include the wire errors (`malformed`, `truncated`, `decrypt`,
+ * `amplification`, …), `rateLimited`, `handoffQueueFull`, `pushPullLimit`, `streamLimit`,
+ * `streamBudget`, `unsupportedType` (an err message in a packet).
  */
 export interface MemberlistStats {
   packetsIn: number;
