@@ -86,6 +86,20 @@ function speakerContainer(pod: Pod): Container | undefined {
  * them. A config file the speakers would refuse is reported in `source`, the defaults kept.
  */
 export function memberlistInForce(state: Pick<ClusterState, 'pods' | 'configMaps'>, namespace: string, speakersSource?: string): MemberlistInForce {
+  // Cached per pods list: explain runs once per Service (whois, whatif).
+  const key = `${namespace}\u0000${speakersSource ?? ''}`;
+  let perState = inForceCache.get(state.pods);
+  const hit = perState?.get(key);
+  if (hit && hit.configMaps === state.configMaps) return hit.value;
+  const value = memberlistInForceUncached(state, namespace, speakersSource);
+  if (!perState) inForceCache.set(state.pods, (perState = new Map()));
+  perState.set(key, { configMaps: state.configMaps, value });
+  return value;
+}
+
+const inForceCache = new WeakMap<readonly unknown[], Map<string, { configMaps: readonly unknown[]; value: MemberlistInForce }>>();
+
+function memberlistInForceUncached(state: Pick<ClusterState, 'pods' | 'configMaps'>, namespace: string, speakersSource?: string): MemberlistInForce {
   const pods = state.pods.filter(isSpeakerPod);
   const pod = pods.find((p) => p.metadata?.namespace === namespace) ?? pods[0];
   const running = speakersSource === 'memberlist' ? true : speakersSource === 'memberlist-disabled' ? false : null;

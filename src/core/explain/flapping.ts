@@ -72,16 +72,34 @@ interface Folded {
   last: number | null;
 }
 
+/** nodeAssigned Events by `namespace/name` of their Service, per events list (explain runs once per Service: whois, whatif). */
+const byServiceCache = new WeakMap<readonly unknown[], Map<string, AnyEvent[]>>();
+
+function nodeAssignedByService(events: readonly unknown[]): Map<string, AnyEvent[]> {
+  let m = byServiceCache.get(events);
+  if (m) return m;
+  m = new Map();
+  for (const raw of events as AnyEvent[]) {
+    if (raw?.reason !== 'nodeAssigned') continue;
+    const obj = raw.involvedObject ?? raw.regarding;
+    if (!obj || (obj.kind && obj.kind !== 'Service')) continue;
+    const key = `${obj.namespace ?? raw.metadata?.namespace ?? ''}/${obj.name ?? ''}`;
+    const list = m.get(key);
+    if (list) list.push(raw);
+    else m.set(key, [raw]);
+  }
+  byServiceCache.set(events, m);
+  return m;
+}
+
 /** The Service's Layer 2 nodeAssigned Events, either API shape, as Folded entries. */
 function nodeAssignedEvents(state: Pick<ClusterState, 'events'>, service: Service): Folded[] {
   const ns = service.metadata?.namespace ?? 'default';
   const name = service.metadata?.name ?? '';
   const uid = service.metadata?.uid;
   const out: Folded[] = [];
-  for (const raw of state.events as AnyEvent[]) {
-    if (raw?.reason !== 'nodeAssigned') continue;
+  for (const raw of nodeAssignedByService(state.events).get(`${ns}/${name}`) ?? []) {
     const obj = raw.involvedObject ?? raw.regarding;
-    if (!obj || (obj.kind && obj.kind !== 'Service') || obj.name !== name || (obj.namespace ?? raw.metadata?.namespace) !== ns) continue;
     if (uid && obj.uid && obj.uid !== uid) continue; // an earlier Service of the same name
     const m = NODE_ASSIGNED_L2.exec(String(raw.message ?? raw.note ?? ''));
     if (!m) continue;
