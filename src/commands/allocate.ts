@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { controllerConfig } from '../core/explain/index.ts';
 import { allocateAll, statusIPs, type AllocateAllResult, type PoolOutcome, type ServiceAllocationOutcome } from '../core/controller/index.ts';
 import type { ClusterState } from '../core/kube.ts';
+import { withAPIServerDefaults, type DefaultedService } from '../core/apiserver-defaults.ts';
 import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
 import { palette } from '../render/color.ts';
 import { writeResult } from '../render/output.ts';
@@ -55,13 +56,22 @@ export interface AllocateReport {
   passes: number;
   /** Present (true) when the dry run stopped at its pass limit while a Service still asked MetalLB to reprocess every Service. */
   passLimitReached?: true;
+  /**
+   * LoadBalancer Services of the input without spec.clusterIP/clusterIPs (manifests of Services not
+   * created yet), defaulted as the API server would before the dry run (families, policy, stand-in
+   * cluster IPs, and on what the cluster's families were judged), or left as written when it would
+   * refuse them (`refused`). Empty when every Service has cluster IPs.
+   */
+  defaulted: DefaultedService[];
 }
 
 /**
  * Runs the controller's allocation over the state with the controller's own configuration
  * (controllerConfig: the IPAddressPools and Communities of MetalLB's namespace — a broken
  * BGPAdvertisement, BGPPeer or L2Advertisement never stops allocation), then allocateAll on every
- * LoadBalancer Service, and reports the services of `req.namespace` (all when absent).
+ * LoadBalancer Service — those without cluster IPs (new manifests) defaulted as the API server
+ * would (withAPIServerDefaults, listed in `defaulted`) — and reports the services of
+ * `req.namespace` (all when absent).
  * @throws UserError (exit 2) when the controller rejects its configuration (it keeps the last one it accepted).
  */
 export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): AllocateReport {
@@ -71,7 +81,10 @@ export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): 
   } catch (err) {
     throw rejectedConfig(err);
   }
-  const result: AllocateAllResult = allocateAll(config, state.services, {
+  // Manifests of new Services have no cluster IPs yet: default them as the API server would, or
+  // MetalLB's controller would clear them ("No ClusterIPs").
+  const { services: input, defaulted } = withAPIServerDefaults(state.services);
+  const result: AllocateAllResult = allocateAll(config, input, {
     ...(req.loadBalancerClass !== undefined ? { loadBalancerClass: req.loadBalancerClass } : {}),
     ...(req.maxPasses !== undefined ? { maxPasses: req.maxPasses } : {}),
   });
@@ -84,7 +97,11 @@ export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): 
       return { ...o, namespace: o.service.slice(0, slash), name: o.service.slice(slash + 1), currentIPs, change: changeOf(currentIPs, o.ips) };
     })
     .filter((s) => req.namespace === undefined || s.namespace === req.namespace);
-  return { services, pools: [...result.pools], passes: result.passes, ...(result.passLimitReached ? { passLimitReached: true as const } : {}) };
+  const shown = new Set(services.map((x) => x.service));
+  return {
+    services, pools: [...result.pools], passes: result.passes, ...(result.passLimitReached ? { passLimitReached: true as const } : {}),
+    defaulted: defaulted.filter((d) => shown.has(d.service)),
+  };
 }
 
 function changeOf(before: readonly string[], after: readonly string[]): AllocationChange {
@@ -105,12 +122,13 @@ function cycleText(states: readonly (readonly string[])[]): string {
 }
 
 /**
- * The MESSAGE column: MetalLB's error, or that the controller never settles on the Service
- * (`oscillates`); empty otherwise.
+ * The MESSAGE column: MetalLB's error (or, for a manifest the API server would refuse, `refused`
+ * instead), or that the controller never settles on the Service (`oscillates`); empty otherwise.
  */
-function messageOf(s: AllocateServiceReport): string | undefined {
+function messageOf(s: AllocateServiceReport, refused?: string): string | undefined {
   const parts: string[] = [];
-  if (s.error) parts.push(s.error);
+  if (refused) parts.push(`the API server would refuse this Service: ${refused}`);
+  else if (s.error) parts.push(s.error);
   if (s.oscillates) parts.push(`never settles: MetalLB writes ${cycleText(s.oscillates)} forever`);
   return parts.length ? parts.join('; ') : undefined;
 }
@@ -130,7 +148,7 @@ export function allocateTable(report: AllocateReport, wide: boolean, color = pal
   const svcColumns = ['service', { header: 'external-ip', placeholder: PENDING }, 'pool', 'change', 'message',
     ...(wide ? ['current-ip', 'events', 'note'] : [])];
   const svcRows = report.services.map((s) => [
-    s.service, s.ips.join(','), s.pool, change(s.change), messageOf(s),
+    s.service, s.ips.join(','), s.pool, change(s.change), messageOf(s, report.defaulted.find((d) => d.service === s.service)?.refused),
     ...(wide ? [s.currentIPs.join(','), eventsText(s), s.nondeterministic] : []),
   ]);
   const services = renderTable(svcColumns, svcRows, 'No LoadBalancer services found.');
@@ -142,7 +160,10 @@ export function allocateTable(report: AllocateReport, wide: boolean, color = pal
   const limit = report.passLimitReached
     ? `\n${color.yellow('Stopped')} after ${report.passes} pass${report.passes === 1 ? '' : 'es'} while a Service still asked MetalLB to reprocess every Service: MetalLB's controller keeps going (with a growing backoff), so the addresses above are where the dry run stopped, not where MetalLB ends\n`
     : '';
-  return `${services}\n${pools}${limit}`;
+  const defaults = report.defaulted.map((d) => (d.refused
+    ? `${color.yellow('Not defaulted')}: ${d.service} has no cluster IPs and the API server would refuse it: ${d.refused}\n`
+    : `${color.bold('Defaulted')} as the API server would: ${d.service} has no cluster IPs (a manifest not created yet): ipFamilyPolicy ${d.ipFamilyPolicy}, ipFamilies [${d.ipFamilies.join(', ')}], judged from ${d.basis}\n`)).join('');
+  return `${defaults}${defaults ? '\n' : ''}${services}\n${pools}${limit}`;
 }
 
 interface AllocateOptions extends StateOptions, OutputOptions {

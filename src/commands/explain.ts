@@ -46,12 +46,16 @@ export function parseServiceTarget(target: string, namespace?: string): ServiceR
 
 /**
  * The Service `ref` names in `state`.
- * @throws UserError (exit 2) when it is not there.
+ * @throws UserError (exit 2) when it is not there; the message names the namespaces where a
+ *   Service of that name exists (`exists in namespace shop: explain svc/web -n shop`).
  */
 export function findService(state: ClusterState, ref: ServiceRef): Service {
   const svc = state.services.find((s) => s.metadata?.name === ref.name && (s.metadata?.namespace ?? 'default') === ref.namespace);
-  if (!svc) throw new UserError(`service ${ref.namespace}/${ref.name} not found in the cluster state`);
-  return svc;
+  if (svc) return svc;
+  const elsewhere = [...new Set(state.services.filter((s) => s.metadata?.name === ref.name).map((s) => s.metadata?.namespace ?? 'default'))].sort();
+  const hint = elsewhere.length === 0 ? ''
+    : `; a Service ${ref.name} exists in namespace${elsewhere.length === 1 ? '' : 's'} ${elsewhere.length <= 8 ? elsewhere.join(', ') : `${elsewhere.slice(0, 8).join(', ')} and ${elsewhere.length - 8} more`}: explain svc/${ref.name} -n ${elsewhere[0]}`;
+  throw new UserError(`service ${ref.namespace}/${ref.name} not found in the cluster state${hint}`);
 }
 
 /**
