@@ -27,7 +27,7 @@ function head(text: string, n = 6): Record<string, string> {
   return out;
 }
 
-async function explain(file: string, target: string): Promise<{ status: number | null; text: string; json: { findings: Finding[]; allocation: { status: string } } }> {
+async function explain(file: string, target: string): Promise<{ status: number | null; text: string; json: { findings: Finding[]; allocation: { status: string; pool: string | null } } }> {
   const [t, j] = await Promise.all([runCliAsync(['explain', target, '-f', file]), runCliAsync(['explain', target, '-f', file, '-o', 'json'])]);
   assert.equal(t.stderr, '');
   assert.equal(t.status, j.status);
@@ -54,6 +54,9 @@ test('ignored inputs: first lines and JSON', { concurrency: 4 }, async (t) => {
     assert.match(h.Why!, /^status\.loadBalancer\.ingress \(192\.168\.1\.11, 192\.168\.1\.12\) was written by k3s's ServiceLB \(klipper-lb\), not MetalLB: k3s runs svclb-traefik-4f7c2b9e-7xq2m for it, and 192\.168\.1\.11 \(InternalIP of k3s-server\)/);
     assert.match(h.Why!, /MetalLB's controller replaces them with 192\.168\.1\.240 from pool first-pool, and the other implementation writes its own again/);
     assert.match(h.Fix!, /^let one implementation own the Service: start k3s with --disable=servicelb .*Do not add 192\.168\.1\.11, 192\.168\.1\.12 to an IPAddressPool \(they are nodes' own addresses\)$/);
+    // The addresses are in no pool: none is named for them.
+    assert.match(r.text, /\nAddresses: +192\.168\.1\.11, 192\.168\.1\.12 \(assigned\): from status\.loadBalancer\.ingress\n/);
+    assert.equal(r.json.allocation.pool, null);
     assert.equal(r.json.findings[0]!.id, 'ingress-from-other-controller');
     assert.equal(r.json.findings[0]!.message, h.Why);
     assert.ok(!r.json.findings.some((f) => f.id === 'ip-not-in-pool' || f.id === 'status-ip-not-kept'));

@@ -18,6 +18,7 @@ import { peerViews, reachesRouter, undeliveredOf, type BGPNodeView, type BGPView
 import { communityLimitError, routesFor } from '../bgp/routes.ts';
 import { metallbView } from './context.ts';
 import { findingsFor, type Finding } from './findings.ts';
+import { poolOf } from './inputs.ts';
 import { failoverBudget, failoverFindings, memberlistInForce, type FailoverBudget } from './failover.ts';
 import { announcerFlapping, flappingFindings, type Flapping } from './flapping.ts';
 import { reportedConfiguration, type ReportedConfiguration } from './reported.ts';
@@ -279,7 +280,9 @@ export function explainService(input: ExplainInput): Explanation {
     if (run.passLimitReached) passLimit = run.passes;
     if (current.length > 0) {
       allocation = {
-        ips: current, pool: dryRun?.pool ?? null, status: 'assigned',
+        // The pool the controller attributes the status addresses to when it keeps them; else the
+        // pool holding them (none for addresses another implementation wrote).
+        ips: current, pool: dryRun && sameSet(dryRun.ips, current) ? dryRun.pool : statusPool(controllerConfig, current), status: 'assigned',
         reason: dryRun?.error ? `in status.loadBalancer.ingress, but the controller would not keep it: ${dryRun.error}` : 'from status.loadBalancer.ingress',
         dryRun,
       };
@@ -391,6 +394,17 @@ export function explainService(input: ExplainInput): Explanation {
   return {
     ...partial, findings: [...findings, ...flappingFindings(flapping, l2?.advertisements ?? [], namespace), ...failoverFindings(failover)], failover, flapping,
   };
+}
+
+/** Whether two address lists hold the same addresses. */
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join() === [...b].sort().join();
+}
+
+/** The one pool of `config` holding every address of `ips`, or null (none, or not one pool). */
+function statusPool(config: Config, ips: readonly string[]): string | null {
+  const pools = ips.map((ip) => poolOf(config, ip));
+  return pools.length > 0 && pools.every((p) => p !== null && p === pools[0]) ? pools[0]! : null;
 }
 
 /** The ServiceL2Status objects of `svc` as `{node, interfaces}`, in state order. */
