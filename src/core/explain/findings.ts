@@ -36,7 +36,11 @@ export type Severity = 'error' | 'warning' | 'info';
  * `l2status-disagrees`, `nodeassigned-event-disagrees`, `bgp-no-peer-session`,
  * `bgp-advertisement-unknown-peer`, `bgp-advertisement-peer-no-session`,
  * `bgppeer-selects-no-node`, `bgp-localpref-conflict`, `bgp-family-filtered`, `bgp-too-many-communities`, `no-cluster-ip`,
- * `unknown-speaker-nodes`, `no-nodes`.
+ * `unknown-speaker-nodes`, `no-nodes`; inputs MetalLB ignores (inputs.ts): `unknown-annotation`,
+ * `deprecated-annotation`, `external-ips-not-handled`, `ingress-from-other-controller`,
+ * `load-balancer-ip-from-other-controller`, `foreign-address-in-pool`; dangerous configurations
+ * (hazards.ts): `pool-contains-node-address`, `pool-overlaps-pod-cidr`, `pool-overlaps-service-cidr`,
+ * `l2-unintended-interfaces`.
  */
 export interface Finding {
   readonly id: string;
