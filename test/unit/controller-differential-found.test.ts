@@ -78,3 +78,9 @@ test('K7: a random pool choice ends a PreferDualStack oscillation: the dry run a
   assert.equal(o.oscillates, undefined);
   assert.match(o.nondeterministic ?? '', /in pool-a it never settles, in pool-b it does, so it ends there/);
 });
+
+test('K1: a PreferDualStack Service that keeps its status is flagged when its group\'s order lets it take another Service\'s address', () => {
+  const { by } = restart('controller-restart-order-prefer-dual-stack.yaml');
+  assert.deepEqual(by['default/svc-3']!.ips, ['10.0.1.6']);
+  assert.match(by['default/svc-3']!.nondeterministic ?? '', /in another such order this Service gets 10\.0\.1\.0/);
+});
