@@ -24,7 +24,7 @@
  *   namespace and name, else it is added; a deleted one is removed. As the API server does, the
  *   manifest's `status` is ignored (the existing object's status stays: Services keep their
  *   addresses), a Service manifest without cluster IPs keeps the existing Service's, and a new
- *   Service without them gets them as the API server would assign them (apiServerDefaults). When
+ *   Service without them gets them as the API server would assign them (withAPIServerDefaults). When
  *   an applied or deleted object is one the controller reads (an IPAddressPool, a Community, a
  *   Namespace or a Service), the controller reprocesses every Service (MetalLB's SetPools /
  *   SetBalancer answer `reprocessAll`; SetPools keeps every allocation still inside a pool), which
@@ -39,7 +39,7 @@ import {
   controllerConfig, diagnosticContext, explainService, type DiagnosticContext, type DiagnosticOptions, type Explanation, type SpeakersSource,
 } from './explain/index.ts';
 import { DEFAULT_METALLB_NAMESPACE, KIND_TO_LIST, namespacedName, objectRef, type ClusterState, type KubeObject, type Node, type Service } from './kube.ts';
-import { parseIP } from './ip.ts';
+import { withAPIServerDefaults } from './apiserver-defaults.ts';
 import { compareStrings } from './labels.ts';
 
 /** One label edit of `--label NODE key=value|key-` (kubectl's syntax): `value` null removes the label. */
@@ -216,42 +216,6 @@ function identity(o: KubeObject, metallbNamespace: string): string {
   return JSON.stringify([kind, ns, o.metadata?.name ?? '']);
 }
 
-/** The cluster's primary IP family (that of the first Service cluster IP found; IPv4 when none) and whether it is dual-stack. */
-function clusterFamilies(state: ClusterState): { primary: 'IPv4' | 'IPv6'; dual: boolean } {
-  let primary: 'IPv4' | 'IPv6' | null = null;
-  let v4 = false;
-  let v6 = false;
-  for (const s of state.services) {
-    for (const a of s.spec?.clusterIPs?.length ? s.spec.clusterIPs : [s.spec?.clusterIP ?? '']) {
-      const ip = parseIP(a);
-      if (!ip) continue;
-      if (ip.family === 'ipv4') v4 = true; else v6 = true;
-      primary ??= ip.family === 'ipv4' ? 'IPv4' : 'IPv6';
-    }
-  }
-  return { primary: primary ?? 'IPv4', dual: v4 && v6 };
-}
-
-/**
- * A new Service manifest with the fields the API server fills in when it creates the Service:
- * `ipFamilyPolicy` (SingleStack), `ipFamilies` (the cluster's primary family — that of the
- * existing Services' cluster IPs, IPv4 when none — and the other one too for a dual-stack policy
- * on a dual-stack cluster) and `clusterIPs` / `clusterIP` of those families. The addresses stand
- * for the ones the API server would pick (`0.0.0.0`, `::`): the controller reads only their family.
- * Returns the Service unchanged when it has cluster IPs already, or is not of type LoadBalancer.
- */
-export function apiServerDefaults(svc: Service, state: ClusterState): { service: Service; defaulted: boolean } {
-  const spec = svc.spec ?? {};
-  if (spec.type !== 'LoadBalancer' || (spec.clusterIPs?.length ?? 0) > 0 || spec.clusterIP) return { service: svc, defaulted: false };
-  const cluster = clusterFamilies(state);
-  const policy = spec.ipFamilyPolicy || 'SingleStack';
-  let families = spec.ipFamilies?.length ? [...spec.ipFamilies] : [cluster.primary];
-  if (!spec.ipFamilies?.length && policy !== 'SingleStack' && cluster.dual) families = [cluster.primary, cluster.primary === 'IPv4' ? 'IPv6' : 'IPv4'];
-  if (policy === 'SingleStack') families = families.slice(0, 1);
-  const clusterIPs = families.map((f) => (f === 'IPv6' ? '::' : '0.0.0.0'));
-  return { service: { ...svc, spec: { ...spec, ipFamilyPolicy: policy, ipFamilies: families, clusterIPs, clusterIP: clusterIPs[0]! } }, defaulted: true };
-}
-
 /** `old`'s cluster IP fields where `next` has none (the API server keeps a Service's allocated cluster IPs). */
 function keepClusterIPs(next: Service, old: Service): Service {
   const spec = next.spec ?? {};
@@ -277,7 +241,7 @@ export interface ChangedState {
   readonly deleted: readonly string[];
   /** Whether an object the controller reads was applied or deleted. */
   readonly controllerInputsChanged: boolean;
-  /** `namespace/name` of new Services given cluster IPs as the API server would. */
+  /** New Services given cluster IPs as the API server would: `namespace/name: ...` with the families and why. */
   readonly defaulted: readonly string[];
 }
 
@@ -287,7 +251,8 @@ export interface ChangedState {
  * components reported before (ServiceL2Status, ServiceBGPStatus, Events, ConfigurationStates) is
  * left out, as they would rewrite it.
  * @throws UserError (exit 2) naming the flag for a node that is not in the state (`--node-down`,
- *   `--label`), a label removed that the node does not carry, or a deleted object that is not there.
+ *   `--label`), a label removed that the node does not carry, a deleted object that is not there, or
+ *   a new Service the API server would refuse (its IP families).
  */
 export function changedState(state: ClusterState, change: WhatIfChange, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): ChangedState {
   const lists = new Map<string, KubeObject[]>();
@@ -319,10 +284,12 @@ export function changedState(state: ClusterState, change: WhatIfChange, metallbN
       list[at] = next;
     } else {
       if (next.kind === 'Service') {
-        // The cluster's families are read from the state before the change.
-        const d = apiServerDefaults(next as Service, state);
-        next = d.service;
-        if (d.defaulted) defaulted.push(namespacedName(next));
+        // The cluster's Service families are read from the Services before the change.
+        const d = withAPIServerDefaults([...state.services, next as Service]);
+        const mine = d.defaulted.find((x) => x.service === namespacedName(next));
+        if (mine?.refused) throw new UserError(`--apply: ${objectRef(o)}: the API server would refuse to create it: ${mine.refused}`);
+        next = d.services.at(-1)!;
+        if (mine) defaulted.push(`${mine.service}: a new Service without cluster IPs: given ${mine.ipFamilyPolicy} ${mine.ipFamilies.join(', ')} as the API server would (${mine.basis})`);
       }
       list.push(next);
     }
@@ -600,7 +567,7 @@ export function whatIf(state: ClusterState, change: WhatIfChange, opts: WhatIfOp
       if (o.nondeterministic && !RESTART_ONLY.test(o.nondeterministic)) notes.push(`${o.service}: ${o.nondeterministic}`);
     }
   }
-  for (const d of changed.defaulted) notes.push(`${d}: a new Service without cluster IPs; given the cluster's IP family as the API server would`);
+  notes.push(...changed.defaulted);
 
   // Nodes the change adds get a speaker (MetalLB's DaemonSet) that joins memberlist.
   const known = new Set(state.nodes.map((n) => n.metadata?.name ?? ''));

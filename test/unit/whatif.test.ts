@@ -150,7 +150,7 @@ test('a new Service without cluster IPs gets the next free address; a deleted on
   assert.deepEqual(added.after!.ips, ['192.0.2.20']);
   assert.equal(added.after!.pool, 'lab-pool');
   assert.equal(r.breaks, false);
-  assert.ok(r.notes.some((n) => /shop\/new-web: a new Service without cluster IPs/.test(n)), r.notes.join('\n'));
+  assert.ok(r.notes.some((n) => /^shop\/new-web: a new Service without cluster IPs: given SingleStack IPv4 as the API server would/.test(n)), r.notes.join('\n'));
   const del = whatIf(example, { remove: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'frontend', namespace: 'shop' } } as KubeObject] });
   assert.equal(del.verdict, '1 Service is deleted, 13 unchanged');
   assert.equal(del.breaks, false);
@@ -226,6 +226,9 @@ test('bad input: unknown nodes, missing labels and objects, nothing to change, a
     { name: 'label not there', run: () => whatIf(example, { labels: [{ node: 'lab-gpu-a', key: 'zone', value: null }] }), re: /node lab-gpu-a has no label zone/ },
     { name: 'deleted object not there', run: () => whatIf(example, { remove: [lab('IPAddressPool', 'nope', {})] }), re: /^--delete: metallb-system\/IPAddressPool\/nope is not in the cluster state/ },
     { name: 'nothing', run: () => whatIf(example, {}), re: /^nothing to change/ },
+    { name: 'a new Service the API server refuses',
+      run: () => whatIf(example, { apply: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'dual', namespace: 'shop' }, spec: { type: 'LoadBalancer', ipFamilyPolicy: 'RequireDualStack' } } as KubeObject] }),
+      re: /^--apply: shop\/Service\/dual: the API server would refuse to create it: ipFamilyPolicy RequireDualStack on a cluster that is single-stack/ },
     { name: 'flag as it is', run: () => whatIf(example, { ignoreExcludeLB: false }), re: /^nothing to change/ },
     { name: 'rejected after', run: () => whatIf(example, { apply: [lab('IPAddressPool', 'lab-pool', { addresses: ['192.0.2.300/24'] })] }), re: /^with the change, MetalLB's controller rejects the configuration: .*lab-pool/ },
   ];
