@@ -183,6 +183,19 @@ export function configHazards(state: ClusterState, config: Config, metallbNamesp
   return out;
 }
 
+/** configHazards per snapshot and configuration: `whatif` and `whois` explain many Services of one snapshot. */
+const CACHE = new WeakMap<ClusterState, WeakMap<Config, Map<string, Hazard[]>>>();
+
+function cachedHazards(state: ClusterState, config: Config, ns: string): Hazard[] {
+  let byConfig = CACHE.get(state);
+  if (!byConfig) CACHE.set(state, (byConfig = new WeakMap()));
+  let byNs = byConfig.get(config);
+  if (!byNs) byConfig.set(config, (byNs = new Map()));
+  let hs = byNs.get(ns);
+  if (!hs) byNs.set(ns, (hs = configHazards(state, config, ns)));
+  return hs;
+}
+
 /** What hazardFindings reads (a part of FindingsInput). */
 export interface HazardFindingsInput {
   /** `namespace/name`. */
@@ -209,7 +222,7 @@ export function hazardFindings(f: HazardFindingsInput): Array<{ id: string; seve
   const mine = new Set(f.state.serviceL2Statuses.filter((s) => s.status?.serviceNamespace === ns && s.status?.serviceName === name)
     .flatMap((s) => (s.status?.interfaces ?? []).map((i) => `${s.status?.node ?? ''}\u0000${i?.name ?? ''}`)));
   const out: Array<{ id: string; severity: 'error' | 'warning'; message: string; fix: string }> = [];
-  for (const h of configHazards(f.state, f.controllerConfig, f.metallbNamespace)) {
+  for (const h of cachedHazards(f.state, f.controllerConfig, f.metallbNamespace)) {
     if (h.id === 'l2-unintended-interfaces') {
       const here = (h.interfaces ?? []).filter((i) => mine.has(`${i.node}\u0000${i.name}`));
       if (here.length > 0) out.push({ id: h.id, severity: 'warning', message: h.message, fix: h.fix });
