@@ -112,10 +112,14 @@ export function configHazards(state: ClusterState, config: Config, metallbNamesp
   // The Service range, as far as the snapshot shows it.
   const kube = state.services.find((s) => s.metadata?.name === 'kubernetes' && (s.metadata?.namespace ?? 'default') === 'default');
   const clusterIPs: IP[] = [];
+  const seenIPs = new Set<string>();
   for (const s of state.services) {
-    for (const c of [...(s.spec?.clusterIPs ?? []), ...(s.spec?.clusterIP ? [s.spec.clusterIP] : [])]) {
+    const ips = s.spec?.clusterIPs?.length ? s.spec.clusterIPs : s.spec?.clusterIP ? [s.spec.clusterIP] : [];
+    for (const c of ips) {
+      if (seenIPs.has(c)) continue;
+      seenIPs.add(c);
       const ip = parseIP(c);
-      if (ip && !clusterIPs.some((x) => x.family === ip.family && x.value === ip.value)) clusterIPs.push(ip);
+      if (ip) clusterIPs.push(ip);
     }
   }
   const serviceRanges: CIDR[] = [];
