@@ -134,6 +134,31 @@ function inUseText(d: AllocationDiagnosisInput, pool: string, inUse: number): st
     : `${inUse} of ${size} addresses in use; the others are excluded (avoidBuggyIPs) or cannot be shared with this Service`;
 }
 
+/** Status addresses of `pools` with their holders, per Service list and pools (explaining many Services of one snapshot). */
+const HOLDERS = new WeakMap<readonly Service[], WeakMap<Config, Map<string, Map<string, Service[]>>>>();
+
+function holdersIn(d: AllocationDiagnosisInput, pools: readonly string[]): Map<string, Service[]> {
+  const services = d.services ?? [];
+  let byConfig = HOLDERS.get(services);
+  if (!byConfig) HOLDERS.set(services, (byConfig = new WeakMap()));
+  let byPools = byConfig.get(d.config);
+  if (!byPools) byConfig.set(d.config, (byPools = new Map()));
+  const key = pools.join('\u0000');
+  let out = byPools.get(key);
+  if (out) return out;
+  out = new Map();
+  const cidrs = pools.flatMap((name) => d.config.pools.get(name)?.cidrs ?? []);
+  for (const svc of services) {
+    for (const ip of statusIPs(svc)) {
+      const p = parseIP(ip);
+      if (!p || !cidrs.some((c) => cidrContains(c, p))) continue;
+      out.set(ip, [...(out.get(ip) ?? []), svc]);
+    }
+  }
+  byPools.set(key, out);
+  return out;
+}
+
 /**
  * An address of `pools` this Service could share (MetalLB's sharing rules: the same non-empty
  * metallb.io/allow-shared-ip on every holder and on the Service, the same backend key — the
@@ -146,15 +171,10 @@ export function shareHint(d: AllocationDiagnosisInput, pools: readonly string[])
   const me = serviceKey(d.service);
   const fam = wanted(d.service);
   if (fam.length !== 1) return null;
-  const cidrs = pools.flatMap((name) => d.config.pools.get(name)?.cidrs ?? []);
   const byIP = new Map<string, Service[]>();
-  for (const svc of d.services) {
-    if (serviceKey(svc) === me) continue;
-    for (const ip of statusIPs(svc)) {
-      const p = parseIP(ip);
-      if (!p || p.family !== fam[0] || !cidrs.some((c) => cidrContains(c, p))) continue;
-      byIP.set(ip, [...(byIP.get(ip) ?? []), svc]);
-    }
+  for (const [ip, holders] of holdersIn(d, pools)) {
+    const others = holders.filter((h) => serviceKey(h) !== me);
+    if (others.length > 0 && parseIP(ip)?.family === fam[0]) byIP.set(ip, others);
   }
   const myPorts = servicePorts(d.service);
   const myBackend = backendKey(d.service);
