@@ -240,6 +240,7 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     metallbNamespace: namespace,
     frrk8sNamespace,
     kinds: SPEAKER_BGP_KINDS,
+    trim: true, // no managedFields or node images in the caches (issue #14)
     fieldSelectors: { frrConfigurations: `metadata.name=${frrConfigurationName(node)}` },
     log: ({ level, ...rest }) => (level === 'error' ? log.error(rest) : log.info(rest)),
   });
@@ -393,6 +394,7 @@ async function runDryRun(opts: SpeakerFlags, command: Command): Promise<number> 
   const result = redactPasswords(await speakerDryRun(state, {
     node, namespace, frrk8sNamespace, bgpType, speakers,
     ignoreExcludeLB: opts.ignoreExcludeLb === true,
+    unannouncedEvents: opts.unannouncedEvents !== false,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
     ...(opts.podName ? { podName: opts.podName } : {}),
   }));

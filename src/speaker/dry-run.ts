@@ -33,6 +33,8 @@ export interface SpeakerDryRunOptions {
   readonly bgpType?: BGPType;
   readonly ignoreExcludeLB?: boolean;
   readonly lbClass?: string;
+  /** whether the Warning Event notAnnounced is recorded (default true; false as `--no-unannounced-events`: MetalLB's events only) */
+  readonly unannouncedEvents?: boolean;
   /** the live speakers (memberlist's view); null: every Node (memberlist off) */
   readonly speakers?: readonly string[] | null;
   /** the speaker pod (owner of the status objects); default: the speaker pod on the node in the state */
@@ -164,6 +166,7 @@ export async function speakerDryRun(state: ClusterState, opts: SpeakerDryRunOpti
     event: (svc: Service, type, reason, message) => events.push({ service: namespacedName(svc), type, reason, message }),
     owner,
     ignoreExcludeLB: opts.ignoreExcludeLB === true,
+    unannouncedEvents: opts.unannouncedEvents !== false,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
     frrDebounceMs: 0,
     // The ConfigurationState `speaker-<node>` the command would report (written only when it changes).
