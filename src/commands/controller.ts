@@ -242,6 +242,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
       watcher = new ClusterStateWatcher(kc, {
         metallbNamespace: namespace,
         kinds: ['services', 'namespaces', 'ipAddressPools', 'communities'],
+        trim: true, // no managedFields in the caches (issue #14)
         log: (e) => {
           const { level, ...rest } = e;
           (level === 'error' ? main.error : main.info)(rest);

@@ -125,6 +125,20 @@ function withKind(obj: KubeObject, spec: ResourceSpec): KubeObject {
   return { apiVersion: apiVersion ?? spec.apiVersion, kind: kind ?? spec.kind, ...rest };
 }
 
+/**
+ * Drops, in place, what no decision of the daemons reads and costs memory in a watch cache, as
+ * MetalLB's informers do with their transforms: `metadata.managedFields` of every object (often
+ * half of a Service; a PUT without it keeps the server's, so writes built from cached objects lose
+ * nothing) and a Node's `status.images` (every image on the node, kilobytes each). Diagnostics
+ * (readClusterState, snapshots, a watcher without `trim`) keep both: `explain` reads managedFields.
+ */
+export function trimForCache(obj: KubeObject, kind: string): void {
+  const meta = obj.metadata as { managedFields?: unknown } | undefined;
+  if (meta && 'managedFields' in meta) delete meta.managedFields;
+  const status = (obj as { status?: { images?: unknown } }).status;
+  if (kind === 'Node' && status && typeof status === 'object' && 'images' in status) delete status.images;
+}
+
 /** `namespace/name` (namespaced) or `name`: the API's (etcd key) order within one resource. */
 export function objectKey(obj: KubeObject): string {
   const ns = obj.metadata?.namespace;
@@ -249,6 +263,8 @@ export interface ClusterStateWatcherOptions {
   backoffMs?: number;
   /** default 30000 */
   maxBackoffMs?: number;
+  /** drop what no decision reads from cached objects (trimForCache); default false: objects as the API server sends them */
+  trim?: boolean;
   /** start() fails when the initial sync has not succeeded within this time (ms); default 60000 */
   syncTimeoutMs?: number;
 }
@@ -308,6 +324,9 @@ export class ClusterStateWatcher {
   private readonly syncTimeoutMs: number;
   private stopped = false;
   private cached: ClusterState | undefined;
+  /** each list as state() last built it, until a change to that list */
+  private readonly lists = new Map<keyof ClusterState, KubeObject[]>();
+  private readonly trim: boolean;
   /** when the current outage began (first failure while every feed worked); undefined: none */
   private outageSince: number | undefined;
   private readonly recoveredResources = new Set<string>();
@@ -321,6 +340,7 @@ export class ClusterStateWatcher {
     this.log = opts.log ?? defaultLog;
     this.baseBackoffMs = opts.backoffMs ?? 1000;
     this.maxBackoffMs = opts.maxBackoffMs ?? 30_000;
+    this.trim = opts.trim ?? false;
     this.syncTimeoutMs = opts.syncTimeoutMs ?? 60_000;
     const kinds = new Set(opts.kinds ?? RESOURCES.map((r) => r.list).filter((l) => l !== 'events' && l !== 'frrConfigurations' && l !== 'configurationStates'));
     this.feeds = RESOURCES.filter((spec) => kinds.has(spec.list))
@@ -355,12 +375,14 @@ export class ClusterStateWatcher {
 
   private apply(feed: Feed, type: 'add' | 'update' | 'delete', raw: KubeObject): void {
     if (this.stopped) return;
+    if (this.trim) trimForCache(raw, feed.spec.kind);
     const object = withKind(raw, feed.spec);
     const key = objectKey(object);
     const old = feed.store.get(key);
     if (type === 'delete') feed.store.delete(key);
     else feed.store.set(key, object);
     this.cached = undefined;
+    this.lists.delete(feed.spec.list);
     // Pods and Events come from two feeds: report an object once, as long as either holds it.
     const twin = this.feeds.find((f) => f !== feed && f.spec.list === feed.spec.list && f.store.has(key));
     if (twin) {
@@ -493,19 +515,23 @@ export class ClusterStateWatcher {
 
   /**
    * The current state of the caches as a ClusterState: lists not watched are empty, every list in
-   * API order (namespace/name). A new object (fresh arrays) after any change, the same one until
-   * then; the objects inside are shared and must not be modified.
+   * API order (namespace/name). A new object after any change, the same one until then; a list
+   * that did not change is the same array as before (rebuilding and sorting every list at each
+   * change cost the speaker O(n²) on large clusters); arrays and objects are shared and must not
+   * be modified.
    */
   state(): ClusterState {
     if (this.cached) return this.cached;
     const state = emptyClusterState();
     const perList = new Map<keyof ClusterState, Map<string, KubeObject>>();
     for (const f of this.feeds) {
+      if (this.lists.has(f.spec.list)) continue;
       let m = perList.get(f.spec.list);
       if (!m) perList.set(f.spec.list, (m = new Map()));
       for (const [k, o] of f.store) if (!m.has(k)) m.set(k, o);
     }
-    for (const [list, m] of perList) (state[list] as KubeObject[]) = [...m.values()].sort(byKey);
+    for (const [list, m] of perList) this.lists.set(list, [...m.values()].sort(byKey));
+    for (const [list, objects] of this.lists) (state[list] as KubeObject[]) = objects;
     this.cached = state;
     return state;
   }

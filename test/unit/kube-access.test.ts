@@ -191,3 +191,13 @@ test('ListWatch: a failed list or a refused watch is reported to the error liste
     server.close();
   }
 });
+
+test('watch caches drop managedFields and a Node\'s images, nothing else', async () => {
+  const { trimForCache } = await import('../../src/kube/live.ts');
+  const node = { metadata: { name: 'n1', labels: { a: 'b' }, managedFields: [{ manager: 'kubelet' }] }, status: { images: [{ names: ['x'] }], conditions: [{ type: 'Ready', status: 'True' }] } } as KubeObject;
+  trimForCache(node, 'Node');
+  assert.deepEqual(node, { metadata: { name: 'n1', labels: { a: 'b' } }, status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+  const other = { metadata: { name: 's', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' }, managedFields: [] }, status: { images: 1 } } as unknown as KubeObject;
+  trimForCache(other, 'Service');
+  assert.deepEqual(other, { metadata: { name: 's', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' } }, status: { images: 1 } });
+});
