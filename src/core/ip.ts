@@ -35,7 +35,8 @@ export function familyBits(family: IPFamily): number {
 function v4Value(s: string): bigint | undefined {
   const m = V4_RE.exec(s);
   if (!m) return undefined;
-  return (BigInt(m[1]) << 24n) | (BigInt(m[2]) << 16n) | (BigInt(m[3]) << 8n) | BigInt(m[4]);
+  // Number arithmetic and one BigInt: four BigInt conversions and shifts cost a third of `explain` on 5,000 Services.
+  return BigInt(Number(m[1]) * 16777216 + Number(m[2]) * 65536 + Number(m[3]) * 256 + Number(m[4]));
 }
 
 /**
@@ -77,8 +78,8 @@ export function parseIPLiteral(s: string): (IP & { mapped: boolean }) | undefine
 /** Prints an address as Go's `net.IP.String()`: dotted quad, or RFC 5952 lower-case IPv6. */
 export function formatIP(ip: IP): string {
   if (ip.family === 'ipv4') {
-    const v = ip.value;
-    return `${(v >> 24n) & 255n}.${(v >> 16n) & 255n}.${(v >> 8n) & 255n}.${v & 255n}`;
+    const v = Number(ip.value); // < 2^32: exact
+    return `${Math.floor(v / 16777216) % 256}.${Math.floor(v / 65536) % 256}.${Math.floor(v / 256) % 256}.${v % 256}`;
   }
   const bytes: number[] = [];
   for (let i = 15; i >= 0; i--) bytes.push(Number((ip.value >> BigInt(i * 8)) & 255n));
