@@ -84,3 +84,9 @@ test('K1: a PreferDualStack Service that keeps its status is flagged when its gr
   assert.deepEqual(by['default/svc-3']!.ips, ['10.0.1.6']);
   assert.match(by['default/svc-3']!.nondeterministic ?? '', /in another such order this Service gets 10\.0\.1\.0/);
 });
+
+test('K1: Services of one group that lose a status address claimed by a Service of another group are flagged', () => {
+  const { by } = restart('controller-restart-order-claimed-address.yaml');
+  for (const k of ['default/svc-1', 'team-a/svc-2', 'team-a/svc-3']) assert.match(by[k]!.nondeterministic ?? '', /in another such order this Service gets 10\.0\.1\.[012]/, k);
+  assert.equal(by['team-a/svc-4']!.nondeterministic, undefined);
+});

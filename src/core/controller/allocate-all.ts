@@ -252,7 +252,8 @@ function tieOrder<S extends Service>(sorted: S[], tie: 'name' | 'reverse' | 'rot
 /**
  * allocateAll with the order within each ingress-entry count given by `tie`; `tiesMatter`: some
  * count has two Services or more, one of which does not keep its status addresses (pending, or
- * re-allocating) or is PreferDualStack, so that order may change an answer.
+ * re-allocating), is PreferDualStack, or holds a status address another Service claims too, so
+ * that order may change an answer.
  */
 function allocateAllInOrder(
   config: Config, services: readonly Service[], opts: AllocateAllOptions, tie: 'name' | 'reverse' | 'rotate', prefer: ReadonlyMap<string, string>,
@@ -290,7 +291,11 @@ function allocateAllInOrder(
     for (const k of sorted) size.set(entries.get(k)!, (size.get(entries.get(k)!) ?? 0) + 1);
     // A PreferDualStack Service allocates its missing family on every reconcile, even when it
     // keeps its status: it may take what another Service of its group would keep.
-    return sorted.some((k) => size.get(entries.get(k)!)! > 1 && (!initialKept.get(k) || ipFamilyPolicy(current.get(k)!) === 'PreferDualStack'));
+    // A status address claimed by several Services: all but one re-allocate, whatever the config says.
+    const claims = new Map<string, number>();
+    for (const k of sorted) for (const ip of new Set(initialIPs.get(k)!.map(canonical))) claims.set(ip, (claims.get(ip) ?? 0) + 1);
+    return sorted.some((k) => size.get(entries.get(k)!)! > 1 && (!initialKept.get(k) || ipFamilyPolicy(current.get(k)!) === 'PreferDualStack'
+      || initialIPs.get(k)!.some((ip) => claims.get(canonical(ip))! > 1)));
   })();
   const pending = sorted.filter((k) => initialIPs.get(k)!.length === 0);
   const rank = new Map(sorted.map((k, i) => [k, i]));
