@@ -330,7 +330,8 @@ export function explainService(input: ExplainInput): Explanation {
     return g && !g.result.ok ? g.result.error.message : null;
   };
   /** The node's BGP view when its speaker fails on the community limit (then it skips layer2 too). */
-  const bgpFailure = (node: string): BGPNodeView | null => bgp?.nodes.find((n) => n.node === node && n.decision === 'syncError') ?? null;
+  const bgpFailures = new Map((bgp?.nodes ?? []).filter((n) => n.decision === 'syncError').map((n) => [n.node, n]));
+  const bgpFailure = (node: string): BGPNodeView | null => bgpFailures.get(node) ?? null;
   const hashWinner = l2?.winner ?? null;
   const winnerError = hashWinner ? errorOf(hashWinner) : null;
   let nodes: NodeView[];
