@@ -13,23 +13,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { ROOT, runCliAsync } from '../helpers/cli.ts';
+import { head, type Finding } from '../helpers/explain-text.ts';
 import { clusterStateFromObjects, type KubeObject } from '../../src/core/kube.ts';
 import { controllerConfig } from '../../src/core/explain/context.ts';
 import { configHazards, riskyInterfaceKind } from '../../src/core/explain/hazards.ts';
 
 const FILE = join(ROOT, 'test/unit/fixtures/issue12/hazards.yaml');
 const NS = 'metallb-system';
-
-interface Finding { id: string; severity: string; message: string; fix: string }
-
-function head(text: string, n = 6): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const l of text.split('\n').slice(0, n)) {
-    const m = /^([A-Z][A-Za-z ]*): +(.*)$/.exec(l);
-    if (m && !(m[1]! in out)) out[m[1]!] = m[2]!;
-  }
-  return out;
-}
 
 function objects(): KubeObject[] {
   return parseAllDocuments(readFileSync(FILE, 'utf8')).map((d) => d.toJS() as KubeObject).filter(Boolean);

@@ -10,22 +10,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { ROOT, runCliAsync } from '../helpers/cli.ts';
+import { head, type Finding } from '../helpers/explain-text.ts';
 
 const DIR = join(ROOT, 'test/unit/fixtures/issue12');
 const K3S = join(DIR, 'k3s-servicelb.yaml');
 const INPUTS = join(DIR, 'ignored-inputs.yaml');
-
-interface Finding { id: string; severity: string; message: string; fix: string }
-
-/** The value of each `Label:  value` line among the first `n` lines. */
-function head(text: string, n = 6): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const l of text.split('\n').slice(0, n)) {
-    const m = /^([A-Z][A-Za-z ]*): +(.*)$/.exec(l);
-    if (m && !(m[1]! in out)) out[m[1]!] = m[2]!;
-  }
-  return out;
-}
 
 async function explain(file: string, target: string): Promise<{ status: number | null; text: string; json: { findings: Finding[]; allocation: { status: string; pool: string | null } } }> {
   const [t, j] = await Promise.all([runCliAsync(['explain', target, '-f', file]), runCliAsync(['explain', target, '-f', file, '-o', 'json'])]);

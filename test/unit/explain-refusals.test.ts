@@ -9,19 +9,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { ROOT, runCliAsync } from '../helpers/cli.ts';
+import { head, type Finding } from '../helpers/explain-text.ts';
 
 const FILE = join(ROOT, 'test/unit/fixtures/issue12/refusals.yaml');
-
-interface Finding { id: string; severity: string; message: string; fix: string }
-
-function head(text: string, n = 6): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const l of text.split('\n').slice(0, n)) {
-    const m = /^([A-Z][A-Za-z ]*): +(.*)$/.exec(l);
-    if (m && !(m[1]! in out)) out[m[1]!] = m[2]!;
-  }
-  return out;
-}
 
 async function explain(target: string): Promise<{ status: number | null; h: Record<string, string>; findings: Finding[] }> {
   const [t, j] = await Promise.all([runCliAsync(['explain', target, '-f', FILE]), runCliAsync(['explain', target, '-f', FILE, '-o', 'json'])]);
