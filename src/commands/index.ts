@@ -2,7 +2,8 @@
  * The metallb-ts command-line program: every subcommand of src/commands/, registered on one
  * commander program. `src/cli.ts` runs it; the completion generator and tests inspect it.
  */
-import { Command } from 'commander';
+import type { Command } from 'commander';
+import { finishProgram, programFrame, type ProgramIO } from './program.ts';
 import { registerAllocate } from './allocate.ts';
 import { registerCompletion } from './completion.ts';
 import { registerController } from './controller.ts';
@@ -14,37 +15,16 @@ import { registerValidate } from './validate.ts';
 import { registerWhatIf } from './whatif.ts';
 import { registerWhois } from './whois.ts';
 
-/** The version printed by `--version`. */
-export const VERSION = '0.1.0 (MetalLB v0.16.1)';
+export { VERSION, oneLine } from './program.ts';
 
 /**
- * Builds the program. Usage errors go through `exitOverride` (they are thrown as CommanderError,
- * never exit here) and commander's own error text is written by `writeErr`, folded to one line.
+ * Builds the program: programFrame with every command (usage errors thrown as CommanderError,
+ * commander's error text written by `writeErr`, folded to one line).
  */
-export function buildProgram(io: { writeOut?: (s: string) => void; writeErr?: (s: string) => void } = {}): Command {
-  const writeErr = io.writeErr ?? ((s: string) => process.stderr.write(s));
-  const program = new Command('metallb-ts')
-    .description("MetalLB v0.16.1's controller and speaker logic, run on a cluster snapshot to explain its decisions")
-    .version(VERSION, '-V, --version', 'output the version number')
-    .helpOption('-h, --help', 'display help for command')
-    .showSuggestionAfterError(true)
-    .exitOverride()
-    .configureOutput({
-      writeOut: io.writeOut ?? ((s: string) => process.stdout.write(s)),
-      writeErr,
-      // commander's errors ("error: unknown command 'x'\n(Did you mean y?)") become one line.
-      outputError: (s: string, write: (s: string) => void) => write(`metallb-ts: ${oneLine(s.replace(/^error: /, ''))}\n`),
-    });
+export function buildProgram(io: ProgramIO = {}): Command {
+  const program = programFrame(io);
   for (const register of [registerExplain, registerWhois, registerAllocate, registerValidate, registerWhatIf, registerSnapshot, registerController, registerSpeaker, registerMembers, registerCompletion]) {
     register(program);
   }
-  for (const cmd of program.commands) {
-    cmd.exitOverride().configureOutput(program.configureOutput());
-  }
-  return program;
-}
-
-/** Folds a possibly multi-line message into one line. */
-export function oneLine(s: string): string {
-  return s.replace(/\s*\n\s*/g, ' ').trim();
+  return finishProgram(program);
 }
