@@ -57,6 +57,8 @@ interface ControllerFlags {
 
 /** MetalLB's `--webhook-mode` values. */
 const WEBHOOK_MODES = ['enabled', 'disabled', 'onlywebhook'] as const;
+/** Something started that shutdown stops (in reverse order), named for the log when it overruns. */
+interface Cleanup { step: string; run: () => unknown }
 /** how long one shutdown step (a server's close, a watch's stop) may take before it is left (ms) */
 const SHUTDOWN_STEP_MS = 3000;
 type WebhookMode = (typeof WEBHOOK_MODES)[number];
@@ -165,7 +167,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
 
   const api = new KubeClient(kc, { maxSockets: flags.writeConcurrency + 4, userAgent: 'metallb-ts-controller' });
   // Everything started so far, stopped in reverse order on a failed start-up and at shutdown.
-  const cleanups: Array<() => unknown> = [() => api.close(), () => http.close()];
+  const cleanups: Cleanup[] = [{ step: 'API client', run: () => api.close() }, { step: 'metrics server', run: () => http.close() }];
   // Each shutdown step gets SHUTDOWN_STEP_MS: a step that hangs (a connection the API server
   // keeps open, a request stuck on a loaded server) is logged and left, so SIGTERM always ends the
   // process well inside a kubelet's 30 s grace period.
@@ -177,7 +179,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
     if (r === 'late') main.warn({ op: 'shutdown', step, ms: SHUTDOWN_STEP_MS, msg: 'a shutdown step did not finish in time, going on' });
   };
   const cleanUp = async (): Promise<void> => {
-    for (const c of cleanups.splice(0).reverse()) await bounded(c.toString().replace(/\s+/g, ' ').slice(0, 60), c);
+    for (const c of cleanups.splice(0).reverse()) await bounded(c.step, c.run);
   };
 
   try {
@@ -275,7 +277,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
       });
       // MetalLB's PoolReconciler reportCondition + ConfigurationStateReconciler: ConfigurationState `controller`.
       const configState = new ConfigurationStateWriter({ api, namespace, component: 'controller', type: 'poolReconcilerValid', owner, log });
-      cleanups.push(() => configState.stop());
+      cleanups.push({ step: 'ConfigurationState writer', run: () => configState.stop() });
       loop = new ControllerLoop(watcher, writer, {
         metallbNamespace: namespace,
         loadBalancerClass: flags.lbClass,
@@ -305,7 +307,7 @@ interface WebhookContext {
   log: import('../log.ts').Logger;
   tls: import('../controller/webhook-tls.ts').WebhookTlsOptions;
   /** where to register what must be stopped at shutdown */
-  cleanups: Array<() => unknown>;
+  cleanups: Cleanup[];
   /** called once the server listens */
   serving: () => void;
 }
@@ -332,14 +334,14 @@ async function startWebhooks(flags: ControllerFlags, ctx: WebhookContext): Promi
   if (flags.disableCertRotation) {
     const source = new CertDirSource({ dir: flags.certDir, onKeyPair, log: log.with({ caller: 'certwatcher.go' }) });
     keyPair = source.start();
-    ctx.cleanups.push(() => source.stop());
+    ctx.cleanups.push({ step: 'certificate directory watch', run: () => source.stop() });
     main.info({ op: 'startup', certDir: flags.certDir, msg: 'cert rotation disabled: serving the certificate of --cert-dir' });
   } else {
     const rotator = new CertRotator({
       api, kubeConfig: kc, namespace, secretName: flags.webhookSecret, dnsName: `${flags.certServiceName}.${namespace}.svc`,
       webhookConfigurationName: WEBHOOK_CONFIGURATION_NAME, conversionCRDName: BGPPEER_CRD_NAME, onKeyPair, log: log.with({ caller: 'rotator.go' }),
     });
-    ctx.cleanups.push(() => rotator.stop());
+    ctx.cleanups.push({ step: 'certificate rotator', run: () => rotator.stop() });
     keyPair = await rotator.start();
   }
   server = new WebhookServer({
@@ -352,7 +354,7 @@ async function startWebhooks(flags: ControllerFlags, ctx: WebhookContext): Promi
   } catch (err) {
     throw new UserError(`cannot serve the webhooks on ${flags.webhookBindAddress || '*'}:${flags.webhookPort}: ${(err as Error).message}`);
   }
-  ctx.cleanups.push(() => server!.close());
+  ctx.cleanups.push({ step: 'webhook server', run: () => server!.close() });
   ctx.serving();
   main.info({ op: 'startup', action: 'webhooks enabled', address: `${flags.webhookBindAddress || '*'}:${port}`, bgpType, msg: 'serving the admission webhooks and /convert over HTTPS' });
 }
