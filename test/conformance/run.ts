@@ -7,7 +7,7 @@
  * failed case. Exit status 1 when anything failed.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { adapters } from './adapters.ts';
 import type { CaseResult } from './types.ts';

@@ -11,7 +11,7 @@ import { colorEnabled } from '../../src/render/color.ts';
 import { explainServiceRef, parseServiceTarget } from '../../src/commands/explain.ts';
 import { diagnostics } from '../../src/commands/options.ts';
 import { loadSnapshot } from '../../src/kube/snapshot.ts';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseWhoisIP } from '../../src/commands/whois.ts';
 import { UserError } from '../../src/core/errors.ts';
 import { sharedPath } from '../helpers/shared.ts';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { runCliAsync, ROOT } from '../helpers/cli.ts';
+import { runCliAsync } from '../helpers/cli.ts';
 import { clusterStateFromObjects, type KubeObject } from '../../src/core/kube.ts';
 import { diagnosticContext, explainService, speakerConfigs } from '../../src/core/explain/index.ts';
 import { speakerConfig } from '../../src/core/speaker/config.ts';

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clusterStateFromObjects, namespacedName, type ClusterState, type KubeObject, type ServiceL2Status } from '../../src/core/kube.ts';
+import { namespacedName, type ClusterState, type KubeObject, type ServiceL2Status } from '../../src/core/kube.ts';
 import { diagnosticConfig } from '../../src/core/explain/index.ts';
 import { buildElectionIndex, electL2 } from '../../src/core/election/index.ts';
 import type { InterfaceSet } from '../../src/core/election/types.ts';

@@ -763,11 +763,6 @@ function possiblePools(ctrl: ControllerState, key: string, svc: Service): string
   return [...out];
 }
 
-/** Up to three names, then how many more. */
-function some(list: readonly string[]): string {
-  return list.length <= 3 ? list.join(', ') : `${list.slice(0, 3).join(', ')} and ${list.length - 3} more`;
-}
-
 /** The pools a failed allocation walked, from its structured reason. */
 function attemptsOf(reason: AllocationFailure | undefined): readonly PoolAttempt[] {
   if (!reason) return [];

@@ -130,7 +130,6 @@ describe('deploy/ on two real nodes (kubelet, containerd, runc)', { skip: skip ?
   });
 
   test('the announcing node stopped (kubelet, containerd, containers killed): the address moves, the neighbour entry follows, explain agrees', async () => {
-    const c = cluster();
     assert.ok(watch && announcer, 'needs the previous tests');
     const before = await agreed(30_000, announcer.name);
     assert.ok(before);
