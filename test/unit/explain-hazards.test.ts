@@ -50,8 +50,10 @@ test('hazards through the CLI: first lines and JSON', { concurrency: 4 }, async 
     assert.match(h.Warning!, /^pool-contains-node-address: IPAddressPool home contains 192\.168\.1\.10 \(InternalIP of rpi-1\)/);
     const f = (JSON.parse(js.stdout) as { findings: Finding[] }).findings;
     assert.deepEqual(f.map((x) => [x.id, x.severity]), [['pool-contains-node-address', 'warning'], ['l2-unintended-interfaces', 'warning']]);
-    assert.match(f[1]!.message, /^the speakers answer ARP\/NDP on cilium_vxlan \(overlay\/CNI; rpi-1\), tailscale0 \(VPN\/tunnel; rpi-1\), wlan0 \(wireless; rpi-1\) \(ServiceL2Status\), which MetalLB's default exclusion list does not exclude, and L2Advertisement home-l2 does not restrict spec\.interfaces/);
-    assert.match(f[1]!.fix, /^list the interfaces to answer on in spec\.interfaces of L2Advertisement home-l2 \(e\.g\. \[eth0\]\), or add \^cilium\.\*, \^tailscale\.\*, \^wlan\.\* to announcedInterfacesToExclude in ConfigMap metallb-system\/metallb-excludel2/);
+    assert.equal(f[1]!.message, 'rpi-1 answers ARP/NDP for 192.168.1.50 on wlan0 (wireless), cilium_vxlan (overlay/CNI), tailscale0 (VPN/tunnel) too (ServiceL2Status lists eth0, wlan0, cilium_vxlan, tailscale0): '
+      + 'MetalLB\'s default exclusion list does not exclude them and L2Advertisement home-l2, which selects this Service, does not restrict spec.interfaces, so the address leaks into those networks and clients there may learn the wrong MAC for it');
+    assert.equal(f[1]!.fix, 'set spec.interfaces on L2Advertisement home-l2 to the interfaces clients reach the Service through: [eth0] (the other interface the speakers list); '
+      + 'or add ^wlan.*, ^cilium_.*, ^tailscale.* to announcedInterfacesToExclude in ConfigMap metallb-system/metallb-excludel2 (the speakers read it at start: restart them)');
   });
 
   await t.test('validate lists every hazard with its object', async () => {

@@ -501,7 +501,8 @@ export function findingsFor(f: FindingsInput): Finding[] {
     bgpFindings(f, out);
   }
   // Dangerous configurations MetalLB accepts (hazards.ts): the Service's pool, its interfaces.
-  out.push(...hazardFindings({ ...f, poolName: f.l2?.pool ?? f.bgp?.pool ?? null }));
+  const selecting = f.l2 && f.pool ? f.pool.l2Advertisements.filter((a) => f.l2!.advertisements.includes(a.name)) : undefined;
+  out.push(...hazardFindings({ ...f, poolName: f.l2?.pool ?? f.bgp?.pool ?? null, l2Advertisements: selecting }));
   const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
   return handManagedEndpoints(f.serviceObject, f.state, withoutPoolAdvice(out)).map((x, i) => [x, i] as const).sort((a, b) => rank[a[0].severity] - rank[b[0].severity] || a[1] - b[1]).map(([x]) => x);
 }

@@ -15,7 +15,7 @@
  * Pure: reads the snapshot and the controller's configuration.
  */
 import { DEFAULT_EXCLUDE_L2, excludeRegExp, parseExcludeL2 } from '../arp/interfaces.ts';
-import type { Config } from '../config/types.ts';
+import type { Config, L2Adv } from '../config/types.ts';
 import { cidrContains, cidrLast, familyBits, formatCIDR, formatIP, parseCIDR, parseIP, prefixMask, type CIDR, type IP } from '../ip.ts';
 import { objectRef, type ClusterState } from '../kube.ts';
 
@@ -82,6 +82,37 @@ function exclusionInForce(state: ClusterState, ns: string): { patterns: readonly
     }
   }
   return { patterns: DEFAULT_EXCLUDE_L2, from: 'MetalLB\'s default exclusion list' };
+}
+
+/** The regexp an exclusion list gets for `name`: its stem (`cilium_vxlan` -> `^cilium_.*`, `wlan0` -> `^wlan.*`). */
+function excludePattern(name: string): string {
+  const stem = name.replace(/[0-9.]+$/, '');
+  const cut = stem.search(/[_-]/);
+  return `^${(cut > 0 ? stem.slice(0, cut + 1) : stem).replace(/\./g, '\\.')}.*`;
+}
+
+/**
+ * The interfaces ServiceL2Status objects list that are neither risky nor excluded (eth0, enp1s0,
+ * bond0 …): those the user most likely meant, in first-seen order.
+ */
+function ordinaryInterfaces(statuses: ClusterState['serviceL2Statuses'], exclude: RegExp | null): string[] {
+  const out = new Set<string>();
+  for (const s of statuses) {
+    for (const i of s.status?.interfaces ?? []) {
+      const name = i?.name ?? '';
+      if (name && !riskyInterfaceKind(name) && !(exclude && exclude.test(name))) out.add(name);
+    }
+  }
+  return [...out];
+}
+
+/** The fix of an l2-unintended-interfaces finding: spec.interfaces on the advertisements (the ordinary interfaces as the example), or the exclusion list. */
+function interfacesFix(ads: readonly string[], ordinary: readonly string[], risky: readonly string[], ns: string): string {
+  const example = ordinary.length > 0
+    ? `[${list([...ordinary], 4)}] (the other interface${ordinary.length === 1 ? '' : 's'} the speakers list)`
+    : 'the interface of the network the clients are on (e.g. [eth0])';
+  return `set spec.interfaces on L2Advertisement ${list(ads, 3)} to the interfaces clients reach the Service through: ${example}; `
+    + `or add ${[...new Set(risky.map(excludePattern))].join(', ')} to announcedInterfacesToExclude in ConfigMap ${ns}/metallb-excludel2 (the speakers read it at start: restart them)`;
 }
 
 /**
@@ -181,7 +212,7 @@ export function configHazards(state: ClusterState, config: Config, metallbNamesp
       const ads = open.map((a) => a.metadata?.name ?? '');
       out.push({ id: 'l2-unintended-interfaces', object: objectRef(open[0]!), pools: [], advertisements: ads, interfaces: left,
         message: `the speakers answer ARP/NDP on ${list(byName, 4)} (ServiceL2Status), which ${excl.from} does not exclude, and L2Advertisement ${list(ads, 3)} ${ads.length === 1 ? 'does' : 'do'} not restrict spec.interfaces${restricted ? ' (others do)' : ''}: an address announced there leaks into that network, or is answered where no client is`,
-        fix: `list the interfaces to answer on in spec.interfaces of L2Advertisement ${list(ads, 3)} (e.g. [eth0]), or add ${[...new Set(names.map((n) => `^${n.replace(/[0-9.]+$|[_-].*$/, '').replace(/\./g, '\\.')}.*`))].join(', ')} to announcedInterfacesToExclude in ConfigMap ${metallbNamespace}/metallb-excludel2 (the speakers read it at start)` });
+        fix: interfacesFix(ads, ordinaryInterfaces(state.serviceL2Statuses, re), names, metallbNamespace) });
     }
   }
   return out;
@@ -212,6 +243,38 @@ export interface HazardFindingsInput {
   readonly poolName: string | null;
   /** The L2 announcer of the Service, if any. */
   readonly announcer: string | null;
+  /**
+   * The L2Advertisements of the Service's pool that select it (serviceSelectors), from an accepting
+   * speaker's configuration; absent when unknown (then every L2Advertisement of MetalLB's namespace
+   * without spec.interfaces counts).
+   */
+  readonly l2Advertisements?: ReadonlyArray<Pick<L2Adv, 'name' | 'nodes' | 'allInterfaces'>>;
+}
+
+/**
+ * The l2-unintended-interfaces finding of one Service: the risky interfaces its own ServiceL2Status
+ * objects list (`here`), on nodes where an L2Advertisement selecting it answers on every interface
+ * (MetalLB then lists every interface the exclusion list leaves); null when every such
+ * advertisement restricts spec.interfaces (the user listed those interfaces).
+ */
+function serviceInterfacesFinding(f: HazardFindingsInput, h: Hazard, here: NonNullable<Hazard['interfaces']>,
+  statuses: ClusterState['serviceL2Statuses']): { id: string; severity: 'warning'; message: string; fix: string } | null {
+  const ips = f.allocation.ips.length > 0 ? list([...f.allocation.ips], 2) : 'the Service\'s address';
+  const ads = f.l2Advertisements === undefined
+    ? [...(h.advertisements ?? [])]
+    : f.l2Advertisements.filter((a) => a.allInterfaces && here.some((i) => a.nodes.has(i.node))).map((a) => a.name).sort();
+  if (ads.length === 0) return null;
+  const excl = exclusionInForce(f.state, f.metallbNamespace);
+  const nodes = [...new Set(here.map((i) => i.node))];
+  const on = (n: string): string => list(here.filter((i) => i.node === n).map((i) => `${i.name} (${i.kind})`), 4);
+  const who = nodes.length === 1 ? `${nodes[0]} answers ARP/NDP for ${ips} on ${on(nodes[0]!)}`
+    : `${list(nodes.map((n) => `${n} (on ${on(n)})`), 3)} answer ARP/NDP for ${ips}`;
+  const listed = [...new Set(statuses.flatMap((s) => (s.status?.interfaces ?? []).map((i) => i?.name ?? '').filter(Boolean)))];
+  const risky = [...new Set(here.map((i) => i.name))];
+  return { id: h.id, severity: 'warning',
+    message: `${who} too (ServiceL2Status lists ${list(listed, 6)}): ${excl.from} does not exclude ${risky.length === 1 ? 'it' : 'them'} and L2Advertisement ${list(ads, 3)}, which selects this Service, does not restrict spec.interfaces, `
+      + `so the address leaks into ${risky.length === 1 ? 'that network' : 'those networks'} and clients there may learn the wrong MAC for it`,
+    fix: interfacesFix(ads, ordinaryInterfaces(statuses, excludeRegExp(excl.patterns)), risky, f.metallbNamespace) };
 }
 
 /**
@@ -223,13 +286,14 @@ export function hazardFindings(f: HazardFindingsInput): Array<{ id: string; seve
   if (f.allocation.status === 'ignored') return [];
   const pool = f.allocation.pool ?? f.poolName;
   const [ns, name] = f.service.split('/');
-  const mine = new Set(f.state.serviceL2Statuses.filter((s) => s.status?.serviceNamespace === ns && s.status?.serviceName === name)
-    .flatMap((s) => (s.status?.interfaces ?? []).map((i) => `${s.status?.node ?? ''}\u0000${i?.name ?? ''}`)));
+  const statuses = f.state.serviceL2Statuses.filter((s) => s.status?.serviceNamespace === ns && s.status?.serviceName === name);
+  const mine = new Set(statuses.flatMap((s) => (s.status?.interfaces ?? []).map((i) => `${s.status?.node ?? ''}\u0000${i?.name ?? ''}`)));
   const out: Array<{ id: string; severity: 'error' | 'warning'; message: string; fix: string }> = [];
   for (const h of cachedHazards(f.state, f.controllerConfig, f.metallbNamespace)) {
     if (h.id === 'l2-unintended-interfaces') {
       const here = (h.interfaces ?? []).filter((i) => mine.has(`${i.node}\u0000${i.name}`));
-      if (here.length > 0) out.push({ id: h.id, severity: 'warning', message: h.message, fix: h.fix });
+      const finding = here.length > 0 ? serviceInterfacesFinding(f, h, here, statuses) : null;
+      if (finding) out.push(finding);
       continue;
     }
     if (!pool || !h.pools.includes(pool)) continue;
