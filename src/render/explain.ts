@@ -146,7 +146,7 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
   if (firstError) out += field('Fix', escapeControl(firstError.fix));
   else {
     const warning = e.findings.find((f) => f.severity === 'warning');
-    if (warning) out += field('Warning', escapeControl(`${warning.id}: ${warning.message}`));
+    if (warning) out += field('Warning', escapeControl(`${warning.id}: ${warning.message}`)) + field('Fix', escapeControl(warning.fix));
   }
   const more = e.findings.filter((f) => f.severity !== 'info').length - 1;
   if (more > 0) out += field('', `(${more} more finding${more === 1 ? '' : 's'} below)`);
@@ -328,6 +328,9 @@ export function whoisText(w: WhoisResult & { speakers?: SpeakersReport }, wide: 
     ];
   });
   out += renderTable(cols, rows, w.externalIPs.length > 0 ? 'No Service holds this address in its status.' : 'No Service holds this address.');
+  for (const h of w.holders) {
+    for (const x of h.warnings) out += `\n${field('Warning', escapeControl(`${h.service}: ${x.id}: ${x.message}`))}${field('Fix', escapeControl(x.fix))}`;
+  }
 
   for (const h of w.holders) {
     if (!h.bgp) continue;

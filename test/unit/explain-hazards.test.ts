@@ -102,3 +102,49 @@ test('riskyInterfaceKind: wireless, VPN and overlay names; ordinary NICs are not
   assert.deepEqual(['wlan0', 'wlp2s0', 'wg0', 'tailscale0', 'cilium_vxlan', 'vxlan.calico', 'flannel.1', 'eth0', 'enp3s0', 'bond0', 'ens192'].map(riskyInterfaceKind),
     ['wireless', 'wireless', 'VPN/tunnel', 'VPN/tunnel', 'overlay/CNI', 'overlay/CNI', 'overlay/CNI', null, null, null, null]);
 });
+
+/** A Cilium cluster after metallb/metallb#2329, as `kubectl get -o yaml` Lists (test/unit/fixtures/issue12/cilium-interfaces.yaml). */
+const CILIUM = join(ROOT, 'test/unit/fixtures/issue12/cilium-interfaces.yaml');
+
+test('Cilium: the speaker answers on cilium_host, cilium_net and cilium_vxlan (explain, -o json, whois, validate)', { concurrency: 4 }, async (t) => {
+  const message = 'k8s-w1 answers ARP/NDP for 192.168.88.230 on cilium_net (overlay/CNI), cilium_host (overlay/CNI), cilium_vxlan (overlay/CNI) too (ServiceL2Status lists enp3s0, cilium_net, cilium_host, cilium_vxlan): '
+    + 'MetalLB\'s default exclusion list does not exclude them and L2Advertisement l2adv, which selects this Service, does not restrict spec.interfaces, so the address leaks into those networks and clients there may learn the wrong MAC for it';
+  const fix = 'set spec.interfaces on L2Advertisement l2adv to the interfaces clients reach the Service through: [enp3s0] (the other interface the speakers list); '
+    + 'or add ^cilium_.* to announcedInterfacesToExclude in ConfigMap metallb-system/metallb-excludel2 (the speakers read it at start: restart them)';
+
+  await t.test('explain: the first warning is the interfaces, with its fix; -o json carries the same finding', async () => {
+    const [tx, js] = await Promise.all([runCliAsync(['explain', 'ingress-nginx/ingress-nginx-controller', '-f', CILIUM]), runCliAsync(['explain', 'ingress-nginx/ingress-nginx-controller', '-f', CILIUM, '-o', 'json'])]);
+    assert.equal(tx.status, 0, tx.stderr);
+    const h = head(tx.stdout);
+    assert.equal(h.Verdict, 'announced by k8s-w1 over layer2: 192.168.88.230');
+    assert.equal(h.Warning, `l2-unintended-interfaces: ${message}`);
+    assert.equal(h.Fix, fix);
+    const f = (JSON.parse(js.stdout) as { findings: Finding[] }).findings;
+    // kubeadm's exclusion label on the control plane is meant: information, not a warning.
+    assert.deepEqual(f.map((x) => [x.id, x.severity]), [['l2-unintended-interfaces', 'warning'], ['exclusion-label-empty-value', 'info']]);
+    assert.deepEqual([f[0]!.message, f[0]!.fix], [message, fix]);
+  });
+
+  await t.test('whois on the address repeats the warning and its fix', async () => {
+    const [tx, js] = await Promise.all([runCliAsync(['whois', '192.168.88.230', '-f', CILIUM]), runCliAsync(['whois', '192.168.88.230', '-f', CILIUM, '-o', 'json'])]);
+    assert.equal(tx.status, 0, tx.stderr);
+    assert.ok(tx.stdout.includes(`Warning:      ingress-nginx/ingress-nginx-controller: l2-unintended-interfaces: ${message}\nFix:          ${fix}\n`), tx.stdout);
+    const holders = (JSON.parse(js.stdout) as { holders: Array<{ warnings: Array<{ id: string; message: string; fix: string }> }> }).holders;
+    assert.deepEqual(holders.map((x) => x.warnings), [[{ id: 'l2-unintended-interfaces', message, fix }]]);
+  });
+
+  await t.test('a Service whose L2Advertisement lists wg0 on purpose: no warning, though another advertisement is open', async () => {
+    const js = await runCliAsync(['explain', 'vpn/wg-gateway', '-f', CILIUM, '-o', 'json']);
+    assert.equal(js.status, 0, js.stderr);
+    const f = (JSON.parse(js.stdout) as { findings: Finding[] }).findings;
+    assert.ok(!f.some((x) => x.id === 'l2-unintended-interfaces'), JSON.stringify(f));
+  });
+
+  await t.test('validate: one warning on l2adv naming the cilium interfaces, not wg0', async () => {
+    const r = await runCliAsync(['validate', '-f', CILIUM, '-o', 'json']);
+    const hs = (JSON.parse(r.stdout) as { warnings: Array<{ id: string; object: string; message: string }> }).warnings;
+    const mine = hs.filter((x) => x.id === 'l2-unintended-interfaces');
+    assert.deepEqual(mine.map((x) => x.object), ['metallb-system/L2Advertisement/l2adv'], r.stdout);
+    assert.match(mine[0]!.message, /^the speakers answer ARP\/NDP on cilium_host \(overlay\/CNI; k8s-w1\), cilium_net \(overlay\/CNI; k8s-w1\), cilium_vxlan \(overlay\/CNI; k8s-w1\) \(ServiceL2Status\)/);
+  });
+});

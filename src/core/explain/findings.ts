@@ -82,6 +82,9 @@ export interface FindingsInput {
   readonly passLimit: number | null;
 }
 
+/** Labels kubeadm (and most installers) put on control-plane nodes. */
+const CONTROL_PLANE_LABELS = ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'];
+
 /** Nodes hosting a usable (ready, or serving) endpoint of the Service. */
 function usableEndpointNodes(f: FindingsInput): Set<string> {
   const [ns, name] = f.service.split('/');
@@ -208,9 +211,15 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
   const emptyValued = (exclStep?.dropped ?? []).map((d) => d.node)
     .filter((n) => byName.get(n)?.metadata?.labels?.[EXCLUDE_LB_LABEL] === '' && selected.has(n));
   if (emptyValued.length > 0) {
-    out.push({ id: 'exclusion-label-empty-value', severity: 'warning',
-      message: `${list(emptyValued)} ${emptyValued.length === 1 ? 'carries' : 'carry'} ${EXCLUDE_LB_LABEL} with an empty value: MetalLB checks the key only, so ${emptyValued.length === 1 ? 'it is' : 'they are'} excluded, yet \`kubectl get nodes -L ${EXCLUDE_LB_LABEL}\` shows an empty column`,
-      fix: `if these nodes should announce: kubectl label node ${emptyValued[0]} ${EXCLUDE_LB_LABEL}-` });
+    // kubeadm puts the label, empty, on every control-plane node: meant there, unless nobody else is left.
+    const controlPlane = (n: string): boolean => CONTROL_PLANE_LABELS.some((l) => Object.hasOwn(byName.get(n)?.metadata?.labels ?? {}, l));
+    const kubeadm = emptyValued.every(controlPlane) && l2.candidates.length > 0;
+    const them = emptyValued.length === 1 ? 'it' : 'they';
+    out.push({ id: 'exclusion-label-empty-value', severity: kubeadm ? 'info' : 'warning',
+      message: kubeadm
+        ? `${list(emptyValued)} (control plane) ${emptyValued.length === 1 ? 'carries' : 'carry'} ${EXCLUDE_LB_LABEL}, empty, as kubeadm sets it on control-plane nodes: ${them} never announce${emptyValued.length === 1 ? 's' : ''} (MetalLB checks the key only)`
+        : `${list(emptyValued)} ${emptyValued.length === 1 ? 'carries' : 'carry'} ${EXCLUDE_LB_LABEL} with an empty value: MetalLB checks the key only, so ${emptyValued.length === 1 ? 'it is' : 'they are'} excluded, yet \`kubectl get nodes -L ${EXCLUDE_LB_LABEL}\` shows an empty column`,
+      fix: `if these nodes should announce: kubectl label node ${emptyValued[0]} ${EXCLUDE_LB_LABEL}-${kubeadm ? ' (none needed if the control plane should not take Service traffic)' : ''}` });
   }
   const speakersStep = l2.trace.find((s) => s.step === 'speakers');
   const unknown = (f.speakers.nodes ?? []).filter((n) => !byName.has(n));

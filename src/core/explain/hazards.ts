@@ -11,7 +11,9 @@
  *   (wlan0, wg0, tailscale0, cilium_vxlan, vxlan.calico …) that the exclusion list in force
  *   (ConfigMap metallb-excludel2, else MetalLB's default) does not exclude, while no L2Advertisement
  *   restricts `interfaces`. Interface names are only known where ServiceL2Status objects list them
- *   (a speaker with an all-interfaces advertisement lists every interface it does not exclude).
+ *   (a speaker with an all-interfaces advertisement lists every interface it does not exclude); a
+ *   name some L2Advertisement lists in spec.interfaces is meant, never risky. Per Service, only the
+ *   L2Advertisements selecting it count (hazardFindings).
  * Pure: reads the snapshot and the controller's configuration.
  */
 import { DEFAULT_EXCLUDE_L2, excludeRegExp, parseExcludeL2 } from '../arp/interfaces.ts';
@@ -191,12 +193,14 @@ export function configHazards(state: ClusterState, config: Config, metallbNamesp
   }
 
   // Interfaces the speakers answer on, where ServiceL2Status objects name them.
+  // Names an L2Advertisement lists in spec.interfaces are meant (a VPN gateway announced on wg0).
+  const named = new Set(state.l2Advertisements.flatMap((a) => ((a.spec as { interfaces?: unknown } | undefined)?.interfaces as unknown[] | undefined ?? []).filter((x): x is string => typeof x === 'string')));
   const seen: Array<{ node: string; name: string; kind: string }> = [];
   for (const s of state.serviceL2Statuses) {
     const node = s.status?.node ?? '';
     for (const i of s.status?.interfaces ?? []) {
       const name = i?.name ?? '';
-      const kind = riskyInterfaceKind(name);
+      const kind = named.has(name) ? null : riskyInterfaceKind(name);
       if (kind && !seen.some((x) => x.node === node && x.name === name)) seen.push({ node, name, kind });
     }
   }

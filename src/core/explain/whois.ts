@@ -12,6 +12,9 @@ import { viewForIP, type BGPNodeView } from './bgp.ts';
 import { explainService, type ExplainInput, type Explanation } from './explain.ts';
 import { externalIPsOf } from './inputs.ts';
 
+/** The findings of hazards.ts: whois repeats them as warnings, they concern the address itself. */
+const HAZARD_IDS = new Set(['pool-contains-node-address', 'pool-overlaps-pod-cidr', 'pool-overlaps-service-cidr', 'l2-unintended-interfaces']);
+
 /** One holder of the address. */
 export interface WhoisHolder {
   /** `namespace/name`. */
@@ -28,6 +31,12 @@ export interface WhoisHolder {
   readonly l2Status: ReadonlyArray<{ readonly node: string; readonly interfaces: readonly string[] }>;
   /** Error findings of the Service's explanation (one line each). */
   readonly problems: readonly string[];
+  /**
+   * Warnings about where and how the address is answered (the dangerous configurations of
+   * hazards.ts: a node's own address in the pool, overlaps with the Pod or Service range, ARP/NDP
+   * answered on wireless, VPN or overlay interfaces), with their fixes.
+   */
+  readonly warnings: ReadonlyArray<{ readonly id: string; readonly message: string; readonly fix: string }>;
   /**
    * Over BGP (null when the pool has no BGPAdvertisement): every node's decision and, per peer,
    * the prefixes containing the address it gets (or why none), as in `explain`'s `bgp`.
@@ -80,6 +89,7 @@ export function whoisIP(input: WhoisInput): WhoisResult {
       service: namespacedName(svc), ips: e.allocation.ips, pool: e.allocation.pool ?? e.l2?.pool ?? e.bgp?.pool ?? null, mode: e.mode,
       announcer: e.announcer, bgpAnnouncers: e.bgpAnnouncers, l2Status: e.l2Status,
       problems: e.findings.filter((f) => f.severity === 'error').map((f) => f.message),
+      warnings: e.findings.filter((f) => f.severity === 'warning' && HAZARD_IDS.has(f.id)).map((f) => ({ id: f.id, message: f.message, fix: f.fix })),
       bgp: e.bgp && (e.mode === 'bgp' || e.mode === 'layer2+bgp') ? { peers: e.bgp.peers, nodes: e.bgp.nodes.map((n) => viewForIP(n, ip)) } : null,
     });
   }
