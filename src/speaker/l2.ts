@@ -7,10 +7,10 @@
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import type { InterfaceSet } from '../core/election/types.ts';
 import {
-  announcedIPs, arp, countDrop, excludeRegExp, forget, gratuitousARP, GRATUITOUS_INTERVAL_MS, ipBytes, ipFamily,
-  ndp, respondARP, respondNDP, selectInterfaces, solicitedNodeMulticast, takeOver, tick, unsolicitedNA, ipv6At,
+  addAnnounced, arp, countDrop, excludeRegExp, gratuitousARP, GRATUITOUS_INTERVAL_MS, ipBytes, ipFamily,
+  ndp, removeAnnounced, respondARP, respondNDP, selectInterfaces, solicitedNodeMulticast, takeOverInPlace, tick, unsolicitedNA, ipv6At,
 } from '../core/arp/index.ts';
-import type { AnnouncedIPs, DropCounts, GratuitousState, InterfaceChoice, LinkInfo } from '../core/arp/index.ts';
+import type { DropCounts, InterfaceChoice, LinkInfo } from '../core/arp/index.ts';
 import { canonicalIP } from '../core/ip.ts';
 import type { L2Announcer } from './announcer.ts';
 import { loadL2Native } from './l2-native.ts';
@@ -102,9 +102,15 @@ export class RawL2Announcer implements L2Announcer {
   private readonly native: L2Native;
   private readonly exclude: RegExp | null;
   private readonly services = new Map<string, { ips: string[]; interfaces: InterfaceSet }>();
-  private announced: AnnouncedIPs = new Map();
+  /**
+   * IP → interface sets of the services announcing it (core AnnouncedIPs), and IP → end of its
+   * gratuitous window (core GratuitousState): both updated in place per announcement (a copy per
+   * announcement made a burst of N announcements allocate O(N²): about 50 MiB of old-generation
+   * garbage, resident, for 1,000 Services).
+   */
+  private readonly announced = new Map<string, InterfaceSet[]>();
   private readonly responders = new Map<string, Responder>(); // `${protocol}/${index}`
-  private gratuitous: GratuitousState = new Map();
+  private gratuitous = new Map<string, number>();
   private gratuitousTimer: NodeJS.Timeout | undefined;
   private scanTimer: NodeJS.Timeout | undefined;
   private netlink: WatchHandle | undefined;
@@ -274,33 +280,35 @@ export class RawL2Announcer implements L2Announcer {
   /** Starts (or updates) answering for `ips` of `service` and sends gratuitous announcements for them. */
   announce(service: string, ips: readonly string[], interfaces: InterfaceSet): void {
     const canon = ips.map((ip) => canonicalIP(ip)).filter((ip): ip is string => !!ip);
-    const before = this.announced;
+    const fresh = canon.filter((ip) => !this.announced.has(ip));
+    const old = this.services.get(service);
+    if (old) removeAnnounced(this.announced, old.ips, old.interfaces);
     this.services.set(service, { ips: canon, interfaces });
-    this.announced = announcedIPs(this.services.values());
-    for (const ip of canon) {
-      if (!before.has(ip) && ipFamily(ip) === 'ipv6') for (const r of this.responders.values()) if (r.protocol === 'ndp') this.watchGroup(r, ip);
+    addAnnounced(this.announced, canon, interfaces);
+    for (const ip of fresh) {
+      if (ipFamily(ip) === 'ipv6') for (const r of this.responders.values()) if (r.protocol === 'ndp') this.watchGroup(r, ip);
     }
-    this.leaveGone(before);
+    if (old) this.leaveGone(old.ips);
     for (const ip of canon) {
-      const t = takeOver(this.gratuitous, ip, Date.now());
-      this.gratuitous = t.state;
-      if (t.sendNow) this.sendGratuitous(ip);
+      if (takeOverInPlace(this.gratuitous, ip, Date.now())) this.sendGratuitous(ip);
     }
     this.armGratuitousTimer();
   }
 
   /** Stops answering for every IP of `service` at once (gratuitous announcements of IPs nobody else announces stop too). */
   withdraw(service: string): void {
-    if (!this.services.delete(service)) return;
-    const before = this.announced;
-    this.announced = announcedIPs(this.services.values());
-    this.leaveGone(before);
+    const old = this.services.get(service);
+    if (!old) return;
+    this.services.delete(service);
+    removeAnnounced(this.announced, old.ips, old.interfaces);
+    this.leaveGone(old.ips);
   }
 
-  private leaveGone(before: AnnouncedIPs): void {
-    for (const ip of before.keys()) {
+  /** After `ips` (a service's, canonical) were taken out of `announced`: stops what those nobody announces any more had. */
+  private leaveGone(ips: readonly string[]): void {
+    for (const ip of new Set(ips)) {
       if (this.announced.has(ip)) continue;
-      this.gratuitous = forget(this.gratuitous, ip);
+      this.gratuitous.delete(ip); // core forget, in place
       if (ipFamily(ip) === 'ipv6') for (const r of this.responders.values()) if (r.protocol === 'ndp') this.unwatchGroup(r, ip);
     }
   }

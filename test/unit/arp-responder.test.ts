@@ -4,11 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYAML } from 'yaml';
 import {
-  announcedIPs, arp, ndp, respondARP, respondNDP, shouldAnnounce, gratuitousARP, unsolicitedNA,
+  announcedIPs, addAnnounced, removeAnnounced, arp, ndp, respondARP, respondNDP, shouldAnnounce, gratuitousARP, unsolicitedNA,
   takeOver, tick, forget, gratuitousOffsetsMs, GRATUITOUS_INTERVAL_MS, GRATUITOUS_WINDOW_MS,
   selectInterfaces, excludeRegExp, parseExcludeL2, DEFAULT_EXCLUDE_L2, nodeInterfaces,
 } from '../../src/core/arp/index.ts';
 import type { ARPFrame, LinkInfo } from '../../src/core/arp/index.ts';
+import type { InterfaceSet } from '../../src/core/election/types.ts';
 
 const OUR_MAC = '02:00:00:00:00:0b';
 const CLIENT_MAC = '02:00:00:00:00:0a';
@@ -131,6 +132,32 @@ test('gratuitous schedule: at once, then every 1.1 s until 5 s after takeover (M
   assert.equal(tick(again.state, 8001).state.size, 0);
   s = takeOver(s.state, '192.0.2.11', 1500);
   assert.deepEqual(forget(s.state, '192.0.2.10').size, 1);
+});
+
+test('the announced table kept in place (addAnnounced/removeAnnounced) equals announcedIPs of the services left, through 2,000 random changes', () => {
+  const sets: InterfaceSet[] = ['all', null, ['eth0'], ['eth1', 'eth2']];
+  const services = new Map<string, { ips: string[]; interfaces: InterfaceSet }>();
+  const table = new Map<string, InterfaceSet[]>();
+  let seed = 7;
+  const rnd = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2147483648; return (seed >>> 12) % n; };
+  const normal = (m: ReadonlyMap<string, readonly InterfaceSet[]>): string[] =>
+    [...m].map(([ip, l]) => `${ip} ${l.map((x) => JSON.stringify(x)).sort().join(' ')}`).sort();
+  for (let step = 0; step < 2000; step++) {
+    const name = `s${rnd(40)}`;
+    const old = services.get(name);
+    if (old) removeAnnounced(table, old.ips, old.interfaces);
+    if (rnd(3) === 0) services.delete(name);
+    else {
+      // few addresses, so that services share them; one written non-canonically
+      const ips = Array.from({ length: 1 + rnd(2) }, () => rnd(2) ? `192.0.2.${rnd(12)}` : `2001:db8::${rnd(12).toString(16)}`);
+      if (rnd(5) === 0) ips.push('2001:0db8:0:0::1');
+      const s = { ips, interfaces: sets[rnd(sets.length)]! };
+      services.set(name, s);
+      addAnnounced(table, s.ips, s.interfaces);
+    }
+    assert.deepEqual(normal(table), normal(announcedIPs(services.values())), `step ${step}`);
+  }
+  assert.ok(table.size > 5, 'the run held several addresses at the end');
 });
 
 const link = (name: string, over: Partial<LinkInfo> = {}): LinkInfo => ({

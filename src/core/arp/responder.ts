@@ -22,16 +22,41 @@ export type AnnouncedIPs = ReadonlyMap<string, readonly InterfaceSet[]>;
 /** Builds {@link AnnouncedIPs} from service → { ips, interfaces } (what L2Announcer.announce received). */
 export function announcedIPs(services: Iterable<{ readonly ips: readonly string[]; readonly interfaces: InterfaceSet }>): AnnouncedIPs {
   const out = new Map<string, InterfaceSet[]>();
-  for (const s of services) {
-    for (const raw of s.ips) {
-      const ip = canonicalIP(raw);
-      if (!ip) continue;
-      const list = out.get(ip) ?? [];
-      list.push(s.interfaces);
-      out.set(ip, list);
-    }
-  }
+  for (const s of services) addAnnounced(out, s.ips, s.interfaces);
   return out;
+}
+
+/**
+ * Adds one service's `ips` (announced on `interfaces`) to `table`, in place: {@link announcedIPs}
+ * one service at a time, for a caller that keeps the table between announcements (rebuilding it
+ * per announcement is quadratic in the number of services). IPs that do not parse are skipped.
+ */
+export function addAnnounced(table: Map<string, InterfaceSet[]>, ips: readonly string[], interfaces: InterfaceSet): void {
+  for (const raw of ips) {
+    const ip = canonicalIP(raw);
+    if (!ip) continue;
+    const list = table.get(ip);
+    if (list) list.push(interfaces);
+    else table.set(ip, [interfaces]);
+  }
+}
+
+/**
+ * Takes back what {@link addAnnounced} added for one service (same `ips` and `interfaces`), in
+ * place; an IP whose last service goes leaves the table. The table then equals
+ * {@link announcedIPs} of the other services (the order of an IP's interface sets aside, which no
+ * decision reads).
+ */
+export function removeAnnounced(table: Map<string, InterfaceSet[]>, ips: readonly string[], interfaces: InterfaceSet): void {
+  for (const raw of ips) {
+    const ip = canonicalIP(raw);
+    if (!ip) continue;
+    const list = table.get(ip);
+    if (!list) continue;
+    const at = list.indexOf(interfaces);
+    if (at >= 0) list.splice(at, 1);
+    if (list.length === 0) table.delete(ip);
+  }
 }
 
 /** MetalLB IPAdvertisement.matchInterface: `all` matches every interface, a list only its names, null none. */
