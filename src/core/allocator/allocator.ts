@@ -239,7 +239,7 @@ export class Allocator {
   private poolOrder: PoolEntry[] = [];
   private readonly allocs = new Map<string, Alloc>();
   private readonly addrs = new Map<bigint, AddrState>();
-  private readonly occupied = new IntervalSet();
+  private occupied = new IntervalSet();
   private readonly shared = new Map<string, OrderedMap<true>>();
   /** pool -> address -> number of allocations (attributed to the pool) holding it. */
   private readonly inUse = new Map<string, Map<bigint, number>>();
@@ -259,6 +259,27 @@ export class Allocator {
   /** `onPoolChange` is called with a pool name for every pool-change notification. */
   constructor(onPoolChange?: (pool: string) => void) {
     this.onPoolChange = onPoolChange;
+  }
+
+  /**
+   * An independent copy of this allocator: configuration, allocations, sharing state, counters
+   * and preferredPools; later operations on either leave the other alone. The copy notifies the
+   * same `onPoolChange`. The dry run forks its state with it (allocateAll's other restart orders
+   * start from the state the name order reached before the first Services whose order matters).
+   */
+  clone(): Allocator {
+    const c = new Allocator(this.onPoolChange);
+    c.pools = new Map(this.pools);
+    c.poolOrder = [...this.poolOrder];
+    for (const [k, a] of this.allocs) c.allocs.set(k, a);
+    for (const [addr, st] of this.addrs) c.addrs.set(addr, { keys: st.keys, ports: new Map(st.ports), holders: new Set(st.holders) });
+    c.occupied = this.occupied.clone();
+    for (const [id, idx] of this.shared) c.shared.set(id, idx.clone());
+    for (const [pool, counts] of this.inUse) c.inUse.set(pool, new Map(counts));
+    c.notifications = this.notifications;
+    for (const [k, v] of this.orderCache) c.orderCache.set(k, v);
+    for (const [k, v] of this.preferredPools) c.preferredPools.set(k, v);
+    return c;
   }
 
   /** How many pool-change notifications were emitted since creation. */

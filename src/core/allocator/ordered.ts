@@ -43,6 +43,14 @@ export class OrderedMap<V> {
     return this.count;
   }
 
+  /** An independent copy (same entries; values are shared, not copied). */
+  clone(): OrderedMap<V> {
+    const c = new OrderedMap<V>();
+    c.root = copyTree(this.root);
+    c.count = this.count;
+    return c;
+  }
+
   /** Value stored under `key`, or undefined. */
   get(key: bigint): V | undefined {
     let n = this.root;
@@ -159,6 +167,10 @@ export class OrderedMap<V> {
   }
 }
 
+function copyTree<V>(n: Node<V> | null): Node<V> | null {
+  return n ? { key: n.key, value: n.value, prio: n.prio, left: copyTree(n.left), right: copyTree(n.right) } : null;
+}
+
 function rotateRight<V>(n: Node<V>): Node<V> {
   const l = n.left!;
   n.left = l.right;
@@ -187,12 +199,20 @@ function merge<V>(a: Node<V> | null, b: Node<V> | null): Node<V> | null {
 /** A set of bigint values kept as maximal runs of consecutive values. */
 export class IntervalSet {
   /** run start -> run end (inclusive). */
-  private readonly runs = new OrderedMap<bigint>();
+  private runs = new OrderedMap<bigint>();
   private members = 0;
 
   /** Number of values in the set. */
   get size(): number {
     return this.members;
+  }
+
+  /** An independent copy. */
+  clone(): IntervalSet {
+    const c = new IntervalSet();
+    c.runs = this.runs.clone();
+    c.members = this.members;
+    return c;
   }
 
   /** Whether `v` is in the set. */

@@ -169,7 +169,9 @@ interface Taint {
  * that MetalLB may process before one whose status address it would then take (restart order is
  * random among Services with as many addresses), pending Services competing for the last free
  * addresses — and every Service whose result depends on one of those through the addresses
- * (it took, requested or walked past an address a random choice decides).
+ * (it took, requested or walked past an address a random choice decides). When the restart
+ * order within a group may matter, two other orders run too, each resumed from the name order's
+ * state before the first such group (see Fork), and a Service whose answer changes is flagged.
  */
 export function allocateAll(config: Config, services: readonly Service[], opts: AllocateAllOptions = {}): AllocateAllResult {
   const prefer = new Map<string, string>();
@@ -213,7 +215,8 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
   // it can take (each tie group reversed, rotated by one) and flag every Service whose answer
   // changes. Rotating moves every member of a group, so a Service that takes the n-th free
   // address of a pool shared with its group gets another one.
-  const others = (['rotate', 'reverse'] as const).map((tie) => new Map(allocateAllInOrder(config, services, opts, tie, prefer).result.services.map((o) => [o.service, o])));
+  // Both start from the name order's state before the first group whose order matters (Fork).
+  const others = (['rotate', 'reverse'] as const).map((tie) => new Map(allocateAllInOrder(config, services, opts, tie, prefer, first.fork).result.services.map((o) => [o.service, o])));
   const services_ = first.result.services.map((o): ServiceAllocationOutcome => {
     if (o.nondeterministic !== undefined) return o;
     const mine = answerOf(o);
@@ -250,21 +253,66 @@ function tieOrder<S extends Service>(sorted: S[], tie: 'name' | 'reverse' | 'rot
 }
 
 /**
+ * A name-order dry run's state at the start of one Service of its first pass: the first Service
+ * of the first ingress-entry group (two Services or more) whose order may matter. Every group
+ * before it is one Service, or Services that each kept exactly their status addresses (no
+ * walk, no failure; none PreferDualStack, no address claimed by two statuses): each touched only
+ * its own addresses, so any order within it ends in this same state. The other tie orders resume
+ * from here instead of running the whole prefix again (allocateAll). Holds its own copies: a
+ * resumed run copies them again.
+ */
+interface Fork {
+  /** processingOrder's result (name order within each count): the initial Service objects. */
+  readonly base: readonly Service[];
+  /** Index in `base` (and in every tieOrder of it) of the first Service to run: a group start. */
+  readonly index: number;
+  readonly initialKept: ReadonlyMap<string, boolean>;
+  readonly ctrl: ControllerState;
+  readonly current: ReadonlyMap<string, Service>;
+  readonly wroteConverged: ReadonlyMap<string, Service>;
+  readonly last: ReadonlyMap<string, ReconcileOutcome>;
+  readonly firstOutcome: ReadonlyMap<string, ReconcileOutcome>;
+  readonly emitted: ReadonlyMap<string, ReadonlyMap<string, ControllerEvent & { count: number }>>;
+  readonly history: WriteHistory;
+  readonly cycles: ReadonlyMap<string, WriteCycle>;
+  /** The first pass's writes and whether one of its reconciles asked to reprocess all, so far. */
+  readonly written: ReadonlySet<string>;
+  readonly again: boolean;
+}
+
+/** A copy of `emitted` (its events carry a count that later repeats increment). */
+function copyEmitted(
+  emitted: ReadonlyMap<string, ReadonlyMap<string, ControllerEvent & { count: number }>>,
+): Map<string, Map<string, ControllerEvent & { count: number }>> {
+  const out = new Map<string, Map<string, ControllerEvent & { count: number }>>();
+  for (const [key, mine] of emitted) out.set(key, new Map([...mine].map(([id, e]) => [id, { ...e }])));
+  return out;
+}
+
+/**
  * allocateAll with the order within each ingress-entry count given by `tie`; `tiesMatter`: some
  * count has two Services or more, one of which does not keep its status addresses (pending, or
  * re-allocating), is PreferDualStack, or holds a status address another Service claims too, so
- * that order may change an answer.
+ * that order may change an answer. In name order with `tiesMatter`, `fork` is the state to run
+ * the other tie orders from (see Fork). With `from`, the run resumes there (its `prefer` is the
+ * fork's) and is lean: it computes the answers only, no `nondeterministic` notes.
  */
 function allocateAllInOrder(
   config: Config, services: readonly Service[], opts: AllocateAllOptions, tie: 'name' | 'reverse' | 'rotate', prefer: ReadonlyMap<string, string>,
-): { result: AllocateAllResult; tiesMatter: boolean; tied: ReadonlyMap<string, readonly string[]> } {
+  from?: Fork,
+): { result: AllocateAllResult; tiesMatter: boolean; tied: ReadonlyMap<string, readonly string[]>; fork?: Fork } {
   const lbClass = opts.loadBalancerClass ?? '';
   const maxPasses = opts.maxPasses ?? 100;
-  const ctrl: ControllerState = newController();
-  for (const [k, p] of prefer) ctrl.allocator.preferredPools.set(k, p);
+  const lean = from !== undefined;
+  let ctrl: ControllerState;
+  if (from) ctrl = { allocator: from.ctrl.allocator.clone(), pools: from.ctrl.pools };
+  else {
+    ctrl = newController();
+    for (const [k, p] of prefer) ctrl.allocator.preferredPools.set(k, p);
+    setControllerPools(ctrl, config.pools.values());
+  }
   /** Service → every pool its allocations could have taken (chosen and tied), in the order seen. */
   const tiedOf = new Map<string, string[]>();
-  setControllerPools(ctrl, config.pools.values());
   const alloc = ctrl.allocator;
 
   const current = new Map<string, Service>();
@@ -279,39 +327,59 @@ function allocateAllInOrder(
     entries.set(key, ingressEntries(svc));
   }
   /** The objects a reconcile wrote in this run, by key, while converged (see settled). */
-  const wroteConverged = new Map<string, Service>();
+  const wroteConverged = new Map<string, Service>(from?.wroteConverged ?? []);
+  // settled(ctrl, key, svc) reads `svc` and key's own allocation, which only a reconcile of key
+  // changes (run forgets it then); statusKept reads `svc` and the configuration: both are
+  // remembered per object, the re-sorts of later passes ask them again for every Service.
+  const settledMemo = new Map<string, { readonly svc: Service; readonly value: boolean }>();
+  const isSettled = (key: string, svc: Service): boolean => {
+    const m = settledMemo.get(key);
+    if (m && m.svc === svc) return m.value;
+    const value = settled(ctrl, key, svc);
+    settledMemo.set(key, { svc, value });
+    return value;
+  };
+  const keptMemo = new WeakMap<Service, boolean>();
   const kept = (svc: Service): boolean => {
     const key = serviceKey(svc);
-    return (wroteConverged.get(key) === svc && settled(ctrl, key, svc)) || statusKept(ctrl, key, svc);
+    if (wroteConverged.get(key) === svc && isSettled(key, svc)) return true;
+    let value = keptMemo.get(svc);
+    if (value === undefined) keptMemo.set(svc, (value = statusKept(ctrl, key, svc)));
+    return value;
   };
-  const initialKept = new Map([...current].map(([k, svc]) => [k, initialIPs.get(k)!.length > 0 && kept(svc)]));
-  const sorted = tieOrder(processingOrder([...current.values()], kept), tie).map(serviceKey);
-  const tiesMatter = (() => {
+  const initialKept = from ? from.initialKept : new Map([...current].map(([k, svc]) => [k, initialIPs.get(k)!.length > 0 && kept(svc)]));
+  const base = from ? from.base : processingOrder([...current.values()], kept);
+  const sorted = tieOrder([...base], tie).map(serviceKey);
+  if (from) for (const [k, svc] of from.current) current.set(k, svc);
+  // A PreferDualStack Service allocates its missing family on every reconcile, even when it
+  // keeps its status: it may take what another Service of its group would keep.
+  // A status address claimed by several Services: all but one re-allocate, whatever the config says.
+  const claims = new Map<string, number>();
+  if (!lean) for (const k of sorted) for (const ip of new Set(initialIPs.get(k)!.map(canonical))) claims.set(ip, (claims.get(ip) ?? 0) + 1);
+  /** Whether `k`'s place in its group may change an answer (see tiesMatter). */
+  const mayMatter = (k: string): boolean => !initialKept.get(k) || ipFamilyPolicy(current.get(k)!) === 'PreferDualStack'
+    || initialIPs.get(k)!.some((ip) => claims.get(canonical(ip))! > 1);
+  const tiesMatter = !lean && (() => {
     const size = new Map<number, number>();
     for (const k of sorted) size.set(entries.get(k)!, (size.get(entries.get(k)!) ?? 0) + 1);
-    // A PreferDualStack Service allocates its missing family on every reconcile, even when it
-    // keeps its status: it may take what another Service of its group would keep.
-    // A status address claimed by several Services: all but one re-allocate, whatever the config says.
-    const claims = new Map<string, number>();
-    for (const k of sorted) for (const ip of new Set(initialIPs.get(k)!.map(canonical))) claims.set(ip, (claims.get(ip) ?? 0) + 1);
-    return sorted.some((k) => size.get(entries.get(k)!)! > 1 && (!initialKept.get(k) || ipFamilyPolicy(current.get(k)!) === 'PreferDualStack'
-      || initialIPs.get(k)!.some((ip) => claims.get(canonical(ip))! > 1)));
+    return sorted.some((k) => size.get(entries.get(k)!)! > 1 && mayMatter(k));
   })();
-  const pending = sorted.filter((k) => initialIPs.get(k)!.length === 0);
+  // (A lean run notes nothing: no pending Services to compare.)
+  const pending = lean ? [] : sorted.filter((k) => initialIPs.get(k)!.length === 0);
   const rank = new Map(sorted.map((k, i) => [k, i]));
   const pendingSet = new Set(pending);
 
-  const last = new Map<string, ReconcileOutcome>();
-  const emitted = new Map<string, Map<string, ControllerEvent & { count: number }>>();
-  const firstOutcome = new Map<string, ReconcileOutcome>();
+  const last = new Map<string, ReconcileOutcome>(from?.last ?? []);
+  const emitted = from ? copyEmitted(from.emitted) : new Map<string, Map<string, ControllerEvent & { count: number }>>();
+  const firstOutcome = new Map<string, ReconcileOutcome>(from?.firstOutcome ?? []);
   const notes = new Map<string, string[]>();
   const note = (key: string, text: string): void => {
     const list = notes.get(key) ?? [];
     if (!list.includes(text)) list.push(text);
     notes.set(key, list);
   };
-  const history = new WriteHistory();
-  const cycles = new Map<string, WriteCycle>();
+  const history = from ? from.history.clone() : new WriteHistory();
+  const cycles = new Map<string, WriteCycle>(from?.cycles ?? []);
 
   // ----- addresses a random choice decides (see the function comment), in the order they arise
   // One entry per address (the first source wins), and per pool and family the lowest one.
@@ -382,7 +450,7 @@ function allocateAllInOrder(
   interface Group { readonly keepers: Keeper[]; readonly reaches: Array<{ key: string; reach: bigint }>; tainted: number }
   const groups = new Map<string, Group>();
   const groupOf = (n: number, pool: string, family: string): Group | undefined => groups.get(`${n}|${pool}|${family}`);
-  for (const k of sorted) {
+  for (const k of lean ? [] : sorted) {
     const ips = initialIPs.get(k)!;
     if (ips.length === 0 || !initialKept.get(k)) continue;
     for (const text of ips) {
@@ -543,11 +611,12 @@ function allocateAllInOrder(
   const noop: ReconcileOutcome = { result: 'success', updated: false, events: [] };
   const run = (key: string, written: Set<string>): ReconcileOutcome => {
     const input = current.get(key)!;
-    if (wroteConverged.get(key) === input && settled(ctrl, key, input)) {
+    if (wroteConverged.get(key) === input && isSettled(key, input)) {
       last.set(key, noop);
       return noop;
     }
     const prevIPs = alloc.ipsOf(key);
+    settledMemo.delete(key);
     const out = reconcileService(ctrl, key, input);
     wroteConverged.delete(key);
     if (out.updated && out.service) {
@@ -568,20 +637,71 @@ function allocateAllInOrder(
       else mine.set(id, { ...e, count: 1 });
     }
     if (!firstOutcome.has(key)) firstOutcome.set(key, out);
-    analyse(key, input, prevIPs, out);
+    if (!lean) analyse(key, input, prevIPs, out);
     return out;
   };
+
+  /** Whether `out`, `key`'s reconcile, kept exactly its status addresses: no walk, no failure. */
+  const keptOwn = (key: string, out: ReconcileOutcome): boolean => {
+    if (out.allocation || out.failure) return false;
+    const held = alloc.ipsOf(key);
+    const had = initialIPs.get(key)!;
+    return had.length > 0 && held.length === had.length && had.every((ip) => held.includes(canonical(ip)));
+  };
+  /** This run's state now, at index `index` of the first pass (see Fork). */
+  const snapshot = (index: number, written: ReadonlySet<string>, again: boolean): Fork => ({
+    base, index, initialKept,
+    ctrl: { allocator: alloc.clone(), pools: ctrl.pools },
+    current: new Map(current),
+    wroteConverged: new Map(wroteConverged),
+    last: new Map(last),
+    firstOutcome: new Map(firstOutcome),
+    emitted: copyEmitted(emitted),
+    history: history.clone(),
+    cycles: new Map(cycles),
+    written: new Set(written),
+    again,
+  });
 
   let passes = 0;
   let limited = false;
   let order = sorted;
   let written = new Set<string>();
+  let fork: Fork | undefined;
   // Full passes while one asks to reprocess all (MetalLB's reprocessAll retry).
   for (;;) {
     passes++;
-    written = new Set<string>();
-    let again = false;
-    for (const key of order) if (run(key, written).result === 'reprocessAll') again = true;
+    written = new Set<string>(passes === 1 ? from?.written ?? [] : []);
+    let again = passes === 1 && from ? from.again : false;
+    if (passes === 1) {
+      // The fork point (name order, when ties matter): the start of the first group of two
+      // Services or more that mayMatter, or that did not all keep exactly their own addresses.
+      const forking = !from && tie === 'name' && tiesMatter;
+      let found = !forking;
+      let groupEnd = 0;
+      let groupKept = true;
+      for (let i = from?.index ?? 0; i < order.length; i++) {
+        if (!found && i === groupEnd) {
+          if (fork && !groupKept) found = true;
+          else {
+            fork = undefined;
+            let j = i;
+            while (j < order.length && entries.get(order[j]!) === entries.get(order[i]!)) j++;
+            groupEnd = j;
+            groupKept = true;
+            if (j - i > 1) {
+              fork = snapshot(i, written, again);
+              if (order.slice(i, j).some(mayMatter)) found = true;
+            }
+          }
+        }
+        const key = order[i]!;
+        const out = run(key, written);
+        if (out.result === 'reprocessAll') again = true;
+        if (!found && fork && !keptOwn(key, out)) groupKept = false;
+      }
+      if (!found && (!fork || groupKept)) fork = undefined;
+    } else for (const key of order) if (run(key, written).result === 'reprocessAll') again = true;
     firstPass = false;
     if (!again) break;
     if (passes >= maxPasses) {
@@ -702,7 +822,7 @@ function allocateAllInOrder(
       availableIPv6: count(c.availableIPv6),
     };
   });
-  return { result: { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) }, tiesMatter, tied: tiedOf };
+  return { result: { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) }, tiesMatter, tied: tiedOf, ...(fork ? { fork } : {}) };
 }
 
 /**
@@ -777,8 +897,17 @@ function poolOfFailure(reason: AllocationFailure | undefined): string | undefine
   return undefined;
 }
 
+/** Canonical texts already computed (a dry run asks for the same few thousand again and again). */
+const canonicalMemo = new Map<string, string>();
+
+/** The canonical form of an address text (canonicalIP), or the text itself when it is not one. */
 function canonical(s: string): string {
-  return canonicalIP(s) ?? s;
+  let c = canonicalMemo.get(s);
+  if (c === undefined) {
+    if (canonicalMemo.size >= 100_000) canonicalMemo.clear();
+    canonicalMemo.set(s, (c = canonicalIP(s) ?? s));
+  }
+  return c;
 }
 
 /** Pools a failed allocation could have used, had an address been free. */

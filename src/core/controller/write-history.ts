@@ -58,6 +58,13 @@ export class WriteHistory {
     return { states: h.states.slice(at, -1).map((s) => s.ips) };
   }
 
+  /** An independent copy (the dry run forks its state: see allocateAll). */
+  clone(): WriteHistory {
+    const c = new WriteHistory();
+    for (const [k, h] of this.byKey) c.byKey.set(k, { inputs: h.inputs, states: [...h.states] });
+    return c;
+  }
+
   /** Forgets `key` (its inputs changed, it was deleted), or every key. */
   reset(key?: string): void {
     if (key === undefined) this.byKey.clear();
