@@ -427,6 +427,16 @@ function fromMessage(d: AllocationDiagnosisInput, text: string): AllocationFindi
   const policy = ipFamilyPolicy(svc);
   const say = (meaning: string): string => `${said(text)}${meaning}`;
   if (text === 'pools are empty') {
+    // Pools applied without metadata.namespace land in the kubectl context's namespace (often default).
+    const elsewhere = d.ignoredObjects.filter((o) => o.kind === 'IPAddressPool' || o.kind === 'L2Advertisement' || o.kind === 'BGPAdvertisement');
+    const pools = elsewhere.filter((o) => o.kind === 'IPAddressPool');
+    if (pools.length > 0) {
+      const where = [...new Set(pools.map((o) => o.metadata?.namespace ?? ''))].sort();
+      const refs = elsewhere.map(objectRef);
+      return { id: 'no-pools', severity: 'error',
+        message: say(`the controller has no IPAddressPool in ${d.metallbNamespace}: ${list(refs)} ${refs.length === 1 ? 'is' : 'are'} in namespace ${list(where)}, which MetalLB never reads`),
+        fix: `create ${refs.length === 1 ? 'it' : 'them'} in ${d.metallbNamespace} instead (metadata.namespace: ${d.metallbNamespace} in the manifests, kubectl apply, then delete the copies in ${list(where)}), or pass --metallb-namespace ${where[0]} if MetalLB runs there` };
+    }
     return { id: 'no-pools', severity: 'error', message: say(`the controller has no IPAddressPool in ${d.metallbNamespace}`),
       fix: `create an IPAddressPool in ${d.metallbNamespace} (or pass --metallb-namespace if MetalLB runs elsewhere)` };
   }

@@ -252,11 +252,14 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
       const d = step?.dropped.find((x) => x.node === n);
       return d ? `${n} (${d.why})` : `${n} (${byName.has(n) ? 'no live speaker' : 'not a Node in the snapshot'})`;
     });
-    const excludedHost = endpointNodes.some((n) => exclStep?.dropped.some((d) => d.node === n));
+    const excludedHosts = endpointNodes.filter((n) => exclStep?.dropped.some((d) => d.node === n));
+    const excludedHost = excludedHosts.length > 0;
+    const kubeadm = excludedHosts.every((n) => CONTROL_PLANE_LABELS.some((l) => Object.hasOwn(byName.get(n)?.metadata?.labels ?? {}, l)));
     out.push({ id: 'local-no-endpoint-on-candidate', severity: 'error',
       message: `externalTrafficPolicy is Local, and none of the candidate nodes (${list(localStep.dropped.map((d) => d.node))}) runs a ready endpoint of the Service${why.length ? `; the endpoints run on ${why.join(', ')}` : ''}`,
       fix: excludedHost
-        ? `the endpoints run on nodes excluded by ${EXCLUDE_LB_LABEL}: remove the label, run the speakers with --ignore-exclude-lb, or schedule the pods elsewhere`
+        ? `${list(excludedHosts)} may not announce (${EXCLUDE_LB_LABEL}${kubeadm ? ', which kubeadm puts on control-plane nodes' : ''}): remove the label (kubectl label node ${excludedHosts[0]} ${EXCLUDE_LB_LABEL}-), `
+          + `run the speakers with --ignore-exclude-lb (Helm: speaker.ignoreExcludeLB=true), schedule the pods on ${list(localStep.dropped.map((d) => d.node), 3)} too, or use externalTrafficPolicy: Cluster`
         : 'schedule the pods on the advertised nodes (nodeSelector/affinity), widen the L2Advertisement nodeSelectors, or use externalTrafficPolicy: Cluster' });
   }
   statusFindings(f, out);
