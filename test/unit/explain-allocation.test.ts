@@ -157,8 +157,8 @@ const cases: Case[] = [
     objects: [...base(), pool('lab', ['192.0.2.0/30']), svc('holder', { ips: ['192.0.2.1'], annotations: { 'metallb.io/allow-shared-ip': 'team-a' } }),
       svc('web', { annotations: { 'metallb.io/loadBalancerIPs': '192.0.2.1', 'metallb.io/allow-shared-ip': 'team-b' } })],
     id: 'sharing-conflict', metallb: 'can\'t change sharing key for "default/web", address also in use by default/holder',
-    means: [/192\.0\.2\.1 is held by default\/holder, which cannot share it with this Service: sharing key "team-b" does not match existing sharing key "team-a"/],
-    fix: [/same metallb\.io\/allow-shared-ip value \(now "team-a" vs "team-b"\)/],
+    means: [/192\.0\.2\.1 is held by default\/holder, which cannot share it with this Service: the metallb\.io\/allow-shared-ip values differ \("team-b" here, "team-a" on default\/holder\)/],
+    fix: [/^set metallb\.io\/allow-shared-ip: "team-a" on this Service, or request another address for this Service/],
   },
   {
     name: 'a requested address of the other family',

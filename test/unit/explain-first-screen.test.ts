@@ -42,6 +42,17 @@ const cases: Case[] = [
       + 'run the speakers with --ignore-exclude-lb (Helm: speaker.ignoreExcludeLB=true), schedule the pods on worker-01, worker-02 too, or use externalTrafficPolicy: Cluster',
     id: 'local-no-endpoint-on-candidate',
   },
+  {
+    name: 'metallb#1081: two Services share an address by key, one is externalTrafficPolicy Local',
+    file: fixture('shared-ip-local-policy.yaml'), service: 'default/gitea-metallb-ssh', exit: 1,
+    verdict: 'pending: the controller gives it no address, so nobody announces it',
+    why: 'MetalLB reports: can\'t change sharing key for "default/gitea-metallb-ssh", address also in use by default/gitea-metallb-https. '
+      + 'It means: 10.10.2.214 is held by default/gitea-metallb-https, which cannot share it with this Service: this Service has externalTrafficPolicy Local with selector app=gitea, '
+      + 'default/gitea-metallb-https has externalTrafficPolicy Cluster; MetalLB shares an address only between Services that are all externalTrafficPolicy Cluster, or all Local with the same selector '
+      + '(the announcing node must host every Service\'s pods)',
+    fix: 'set externalTrafficPolicy: Cluster on this Service (clients\' source addresses are then translated), or request another address for this Service (metallb.io/loadBalancerIPs)',
+    id: 'sharing-conflict',
+  },
 ];
 
 /** Text that means a message was built from a missing value, or sends the reader elsewhere. */

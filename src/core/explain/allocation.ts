@@ -279,6 +279,40 @@ function wanted(svc: Service): Fam[] {
 }
 
 /**
+ * Why Services cannot share `ip`, by MetalLB's sharingOK rules in order (both sides need a
+ * metallb.io/allow-shared-ip, the same one, and the same backend key: externalTrafficPolicy Cluster
+ * on both, or Local on both with the same selector), and the change that lets them.
+ */
+function keyConflict(text: string, ip: string, holders: readonly string[], existing: { sharingKey: string; backendKey: string },
+  requested: { sharingKey: string; backendKey: string }): { message: string; fix: string } {
+  const them = list(holders);
+  const one = holders.length === 1;
+  const held = `${said(text)}${ip} is held by ${them}, which cannot share it with this Service: `;
+  const other = 'or request another address for this Service (metallb.io/loadBalancerIPs)';
+  if (existing.sharingKey === '') {
+    const key = requested.sharingKey || 'a key of your choice';
+    return { message: `${held}${one ? 'it has' : 'they have'} no metallb.io/allow-shared-ip annotation`,
+      fix: `set metallb.io/allow-shared-ip: "${key}" on ${them}${requested.sharingKey ? '' : ' and on this Service'}, ${other}` };
+  }
+  if (requested.sharingKey === '') {
+    return { message: `${held}this Service has no metallb.io/allow-shared-ip annotation (${them} ${one ? 'has' : 'have'} "${existing.sharingKey}")`,
+      fix: `set metallb.io/allow-shared-ip: "${existing.sharingKey}" on this Service, ${other}` };
+  }
+  if (existing.sharingKey !== requested.sharingKey) {
+    return { message: `${held}the metallb.io/allow-shared-ip values differ ("${requested.sharingKey}" here, "${existing.sharingKey}" on ${them})`,
+      fix: `set metallb.io/allow-shared-ip: "${existing.sharingKey}" on this Service, ${other}` };
+  }
+  const policy = (backend: string): string => (backend === '' ? 'externalTrafficPolicy Cluster' : `externalTrafficPolicy Local with selector ${backend}`);
+  const rule = 'MetalLB shares an address only between Services that are all externalTrafficPolicy Cluster, or all Local with the same selector (the announcing node must host every Service\'s pods)';
+  const fix = requested.backendKey !== '' && existing.backendKey === ''
+    ? `set externalTrafficPolicy: Cluster on this Service (clients' source addresses are then translated), ${other}`
+    : requested.backendKey === '' && existing.backendKey !== ''
+      ? `set externalTrafficPolicy: Cluster on ${them}, ${other}`
+      : `give this Service and ${them} the same selector, or externalTrafficPolicy: Cluster on both, ${other}`;
+  return { message: `${held}this Service has ${policy(requested.backendKey)}, ${them} ${one ? 'has' : 'have'} ${policy(existing.backendKey)}; ${rule}`, fix };
+}
+
+/**
  * The finding for an allocator failure (`reason`) behind MetalLB's `text` (the error the Service's
  * event carries). Every kind gets a concrete fix.
  */
@@ -292,12 +326,10 @@ function fromReason(d: AllocationDiagnosisInput, reason: AllocationFailure, text
       const s = reason.sharing;
       return {
         id: 'sharing-conflict', severity: 'error',
-        message: s.conflict === 'port'
-          ? `${said(text)}port ${s.port} on ${s.ip} is already used by ${list(s.services)}, which shares the address`
-          : `${said(text)}${s.ip} is held by ${list(s.services)}, which cannot share it with this Service: ${s.keyProblem ?? 'sharing keys differ'}`,
-        fix: s.conflict === 'port'
-          ? `use a different port, or request another address (metallb.io/loadBalancerIPs)`
-          : `give both Services the same metallb.io/allow-shared-ip value (now "${s.existing.sharingKey}" vs "${s.requested.sharingKey}") and the same selector and externalTrafficPolicy, or request another address`,
+        ...(s.conflict === 'port'
+          ? { message: `${said(text)}port ${s.port} on ${s.ip} is already used by ${list(s.services)}, which shares the address`,
+            fix: 'use a different port, or request another address (metallb.io/loadBalancerIPs)' }
+          : keyConflict(text, s.ip, s.services, s.existing, s.requested)),
       };
     }
     case 'notAllowedInConfig': {
