@@ -175,7 +175,7 @@ interface Taint {
  */
 export function allocateAll(config: Config, services: readonly Service[], opts: AllocateAllOptions = {}): AllocateAllResult {
   const prefer = new Map<string, string>();
-  let first = allocateAllInOrder(config, services, opts, 'name', prefer);
+  let first = allocateAllInOrder(config, services, opts, NAME, prefer);
   // A Service that never settles in the pool name order gives it, but whose allocation could have
   // gone to another (tied) pool: MetalLB re-allocates it in random pool order each round and stays
   // once it lands in a pool where it settles (a PreferDualStack Service on a single-stack cluster
@@ -188,7 +188,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     for (const pool of tied) {
       if (prefer.has(o.service)) break;
       const trial = new Map([...prefer, [o.service, pool]]);
-      const alt = allocateAllInOrder(config, services, opts, 'name', trial);
+      const alt = allocateAllInOrder(config, services, opts, NAME, trial);
       const mine = alt.result.services.find((x) => x.service === o.service);
       if (!mine || mine.oscillates) continue;
       prefer.set(o.service, pool);
@@ -210,23 +210,86 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     });
     first = { ...first, result: { ...first.result, services: services_ } };
   }
-  if (!first.tiesMatter) return first.result;
-  // MetalLB's restart order within one ingress-entry count is Go map order: run two other orders
-  // it can take (each tie group reversed, rotated by one) and flag every Service whose answer
-  // changes. Rotating moves every member of a group, so a Service that takes the n-th free
-  // address of a pool shared with its group gets another one.
-  // Both start from the name order's state before the first group whose order matters (Fork).
-  const others = (['rotate', 'reverse'] as const).map((tie) => new Map(allocateAllInOrder(config, services, opts, tie, prefer, first.fork).result.services.map((o) => [o.service, o])));
+  // MetalLB's restart order within one ingress-entry count is Go map order, and so is its choice
+  // among equally good pools: run other orders it can take (each tie group rotated by one,
+  // reversed, with the Services whose place matters first; with two such groups or more, each
+  // group alone too), with name order's pool choices and with other tied pools (every Service
+  // that had tied pools taking another one), and flag every Service whose answer changes.
+  // Rotating moves every member of a group, so a Service that takes the n-th free address of a
+  // pool shared with its group gets another one.
+  const variants = alternatives(first, prefer);
+  if (variants.length === 0) return first.result;
+  const others = variants.map((v) => {
+    // Each resumes from the latest state of the name order's run its changes leave alone (Fork).
+    const resumable = first.fork !== undefined && (v.prefer === prefer || (first.firstTiedAt ?? Infinity) >= first.fork.index);
+    const from = resumable ? first.fork : first.fork0;
+    const lean = allocateAllInOrder(config, services, opts, v.ties, v.prefer, from);
+    return { variant: v, outcomes: new Map(lean.result.services.map((o) => [o.service, o])) };
+  });
   const services_ = first.result.services.map((o): ServiceAllocationOutcome => {
     if (o.nondeterministic !== undefined) return o;
     const mine = answerOf(o);
-    const alt = others.map((m) => m.get(o.service)).find((x) => x !== undefined && answerOf(x) !== mine);
-    if (!alt) return o;
-    const ends = alt.oscillates ? 'never settles' : alt.ips.length > 0 ? `gets ${alt.ips.join(', ')}` : 'gets no address';
-    const what = alt.ips.join(',') === o.ips.join(',') && !alt.oscillates === !o.oscillates ? 'ends with other events' : ends;
-    return { ...o, nondeterministic: `after a restart MetalLB processes the Services with as many status.loadBalancer.ingress entries in random (Go map) order; in another such order this Service ${what}` };
+    for (const { variant, outcomes } of others) {
+      const alt = outcomes.get(o.service);
+      if (alt === undefined || answerOf(alt) === mine) continue;
+      const cycle = (c: readonly (readonly string[])[]): string => c.map((st) => st.join(', ') || 'no address').join(' / ');
+      const ends = alt.oscillates ? 'never settles' : alt.ips.length > 0 ? `gets ${alt.ips.join(', ')}` : 'gets no address';
+      const what = alt.oscillates && o.oscillates && cycle(alt.oscillates) !== cycle(o.oscillates) ? `never settles, cycling through ${cycle(alt.oscillates)}`
+        : alt.ips.join(',') === o.ips.join(',') && !alt.oscillates === !o.oscillates ? 'ends with other events' : ends;
+      return { ...o, nondeterministic: variantNote(variant, what) };
+    }
+    return o;
   });
   return { ...first.result, services: services_ };
+}
+
+/** One other execution MetalLB can take: an order within the tie groups and pool choices. */
+interface Variant {
+  readonly ties: Ties;
+  /** preferredPools of the run (allocateAll's own map when the pool choices are name order's). */
+  readonly prefer: ReadonlyMap<string, string>;
+  /** The Services made to take another tied pool, with it. */
+  readonly changed: ReadonlyArray<readonly [string, string]>;
+}
+
+const ORDER_NOTE = 'after a restart MetalLB processes the Services with as many status.loadBalancer.ingress entries in random (Go map) order';
+
+/** The `nondeterministic` note of a Service whose answer changes in `v`: it `what`s there. */
+function variantNote(v: Variant, what: string): string {
+  const shown = v.changed.slice(0, 3).map(([k, p]) => `${k} taking ${p}`).join(', ') + (v.changed.length > 3 ? ` and ${v.changed.length - 3} more` : '');
+  if (v.changed.length === 0) return `${ORDER_NOTE}; in another such order this Service ${what}`;
+  if (isNameOrder(v.ties)) return `MetalLB picks among equally good pools in random (Go map) order; with other such choices (${shown}) this Service ${what}`;
+  return `${ORDER_NOTE}, and picks among equally good pools in random order; in another such order, with ${shown}, this Service ${what}`;
+}
+
+/**
+ * The other executions allocateAll tries after the name-order run `first` (whose preferredPools
+ * were `prefer`): orders when a tie group matters, times pool choices when some Service had tied
+ * pools; not the name order with its own choices.
+ */
+function alternatives(first: NameRun, prefer: ReadonlyMap<string, string>): Variant[] {
+  const orders: Ties[] = [NAME];
+  if (first.tiesMatter) {
+    const movers = first.movers;
+    const kinds: TieKind[] = first.moversFirstDiffers ? ['rotate', 'reverse', 'moversFirst'] : ['rotate', 'reverse'];
+    for (const kind of kinds) orders.push({ others: kind, movers });
+    if (first.mattering.length > 1) {
+      for (const n of first.mattering) for (const kind of kinds) orders.push({ byCount: new Map([[n, kind]]), others: 'name', movers });
+    }
+  }
+  const pools: Array<{ prefer: ReadonlyMap<string, string>; changed: Array<readonly [string, string]> }> = [{ prefer, changed: [] }];
+  for (const pick of ['second', 'last'] as const) {
+    const changed: Array<readonly [string, string]> = [];
+    for (const [key, seen] of first.tied) {
+      if (prefer.has(key) || seen.length < 2) continue;
+      changed.push([key, pick === 'second' ? seen[1]! : seen[seen.length - 1]!]);
+    }
+    if (changed.length === 0 || (pick === 'last' && changed.every(([k, p]) => first.tied.get(k)![1] === p))) continue;
+    pools.push({ prefer: new Map([...prefer, ...changed]), changed });
+  }
+  const out: Variant[] = [];
+  for (const p of pools) for (const ties of orders) if (p.changed.length > 0 || ties !== NAME) out.push({ ties, prefer: p.prefer, changed: p.changed });
+  return out;
 }
 
 /** What the differential compares of an outcome: addresses, annotation, settling, events (as a set). */
@@ -235,18 +298,46 @@ function answerOf(o: ServiceAllocationOutcome): string {
   return JSON.stringify([o.ips, o.pool, o.oscillates ?? null, events]);
 }
 
+/** How a run orders the Services of one ingress-entry group (see tieOrder). */
+type TieKind = 'name' | 'reverse' | 'rotate' | 'moversFirst';
+
+/**
+ * A run's order within each ingress-entry group: `byCount` for the groups of those counts,
+ * `others` for the rest. `movers`: the Services moversFirst puts first.
+ */
+interface Ties {
+  readonly byCount?: ReadonlyMap<number, TieKind>;
+  readonly others: TieKind;
+  readonly movers?: ReadonlySet<string>;
+}
+
+/** processingOrder's own order in every group. */
+const NAME: Ties = { others: 'name' };
+
+function isNameOrder(t: Ties): boolean {
+  return t.others === 'name' && (t.byCount === undefined || [...t.byCount.values()].every((k) => k === 'name'));
+}
+
 /**
  * `sorted` (processingOrder's result) with each run of Services of one ingress-entry count
- * reordered: `name` keeps it, `reverse` reverses it, `rotate` moves its first Service last.
+ * reordered as `ties` says for it: `name` keeps it, `reverse` reverses it, `rotate` moves its
+ * first Service last, `moversFirst` moves `ties.movers` before the others (each part in order).
  */
-function tieOrder<S extends Service>(sorted: S[], tie: 'name' | 'reverse' | 'rotate'): S[] {
-  if (tie === 'name') return sorted;
+function tieOrder<S extends Service>(sorted: S[], ties: Ties): S[] {
+  if (isNameOrder(ties)) return sorted;
   const out: S[] = [];
   for (let i = 0; i < sorted.length;) {
     let j = i;
-    while (j < sorted.length && ingressEntries(sorted[j]!) === ingressEntries(sorted[i]!)) j++;
+    const n = ingressEntries(sorted[i]!);
+    while (j < sorted.length && ingressEntries(sorted[j]!) === n) j++;
     const group = sorted.slice(i, j);
-    out.push(...(tie === 'reverse' ? group.reverse() : [...group.slice(1), ...group.slice(0, 1)]));
+    const kind = ties.byCount?.get(n) ?? ties.others;
+    if (kind === 'reverse') out.push(...group.reverse());
+    else if (kind === 'rotate') out.push(...group.slice(1), ...group.slice(0, 1));
+    else if (kind === 'moversFirst') {
+      const first = group.filter((svc) => ties.movers?.has(serviceKey(svc)));
+      out.push(...first, ...group.filter((svc) => !ties.movers?.has(serviceKey(svc))));
+    } else out.push(...group);
     i = j;
   }
   return out;
@@ -280,6 +371,26 @@ interface Fork {
   readonly again: boolean;
 }
 
+/** A run of allocateAllInOrder: its result, and what allocateAll needs to run the others. */
+interface NameRun {
+  readonly result: AllocateAllResult;
+  /** Some group of two Services or more has one whose place may change an answer (`mattering` is not empty). */
+  readonly tiesMatter: boolean;
+  /** Service → every pool its allocations could have taken (chosen first, then the tied ones). */
+  readonly tied: ReadonlyMap<string, readonly string[]>;
+  /** The ingress-entry counts of those groups, in processing order. */
+  readonly mattering: readonly number[];
+  /** The Services whose place may matter (moversFirst puts them first). */
+  readonly movers: ReadonlySet<string>;
+  /** Some such group has a Service whose place does not matter before one whose place does. */
+  readonly moversFirstDiffers: boolean;
+  /** Name order only: the state before the first group whose order matters, and at the start. */
+  readonly fork?: Fork;
+  readonly fork0?: Fork;
+  /** Name order only: index in the first pass of the first reconcile with tied pools. */
+  readonly firstTiedAt?: number;
+}
+
 /** A copy of `emitted` (its events carry a count that later repeats increment). */
 function copyEmitted(
   emitted: ReadonlyMap<string, ReadonlyMap<string, ControllerEvent & { count: number }>>,
@@ -298,15 +409,18 @@ function copyEmitted(
  * fork's) and is lean: it computes the answers only, no `nondeterministic` notes.
  */
 function allocateAllInOrder(
-  config: Config, services: readonly Service[], opts: AllocateAllOptions, tie: 'name' | 'reverse' | 'rotate', prefer: ReadonlyMap<string, string>,
+  config: Config, services: readonly Service[], opts: AllocateAllOptions, ties: Ties, prefer: ReadonlyMap<string, string>,
   from?: Fork,
-): { result: AllocateAllResult; tiesMatter: boolean; tied: ReadonlyMap<string, readonly string[]>; fork?: Fork } {
+): NameRun {
   const lbClass = opts.loadBalancerClass ?? '';
   const maxPasses = opts.maxPasses ?? 100;
   const lean = from !== undefined;
   let ctrl: ControllerState;
-  if (from) ctrl = { allocator: from.ctrl.allocator.clone(), pools: from.ctrl.pools };
-  else {
+  if (from) {
+    ctrl = { allocator: from.ctrl.allocator.clone(), pools: from.ctrl.pools };
+    ctrl.allocator.preferredPools.clear();
+    for (const [k, p] of prefer) ctrl.allocator.preferredPools.set(k, p);
+  } else {
     ctrl = newController();
     for (const [k, p] of prefer) ctrl.allocator.preferredPools.set(k, p);
     setControllerPools(ctrl, config.pools.values());
@@ -349,7 +463,7 @@ function allocateAllInOrder(
   };
   const initialKept = from ? from.initialKept : new Map([...current].map(([k, svc]) => [k, initialIPs.get(k)!.length > 0 && kept(svc)]));
   const base = from ? from.base : processingOrder([...current.values()], kept);
-  const sorted = tieOrder([...base], tie).map(serviceKey);
+  const sorted = tieOrder([...base], ties).map(serviceKey);
   if (from) for (const [k, svc] of from.current) current.set(k, svc);
   // A PreferDualStack Service allocates its missing family on every reconcile, even when it
   // keeps its status: it may take what another Service of its group would keep.
@@ -359,11 +473,27 @@ function allocateAllInOrder(
   /** Whether `k`'s place in its group may change an answer (see tiesMatter). */
   const mayMatter = (k: string): boolean => !initialKept.get(k) || ipFamilyPolicy(current.get(k)!) === 'PreferDualStack'
     || initialIPs.get(k)!.some((ip) => claims.get(canonical(ip))! > 1);
-  const tiesMatter = !lean && (() => {
+  /** The ingress-entry counts whose group (two Services or more) has one that mayMatter, in order. */
+  const mattering: number[] = [];
+  const placeMatters = new Set<string>();
+  let moversFirstDiffers = false;
+  if (!lean) {
     const size = new Map<number, number>();
     for (const k of sorted) size.set(entries.get(k)!, (size.get(entries.get(k)!) ?? 0) + 1);
-    return sorted.some((k) => size.get(entries.get(k)!)! > 1 && mayMatter(k));
-  })();
+    const keeperSeen = new Set<number>();
+    for (const k of sorted) {
+      const n = entries.get(k)!;
+      if (!mayMatter(k)) {
+        keeperSeen.add(n);
+        continue;
+      }
+      placeMatters.add(k);
+      if (size.get(n)! < 2) continue;
+      if (!mattering.includes(n)) mattering.push(n);
+      if (keeperSeen.has(n)) moversFirstDiffers = true;
+    }
+  }
+  const tiesMatter = mattering.length > 0;
   // (A lean run notes nothing: no pending Services to compare.)
   const pending = lean ? [] : sorted.filter((k) => initialIPs.get(k)!.length === 0);
   const rank = new Map(sorted.map((k, i) => [k, i]));
@@ -668,6 +798,9 @@ function allocateAllInOrder(
   let order = sorted;
   let written = new Set<string>();
   let fork: Fork | undefined;
+  let fork0: Fork | undefined;
+  /** Index in the first pass of the first reconcile that had tied pools. */
+  let firstTiedAt: number | undefined;
   // Full passes while one asks to reprocess all (MetalLB's reprocessAll retry).
   for (;;) {
     passes++;
@@ -676,7 +809,9 @@ function allocateAllInOrder(
     if (passes === 1) {
       // The fork point (name order, when ties matter): the start of the first group of two
       // Services or more that mayMatter, or that did not all keep exactly their own addresses.
-      const forking = !from && tie === 'name' && tiesMatter;
+      const naming = !from && isNameOrder(ties);
+      if (naming) fork0 = snapshot(0, written, again);
+      const forking = naming && tiesMatter;
       let found = !forking;
       let groupEnd = 0;
       let groupKept = true;
@@ -699,6 +834,7 @@ function allocateAllInOrder(
         const out = run(key, written);
         if (out.result === 'reprocessAll') again = true;
         if (!found && fork && !keptOwn(key, out)) groupKept = false;
+        if (firstTiedAt === undefined && (out.allocation?.tiedPools.length ?? 0) > 0) firstTiedAt = i;
       }
       if (!found && (!fork || groupKept)) fork = undefined;
     } else for (const key of order) if (run(key, written).result === 'reprocessAll') again = true;
@@ -708,7 +844,7 @@ function allocateAllInOrder(
       limited = true;
       break;
     }
-    order = tieOrder(processingOrder(order.map((k) => current.get(k)!), kept), tie).map(serviceKey);
+    order = tieOrder(processingOrder(order.map((k) => current.get(k)!), kept), ties).map(serviceKey);
   }
   // The update events of the last pass's writes: each written Service is reconciled again, and so
   // on while it keeps changing (a cycle stops it: see WriteHistory).
@@ -722,7 +858,7 @@ function allocateAllInOrder(
     }
     if (reprocess && passes < maxPasses) {
       passes++;
-      order = tieOrder(processingOrder(order.map((k) => current.get(k)!), kept), tie).map(serviceKey);
+      order = tieOrder(processingOrder(order.map((k) => current.get(k)!), kept), ties).map(serviceKey);
       for (const key of order) run(key, next);
     }
     echoes = order.filter((k) => next.has(k) && !cycles.has(k));
@@ -822,7 +958,11 @@ function allocateAllInOrder(
       availableIPv6: count(c.availableIPv6),
     };
   });
-  return { result: { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) }, tiesMatter, tied: tiedOf, ...(fork ? { fork } : {}) };
+  return {
+    result: { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) },
+    tiesMatter, tied: tiedOf, mattering, movers: placeMatters, moversFirstDiffers,
+    ...(fork ? { fork } : {}), ...(fork0 ? { fork0 } : {}), ...(firstTiedAt !== undefined ? { firstTiedAt } : {}),
+  };
 }
 
 /**
