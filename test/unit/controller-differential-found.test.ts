@@ -90,3 +90,19 @@ test('K1: Services of one group that lose a status address claimed by a Service 
   for (const k of ['default/svc-1', 'team-a/svc-2', 'team-a/svc-3']) assert.match(by[k]!.nondeterministic ?? '', /in another such order this Service gets 10\.0\.1\.[012]/, k);
   assert.equal(by['team-a/svc-4']!.nondeterministic, undefined);
 });
+
+test('K8: two tie groups whose orders combine: each group permuted alone flags the pending Service', () => {
+  const { by } = restart('controller-restart-order-two-groups.yaml');
+  // Name order: svc-5 keeps 10.0.1.0, svc-3 gets none, the pending two take 10.0.2.1 and 10.0.2.2.
+  assert.deepEqual(by['default/svc-5']!.ips, ['10.0.1.0']);
+  assert.deepEqual(by['team-a/svc-1']!.ips, ['10.0.2.1']);
+  assert.deepEqual(by['default/svc-4']!.ips, ['10.0.2.2']);
+  assert.match(by['default/svc-4']!.nondeterministic ?? '', /random \(Go map\) order; in another such order this Service gets 10\.0\.2\.[13]/);
+});
+
+test('K8: PreferDualStack Services placed first in their group take a kept status address: the keeper is flagged', () => {
+  const { by } = restart('controller-restart-order-prefer-dual-stack-first.yaml');
+  assert.deepEqual(by['team-a/svc-5']!.ips, ['10.0.3.3']);
+  assert.match(by['team-a/svc-5']!.nondeterministic ?? '', /in another such order this Service gets 10\.0\.3\.4/);
+  assert.ok(by['team-b/svc-2']!.oscillates);
+});
