@@ -8,10 +8,17 @@
  * controller's start, the time until every Service holds an address (convergence, API polled every
  * 250 ms), its peak resident memory (VmHWM) and its resident memory at rest (VmRSS 5 s later).
  * The Services are deleted and created again before the other controller runs.
- * Speaker, per size: the N Services with their addresses and one ready endpoint each, one Node;
- * the speaker alone in a network namespace (no memberlist: it announces all), from its start: the
+ * Speaker, per size and per node count of NODES (`BENCH_NODES=1,100`, default 1): the N Services
+ * with their addresses and one ready endpoint each on the speaker's Node, the other Nodes (a
+ * kubelet's labels, addresses, conditions and capacity, no endpoints; the L2Advertisement selects the
+ * speaker's Node only, as memberlist is off) only in its watch cache; the
+ * speaker alone in a network namespace (no memberlist: it announces all), from its start: the
  * first `serviceAnnounced` line (start-up to the first decision), the N-th (every decision), peak
- * and resident memory at rest 5 s after the last.
+ * and resident memory at rest 5 s after the last. After each speaker its ServiceL2Status objects are
+ * deleted, as the garbage collector does with its Pod (there is none here), so that the next speaker
+ * creates its own as the first did.
+ * `BENCH_ROLES=speaker` (or `controller`) runs one daemon only; the speakers then find the Services
+ * with addresses only if a controller ran before on the same API server (so: both by default).
  * Memory is read from /proc/PID/status every 100 ms. Prints figures; asserts nothing but
  * convergence. Needs root (network namespaces) and the binaries (fails without them).
  */
@@ -29,6 +36,8 @@ import {
 } from '../test/e2e/setup/metallb.ts';
 
 const SIZES = (process.env['BENCH_SIZES'] ?? '20,1000').split(',').map(Number);
+const NODES = (process.env['BENCH_NODES'] ?? '1').split(',').map(Number);
+const ROLES = new Set((process.env['BENCH_ROLES'] ?? 'controller,speaker').split(','));
 const KINDS: Kind[] = ['metallb-ts', 'metallb'];
 const SVC_NS = 'bench';
 const NODE = 'n1';
@@ -79,7 +88,9 @@ try {
   const post = (path: string, body: unknown): Promise<unknown> => api.request({ method: 'POST', path, body });
   await post('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE, labels: { 'kubernetes.io/hostname': NODE, 'kubernetes.io/os': 'linux' } } });
   await post(metallbPath(NS, 'ipaddresspools'), { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'bench' }, spec: { addresses: ['10.100.0.0/16'] } });
-  await post(metallbPath(NS, 'l2advertisements'), { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'bench' }, spec: { ipAddressPools: ['bench'] } });
+  await post(metallbPath(NS, 'l2advertisements'), { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'bench' },
+    // n1 only: with memberlist off every Node is a candidate (MetalLB speakersForAds), so the other Nodes would win most Services
+    spec: { ipAddressPools: ['bench'], nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': NODE } }] } });
 
   let created = 0;
   const createServices = async (n: number): Promise<void> => {
@@ -106,12 +117,43 @@ try {
     }
     created = 0;
   };
+  /** Speakers only: the Services created and given addresses as a controller would (status written here). */
+  const createServicesWithAddresses = async (n: number): Promise<void> => {
+    await createServices(n);
+    const items = (await api.request<{ items: Service[] }>({ method: 'GET', path: corePath(SVC_NS, 'services') })).items;
+    await pool(items.filter((s) => !(s.status?.loadBalancer?.ingress ?? []).length), 16, async (s) => {
+      const i = Number(s.metadata!.name!.slice(4));
+      await api.request({ method: 'PATCH', path: corePath(SVC_NS, 'services', s.metadata!.name!), contentType: 'application/merge-patch+json',
+        body: { metadata: { annotations: { 'metallb.io/ip-allocated-from-pool': 'bench' } } } });
+      await api.request({ method: 'PATCH', path: `${corePath(SVC_NS, 'services', s.metadata!.name!)}/status`, contentType: 'application/merge-patch+json',
+        body: { status: { loadBalancer: { ingress: [{ ip: `10.100.${i >> 8}.${i & 255}`, ipMode: 'VIP' }] } } } });
+    });
+  };
   const withAddress = async (): Promise<number> => (await api.request<{ items: Service[] }>({ method: 'GET', path: corePath(SVC_NS, 'services') }))
     .items.filter((s) => (s.status?.loadBalancer?.ingress ?? []).length > 0).length;
 
+  let nodes = 1;
+  /** Nodes n2..n`k` (none has an endpoint): what a kubelet registers, minus images (dropped by the caches anyway). */
+  const createNodes = async (k: number): Promise<void> => {
+    await pool([...Array(Math.max(0, k - nodes)).keys()].map((j) => j + nodes + 1), 16, (j) => post('/api/v1/nodes', {
+      apiVersion: 'v1', kind: 'Node',
+      metadata: { name: `n${j}`, labels: { 'kubernetes.io/hostname': `n${j}`, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
+        'node.kubernetes.io/instance-type': 'm5.large', 'topology.kubernetes.io/zone': `zone-${j % 3}` } },
+      spec: { podCIDR: `10.244.${j}.0/24`, podCIDRs: [`10.244.${j}.0/24`] },
+      status: {
+        addresses: [{ type: 'InternalIP', address: `192.0.2.${10 + j}` }, { type: 'Hostname', address: `n${j}` }],
+        capacity: { cpu: '2', memory: '8Gi', pods: '110' }, allocatable: { cpu: '2', memory: '7Gi', pods: '110' },
+        conditions: ['MemoryPressure', 'DiskPressure', 'PIDPressure'].map((type) => ({ type, status: 'False', reason: `KubeletHas${type === 'MemoryPressure' ? 'SufficientMemory' : 'No' + type}`, message: 'kubelet is posting ready status' }))
+          .concat([{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }]),
+        nodeInfo: { kubeletVersion: 'v1.33.0', containerRuntimeVersion: 'containerd://2.0.0', kernelVersion: '6.8.0', osImage: 'Ubuntu 24.04', architecture: 'amd64', operatingSystem: 'linux' },
+      },
+    }).catch(() => {}));
+    nodes = Math.max(nodes, k);
+  };
+
   for (const n of SIZES) {
     // --- controllers
-    for (const kind of KINDS) {
+    for (const kind of ROLES.has('controller') ? KINDS : []) {
       await deleteServices();
       await createServices(n);
       const podName = `controller-${kind}-${n}`;
@@ -136,8 +178,10 @@ try {
       console.log(rows.at(-1));
     }
     // --- speakers (the Services hold the addresses the last controller gave them)
-    for (const kind of KINDS) {
-      const podName = `speaker-${kind}-${n}`;
+    if (!ROLES.has('controller')) await createServicesWithAddresses(n);
+    for (const [k, kind] of ROLES.has('speaker') ? NODES.flatMap((k) => KINDS.map((kind) => [k, kind] as const)) : []) {
+      await createNodes(k);
+      const podName = `speaker-${kind}-${n}-${k}`;
       await createPod(api, { name: podName, nodeName: NODE, labels: { ...SPEAKER_LABELS }, podIP: '192.0.2.11' });
       const start = performance.now();
       const c = startSpeaker(kind, cluster, { node: NODE, podName, netns: bed.speakers[0]!, logLevel: 'info' });
@@ -156,7 +200,8 @@ try {
       mem.stop();
       await c.stop();
       await deletePod(api, podName);
-      rows.push(`speaker    ${kind.padEnd(10)} ${String(n).padStart(5)} services: first decision ${(first / 1000).toFixed(2)} s, ${announced()}/${n} announced ${(all / 1000).toFixed(1)} s, peak ${MiB(peak)}, at rest ${MiB(rest)}`);
+      await api.request({ method: 'DELETE', path: metallbPath(NS, 'servicel2statuses') });
+      rows.push(`speaker    ${kind.padEnd(10)} ${String(n).padStart(5)} services, ${String(k).padStart(3)} nodes: first decision ${(first / 1000).toFixed(2)} s, ${announced()}/${n} announced ${(all / 1000).toFixed(1)} s, peak ${MiB(peak)}, at rest ${MiB(rest)}`);
       console.log(rows.at(-1));
     }
   }
