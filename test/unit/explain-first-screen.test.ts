@@ -18,7 +18,10 @@ interface Case {
   service: string;
   exit: number;
   verdict: string;
+  /** The Why line: the first error finding's message, or the election's summary when `warning` is set. */
   why: string;
+  /** The first warning's message, when no finding is an error (line 4, then its Fix). */
+  warning?: string;
   fix: string;
   /** The id of the first finding in `-o json` (the one the Why and Fix lines print). */
   id: string;
@@ -53,6 +56,17 @@ const cases: Case[] = [
     fix: 'set externalTrafficPolicy: Cluster on this Service (clients\' source addresses are then translated), or request another address for this Service (metallb.io/loadBalancerIPs)',
     id: 'sharing-conflict',
   },
+  {
+    name: 'metallb#2482/#1156: a PreferDualStack Service and one pool per family',
+    file: fixture('prefer-dual-stack-split-pools.yaml'), service: 'nginx-ingress/nginx-ingress', exit: 0,
+    verdict: 'announced by node-b over layer2: 172.16.10.200',
+    why: 'node-b announces 172.16.10.200: first of 1 candidate in the hash order of 172.16.10.200',
+    warning: 'MetalLB reports: ["172.16.10.200" "<nil>"] is not allowed in config. It means: pool ipv4-pool has no IPv6 address (it has IPv4 only), so this PreferDualStack Service gets 172.16.10.200 only and no IPv6 address '
+      + '(MetalLB picks no address, Go\'s nil, and refuses it); pool ipv6-pool has the IPv6 addresses, but MetalLB takes all of a Service\'s addresses from one pool. '
+      + 'The Service is dual-stack: MetalLB takes its family from spec.clusterIPs [10.0.0.79, fd00::d899], which the API server set from spec.ipFamilies [IPv4, IPv6] and spec.ipFamilyPolicy PreferDualStack',
+    fix: 'move the IPv6 range 2001:db8:10::200/124 from pool ipv6-pool into pool ipv4-pool (one pool with both families; two pools may not overlap), or set spec.ipFamilyPolicy: SingleStack if one family is meant',
+    id: 'pool-lacks-family',
+  },
 ];
 
 /** Text that means a message was built from a missing value, or sends the reader elsewhere. */
@@ -63,11 +77,20 @@ test('explain on users\' reports: verdict, cause and fix first', { concurrency: 
     const [tx, js] = await Promise.all([runCliAsync(['explain', c.service, '-f', c.file]), runCliAsync(['explain', c.service, '-f', c.file, '-o', 'json'])]);
     assert.equal(tx.status, c.exit, tx.stderr);
     const lines = tx.stdout.split('\n');
-    assert.deepEqual(lines.slice(1, 4).map((l) => /^([A-Za-z]+):/.exec(l)?.[1]), ['Verdict', 'Why', 'Fix'], lines.slice(0, 5).join('\n'));
+    const labels = c.warning === undefined ? ['Verdict', 'Why', 'Fix'] : ['Verdict', 'Why', 'Warning', 'Fix'];
+    assert.deepEqual(lines.slice(1, 1 + labels.length).map((l) => /^([A-Za-z]+):/.exec(l)?.[1]), labels, lines.slice(0, 6).join('\n'));
     const h = head(tx.stdout);
-    assert.deepEqual([h.Verdict, h.Why, h.Fix], [c.verdict, c.why, c.fix]);
-    for (const v of [h.Why!, h.Fix!]) assert.doesNotMatch(v.replace(/^\S+:\s+/, ''), HOLES);
+    assert.deepEqual([h.Verdict, h.Why, h.Warning, h.Fix], [c.verdict, c.why, c.warning === undefined ? undefined : `${c.id}: ${c.warning}`, c.fix]);
+    const message = c.warning ?? c.why;
+    for (const v of [message, c.fix]) assert.doesNotMatch(v.replace(/<nil>/g, ''), HOLES);
     const f = (JSON.parse(js.stdout) as { findings: Finding[] }).findings;
-    assert.deepEqual([f[0]!.id, f[0]!.message, f[0]!.fix], [c.id, c.why, c.fix]);
+    assert.deepEqual([f[0]!.id, f[0]!.message, f[0]!.fix], [c.id, message, c.fix]);
   })));
+});
+
+test('the only candidate: the Failover line says nobody takes over, with no blank where the next node belongs', async () => {
+  const r = await runCliAsync(['explain', 'nginx-ingress/nginx-ingress', '-f', fixture('prefer-dual-stack-split-pools.yaml')]);
+  assert.equal(r.status, 0, r.stderr);
+  const line = r.stdout.split('\n').find((l) => l.startsWith('Failover:'));
+  assert.equal(line, 'Failover:     nobody takes over: node-b is the only candidate, so if it dies the address stays dark until another node becomes one (its death is known after 5–6.2 s)');
 });

@@ -244,12 +244,19 @@ function poolLacksFamily(d: AllocationDiagnosisInput, f: Extract<AllocationFailu
   const families = serviceFamiliesText(svc);
   if (additional) {
     const first = f.ips.find((x) => x !== '<nil>') ?? '';
+    // The family split over two pools (one per family): MetalLB takes a Service's addresses from one pool.
+    const split = has.includes(f.family) ? undefined
+      : [...d.config.pools.values()].find((p) => p.name !== f.pool && poolFamilies(p).includes(f.family) && (p.autoAssign || requestedPool(svc) === p.name));
+    const splitRanges = split ? split.ranges.map((r) => r.entry).filter((e) => e.includes(':') === (f.family === 'ipv6')) : [];
     return {
       id: 'pool-lacks-family', severity: 'warning',
-      message: `${said(text)}${held}, so this PreferDualStack Service gets ${first || 'its first address'} only and no ${fam} address (MetalLB picks no address, Go's nil, and refuses it). ${cap(families)}`,
-      fix: !has.includes(f.family)
-        ? `add an ${fam} range to pool ${f.pool} if the Service should be reachable over ${fam}, or set spec.ipFamilyPolicy: SingleStack if one family is meant`
-        : `free or add ${fam} addresses in pool ${f.pool}, or set spec.ipFamilyPolicy: SingleStack if one family is meant`,
+      message: `${said(text)}${held}, so this PreferDualStack Service gets ${first || 'its first address'} only and no ${fam} address (MetalLB picks no address, Go's nil, and refuses it)`
+        + (split ? `; pool ${split.name} has the ${fam} addresses, but MetalLB takes all of a Service's addresses from one pool` : '') + `. ${cap(families)}`,
+      fix: split
+        ? `move the ${fam} range${splitRanges.length === 1 ? '' : 's'} ${list(splitRanges)} from pool ${split.name} into pool ${f.pool} (one pool with both families; two pools may not overlap), or set spec.ipFamilyPolicy: SingleStack if one family is meant`
+        : !has.includes(f.family)
+          ? `add an ${fam} range to pool ${f.pool} if the Service should be reachable over ${fam}, or set spec.ipFamilyPolicy: SingleStack if one family is meant`
+          : `free or add ${fam} addresses in pool ${f.pool}, or set spec.ipFamilyPolicy: SingleStack if one family is meant`,
     };
   }
   const requested = requestedPool(svc) === f.pool;

@@ -232,7 +232,8 @@ function range(r: MsRange): string {
 
 /**
  * The failover budget for a Service announced in Layer 2 by `announcer`, `next` being the second
- * node of the hash order, with `members` memberlist members. Pure arithmetic on the
+ * node of the hash order (null: the announcer is the only candidate, and the text says that nobody
+ * takes over), with `members` memberlist members. Pure arithmetic on the
  * configuration (see module doc); never throws.
  */
 export function failoverBudget(input: { readonly announcer: string; readonly next: string | null; readonly memberlist: MemberlistInForce; readonly members: number }): FailoverBudget {
@@ -262,8 +263,18 @@ export function failoverBudget(input: { readonly announcer: string; readonly nex
   const assumed = ml.enabled === null ? ', assumed' : '';
   const count = `${members} member${members === 1 ? '' : 's'}`;
   const susp = suspicion.confirmations === 0 ? `${secs(suspicion.minMs)} (${count})` : `${range(suspicion)} (${secs(suspicion.minMs)} if ${suspicion.confirmations} confirm; ${count})`;
-  const who = next ?? 'no other node';
   const config = ` (memberlist ${ml.profile}${assumed}: probe ${secs(c.probeIntervalMs)}/${secs(c.probeTimeoutMs)})`;
+  if (next === null) {
+    // The announcer is the only candidate: its death is detected, but nobody is there to take over.
+    const alone = [
+      `nobody takes over: ${announcer} is the only candidate, so if it dies the address stays dark until another node becomes one (its death is known after ${range({ minMs: detection.minMs + suspicion.minMs, maxMs: detection.maxMs + suspicion.maxMs + gossipMs })})`,
+      `nobody takes over: ${announcer} is the only candidate, so if it dies the address stays dark until another node becomes one`,
+      'nobody takes over: the announcer is the only candidate, so if it dies the address stays dark until another node becomes one',
+    ];
+    const text = alone.find((v) => v.length <= MAX_TEXT) ?? alone[alone.length - 1]!;
+    return { announcer, next, memberlist: ml, members, detection, suspicion, gossipMs, reactionMs, gratuitous, total, text };
+  }
+  const who = next;
   // One line of the text output: the details go, least useful first, when node names make it long.
   const variants = [
     `${who} answers ${range(total)} after ${announcer} dies: detection ${range(detection)}, suspicion ${susp}, then gratuitous ARP/NDP${config}`,
