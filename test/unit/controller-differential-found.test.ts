@@ -106,3 +106,10 @@ test('K8: PreferDualStack Services placed first in their group take a kept statu
   assert.match(by['team-a/svc-5']!.nondeterministic ?? '', /in another such order this Service gets 10\.0\.3\.4/);
   assert.ok(by['team-b/svc-2']!.oscillates);
 });
+
+test('K8: the restart order combined with another Service\'s random pool choice flags the Service that can lose its address', () => {
+  const { by } = restart('controller-restart-order-random-pool.yaml');
+  assert.deepEqual(by['default/svc-3']!.ips, ['10.0.3.0']);
+  assert.match(by['default/svc-3']!.nondeterministic ?? '', /in random order; in another such order, with team-a\/svc-5 taking pool-c, this Service gets 10\.0\.1\.0/);
+  assert.deepEqual(by['team-a/svc-5']!.ips, ['10.0.1.0']);
+});
