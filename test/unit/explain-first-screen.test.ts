@@ -37,6 +37,14 @@ const cases: Case[] = [
     id: 'no-pools',
   },
   {
+    name: 'metallb#1697, one step later: the pool moved, the L2Advertisement still in default',
+    file: fixture('l2advertisement-in-default-namespace.yaml'), service: 'apps-dev/ingress-nginx-dev-ef0c5b21-controller', exit: 1,
+    verdict: 'nobody announces 192.168.1.240',
+    why: 'pool first-pool has no L2Advertisement or BGPAdvertisement in metallb-system: nobody announces its addresses; default/L2Advertisement/example is in namespace default, which MetalLB never reads',
+    fix: 'create it in metallb-system instead (metadata.namespace: metallb-system in the manifests, kubectl apply, then delete the copy in default)',
+    id: 'no-advertisement',
+  },
+  {
     name: 'metallb#1765: externalTrafficPolicy Local, the only endpoint on the kubeadm control plane',
     file: fixture('local-policy-control-plane.yaml'), service: 'ingress-nginx/ingress-nginx-controller', exit: 1,
     verdict: 'nobody announces 10.20.30.200',

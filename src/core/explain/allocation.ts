@@ -474,7 +474,7 @@ function fromMessage(d: AllocationDiagnosisInput, text: string): AllocationFindi
       const refs = elsewhere.map(objectRef);
       return { id: 'no-pools', severity: 'error',
         message: say(`the controller has no IPAddressPool in ${d.metallbNamespace}: ${list(refs)} ${refs.length === 1 ? 'is' : 'are'} in namespace ${list(where)}, which MetalLB never reads`),
-        fix: `create ${refs.length === 1 ? 'it' : 'them'} in ${d.metallbNamespace} instead (metadata.namespace: ${d.metallbNamespace} in the manifests, kubectl apply, then delete the copies in ${list(where)}), or pass --metallb-namespace ${where[0]} if MetalLB runs there` };
+        fix: `create ${refs.length === 1 ? 'it' : 'them'} in ${d.metallbNamespace} instead (metadata.namespace: ${d.metallbNamespace} in the manifests, kubectl apply, then delete the cop${refs.length === 1 ? 'y' : 'ies'} in ${list(where)}), or pass --metallb-namespace ${where[0]} if MetalLB runs there` };
     }
     return { id: 'no-pools', severity: 'error', message: say(`the controller has no IPAddressPool in ${d.metallbNamespace}`),
       fix: `create an IPAddressPool in ${d.metallbNamespace} (or pass --metallb-namespace if MetalLB runs elsewhere)` };

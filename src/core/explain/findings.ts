@@ -182,8 +182,15 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
   const pool = f.pool;
   if (!pool) return;
   if (f.mode === 'none') {
-    out.push({ id: 'no-advertisement', severity: 'error', message: `pool ${pool.name} has no L2Advertisement or BGPAdvertisement: nobody announces its addresses`,
-      fix: `create an L2Advertisement with ipAddressPools: [${pool.name}] (or without ipAddressPools to cover every pool)` });
+    // Advertisements applied without metadata.namespace land in the kubectl context's namespace.
+    const elsewhere = f.ignoredObjects.filter((o) => o.kind === 'L2Advertisement' || o.kind === 'BGPAdvertisement');
+    const where = [...new Set(elsewhere.map((o) => o.metadata?.namespace ?? ''))].sort();
+    out.push({ id: 'no-advertisement', severity: 'error',
+      message: `pool ${pool.name} has no L2Advertisement or BGPAdvertisement in ${f.metallbNamespace}: nobody announces its addresses`
+        + (elsewhere.length ? `; ${list(elsewhere.map(objectRef), 4)} ${elsewhere.length === 1 ? 'is' : 'are'} in namespace ${list(where)}, which MetalLB never reads` : ''),
+      fix: elsewhere.length
+        ? `create ${elsewhere.length === 1 ? 'it' : 'them'} in ${f.metallbNamespace} instead (metadata.namespace: ${f.metallbNamespace} in the manifests, kubectl apply, then delete the cop${elsewhere.length === 1 ? 'y' : 'ies'} in ${list(where)})`
+        : `create an L2Advertisement in ${f.metallbNamespace} with ipAddressPools: [${pool.name}] (or without ipAddressPools to cover every pool)` });
     return;
   }
   if (pool.l2Advertisements.length === 0) return;
