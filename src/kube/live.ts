@@ -100,10 +100,12 @@ export interface ListResult {
 const PAGE_SIZE = 500;
 
 /**
- * Lists one resource (all pages of 500, as kubectl does), items with apiVersion and kind filled.
+ * Lists one resource (all pages of 500, as kubectl does), items with apiVersion and kind filled;
+ * with `trim`, each page's items go through {@link trimForCache} as they arrive (a watch cache's
+ * list: 5,000 Services are not held with their managedFields until the last page).
  * @throws the raw error of kubeGet (map it with apiError).
  */
-export async function listResource(kc: KubeConfig, spec: ResourceSpec, metallbNamespace: string, frrk8sNamespace: string = metallbNamespace): Promise<ListResult> {
+export async function listResource(kc: KubeConfig, spec: ResourceSpec, metallbNamespace: string, frrk8sNamespace: string = metallbNamespace, trim = false): Promise<ListResult> {
   const path = resourcePath(spec, metallbNamespace, frrk8sNamespace);
   const items: KubeObject[] = [];
   let resourceVersion = '';
@@ -113,7 +115,11 @@ export async function listResource(kc: KubeConfig, spec: ResourceSpec, metallbNa
       query: { limit: PAGE_SIZE, continue: cont, labelSelector: spec.labelSelector, fieldSelector: spec.fieldSelector },
     }) as { metadata?: { resourceVersion?: string; continue?: string }; items?: unknown[] | null };
     if (!resourceVersion) resourceVersion = page.metadata?.resourceVersion ?? '';
-    for (const item of page.items ?? []) items.push(withKind(item as KubeObject, spec));
+    for (const item of page.items ?? []) {
+      // trimmed page by page: the pages parsed so far are not held whole until the last arrives
+      if (trim) trimForCache(item as KubeObject, spec.kind);
+      items.push(withKind(item as KubeObject, spec));
+    }
     cont = page.metadata?.continue || undefined;
   } while (cont);
   return { items, resourceVersion };
@@ -350,7 +356,7 @@ export class ClusterStateWatcher {
   private makeFeed(spec: ResourceSpec): Feed {
     const listFn = async () => {
       try {
-        const r = await listResource(this.kc, spec, this.metallbNamespace, this.frrk8sNamespace);
+        const r = await listResource(this.kc, spec, this.metallbNamespace, this.frrk8sNamespace, this.trim);
         feed.synced = true;
         feed.lastError = undefined;
         return { apiVersion: spec.apiVersion, kind: `${spec.kind}List`, metadata: { resourceVersion: r.resourceVersion }, items: r.items };
