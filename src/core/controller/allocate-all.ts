@@ -169,9 +169,10 @@ interface Taint {
  * that MetalLB may process before one whose status address it would then take (restart order is
  * random among Services with as many addresses), pending Services competing for the last free
  * addresses — and every Service whose result depends on one of those through the addresses
- * (it took, requested or walked past an address a random choice decides). When the restart
- * order within a group may matter, two other orders run too, each resumed from the name order's
- * state before the first such group (see Fork), and a Service whose answer changes is flagged.
+ * (it took, requested or walked past an address a random choice decides). Then other executions
+ * MetalLB can take run too (see alternatives: other orders within the groups whose order may
+ * matter, other tied pools), each resumed from the name order's state where it first differs
+ * (see Fork), and a Service whose answer changes in one is flagged.
  */
 export function allocateAll(config: Config, services: readonly Service[], opts: AllocateAllOptions = {}): AllocateAllResult {
   const prefer = new Map<string, string>();
