@@ -46,7 +46,7 @@ export function speakersText(sp: SpeakersReport, wide = false): string {
   const what = sp.source === 'memberlist' ? `memberlist of ${speaker}`
     : sp.source === 'memberlist-disabled' ? `memberlist off on ${speaker}`
       : `${sp.source}${sp.fallback ? `; ${sp.fallback}` : ''}`;
-  return escapeControl(sp.nodes === null ? `every node (${what})` : `${sp.nodes.length} alive (${what}): ${cutNames(sp.nodes, wide)}`);
+  return escapeControl(sp.nodes === null ? `every node (${what})` : sp.nodes.length === 0 ? `none alive (${what})` : `${sp.nodes.length} alive (${what}): ${cutNames(sp.nodes, wide)}`);
 }
 
 /** Findings as an indented block (message, then `fix:` line); control characters escaped (a finding may quote a speaker's member names). */

@@ -65,6 +65,15 @@ const cases: Case[] = [
     id: 'sharing-conflict',
   },
   {
+    name: 'metallb#1544: every speaker waits for the memberlist Secret',
+    file: fixture('speakers-memberlist-secret.yaml'), service: 'ingress-nginx/ingress-nginx-controller', exit: 1,
+    verdict: 'nobody announces 10.20.30.200',
+    why: 'no speaker pod is Ready on any node: 3 speaker pods on cp-01, worker-01, worker-02 wait: CreateContainerConfigError (secret "memberlist" not found)',
+    fix: 'MetalLB\'s controller creates the memberlist Secret at start-up (--ml-secret-name): check that it runs (kubectl -n metallb-system get pods), '
+      + 'or create it: kubectl create secret generic memberlist -n metallb-system --from-literal=secretkey="$(openssl rand -base64 128)"',
+    id: 'no-live-speakers',
+  },
+  {
     name: 'metallb#2482/#1156: a PreferDualStack Service and one pool per family',
     file: fixture('prefer-dual-stack-split-pools.yaml'), service: 'nginx-ingress/nginx-ingress', exit: 0,
     verdict: 'announced by node-b over layer2: 172.16.10.200',
@@ -101,4 +110,10 @@ test('the only candidate: the Failover line says nobody takes over, with no blan
   assert.equal(r.status, 0, r.stderr);
   const line = r.stdout.split('\n').find((l) => l.startsWith('Failover:'));
   assert.equal(line, 'Failover:     nobody takes over: node-b is the only candidate, so if it dies the address stays dark until another node becomes one (its death is known after 5–6.2 s)');
+});
+
+test('no speaker alive: the Speakers line says none, not an empty list', async () => {
+  const r = await runCliAsync(['explain', 'ingress-nginx/ingress-nginx-controller', '-f', fixture('speakers-memberlist-secret.yaml')]);
+  assert.equal(r.status, 1, r.stderr);
+  assert.ok(r.stdout.split('\n').includes('Speakers:     none alive (speaker-pods)'), r.stdout);
 });

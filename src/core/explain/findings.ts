@@ -12,6 +12,7 @@ import { diagnoseAllocation, diagnoseEvents, diagnoseOscillation, diagnoseReplac
 import type { L2Election } from '../election/types.ts';
 import { EXCLUDE_LB_LABEL, SERVICE_NAME_LABEL, objectRef, type ClusterState, type KubeObject, type Service } from '../kube.ts';
 import { endpointCanServe } from '../election/endpoints.ts';
+import { isSpeakerPod } from '../election/speakers.ts';
 import { reachesRouter, type BGPView } from './bgp.ts';
 import { bgpTraps, clashWhy } from './bgp-traps.ts';
 import type { AllocationView, ConfigurationView, FixHint, NodeView, SpeakersSource } from './explain.ts';
@@ -80,6 +81,36 @@ export interface FindingsInput {
   readonly dryRunPools: readonly PoolOutcome[];
   /** The passes the dry run ran when it stopped at its limit with a Service still asking for more; null when it converged. */
   readonly passLimit: number | null;
+}
+
+/**
+ * Why the speaker pods of the state are not Ready, grouped: `3 pods (on a, b, c) wait:
+ * CreateContainerConfigError (secret "memberlist" not found)`; the first pod's name; whether the
+ * memberlist Secret is what they wait for. Null without speaker pods.
+ */
+function speakerPodsDown(state: ClusterState): { text: string; first: string; memberlistSecret: boolean } | null {
+  type Status = { ready?: boolean; restartCount?: number; state?: Record<string, { reason?: string; message?: string } | undefined>; lastState?: { terminated?: { reason?: string } } };
+  const pods = state.pods.filter((p) => isSpeakerPod(p) && !(p.status?.conditions ?? []).some((c) => c?.type === 'Ready' && c.status === 'True'));
+  if (pods.length === 0) return null;
+  const groups = new Map<string, { one: string; many: string; nodes: string[] }>();
+  for (const p of pods) {
+    const st = ((p.status?.containerStatuses ?? []) as Status[]).find((c) => c && !c.ready);
+    const waiting = st?.state?.waiting;
+    const term = st?.state?.terminated ?? st?.lastState?.terminated;
+    const restarts = st?.restartCount ? `, ${st.restartCount} restarts` : '';
+    const unscheduled = (p.status?.conditions ?? []).find((c) => c?.type === 'PodScheduled' && c.status === 'False');
+    // [singular, plural] of what the pods do.
+    const [one, many] = waiting?.reason
+      ? [`waits: ${waiting.reason}`, `wait: ${waiting.reason}`].map((v) => `${v}${waiting.message ? ` (${waiting.message})` : ''}${term?.reason ? `, last exit ${term.reason}` : ''}${restarts}`)
+      : term?.reason ? [`exited: ${term.reason}${restarts}`, `exited: ${term.reason}${restarts}`]
+        : unscheduled ? ['is not scheduled', 'are not scheduled'].map((v) => `${v}${unscheduled.reason ? ` (${unscheduled.reason}${unscheduled.message ? `: ${unscheduled.message}` : ''})` : ''}`)
+          : [`is ${p.status?.phase ?? 'not Ready'}`, `are ${p.status?.phase ?? 'not Ready'}`];
+    const g = groups.get(many!) ?? { one: one!, many: many!, nodes: [] };
+    g.nodes.push(p.spec?.nodeName ?? p.metadata?.name ?? '');
+    groups.set(many!, g);
+  }
+  const text = [...groups.values()].map((g) => (g.nodes.length === 1 ? `the speaker pod on ${g.nodes[0]} ${g.one}` : `${g.nodes.length} speaker pods on ${list(g.nodes, 4)} ${g.many}`)).join('; ');
+  return { text, first: pods[0]!.metadata?.name ?? '', memberlistSecret: [...groups.keys()].some((w) => /secret "?memberlist"? not found/.test(w)) };
 }
 
 /** Labels kubeadm (and most installers) put on control-plane nodes. */
@@ -238,10 +269,15 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
           : 'the snapshot may lack some Node objects: include `kubectl get nodes -o yaml`' });
   }
   if (speakersStep && speakersStep.kept.every((n) => !byName.has(n))) {
+    const down = f.speakers.source === 'speaker-pods' ? speakerPodsDown(f.state) : null;
     out.push({ id: 'no-live-speakers', severity: 'error',
       message: f.speakers.source === 'flag' ? 'none of the nodes given with --speakers is a Node with a speaker'
-        : f.speakers.source === 'memberlist' ? 'no Node has a speaker that memberlist considers alive' : 'no speaker pod is Ready on any node',
-      fix: 'check the speaker DaemonSet (kubectl -n metallb-system get pods -l component=speaker)' });
+        : f.speakers.source === 'memberlist' ? 'no Node has a speaker that memberlist considers alive'
+          : `no speaker pod is Ready on any node${down?.text ? `: ${down.text}` : ''}`,
+      fix: down?.memberlistSecret
+        ? `MetalLB's controller creates the memberlist Secret at start-up (--ml-secret-name): check that it runs (kubectl -n ${f.metallbNamespace} get pods), `
+          + `or create it: kubectl create secret generic memberlist -n ${f.metallbNamespace} --from-literal=secretkey="$(openssl rand -base64 128)"`
+        : down?.first ? `read why: kubectl -n ${f.metallbNamespace} describe pod ${down.first}, and its logs` : `check the speaker DaemonSet (kubectl -n ${f.metallbNamespace} get daemonsets,pods)` });
   }
   const netStep = l2.trace.find((s) => s.step === 'networkUnavailable');
   const netDropped = (netStep?.dropped ?? []).map((d) => d.node).filter((n) => selected.has(n));
