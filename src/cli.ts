@@ -64,8 +64,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   let CommanderError: typeof import('commander').CommanderError | undefined;
   let oneLine = (s: string): string => s.replace(/\s*\n\s*/g, ' ').trim();
   try {
-    // A daemon (`speaker`, `controller`) gets a program with its own command only: it never loads
-    // the diagnostics layer (see commands/program.ts).
+    // A command named first gets a program with that command only: a daemon never loads the
+    // diagnostics layer, explain never loads the other commands (see commands/program.ts).
     const [commander, frame, { setSnapshotWarningHandler }] = await Promise.all([
       import('commander'), import('./commands/program.ts'), import('./kube/snapshot.ts'),
     ]);
@@ -73,8 +73,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     oneLine = frame.oneLine;
     // The snapshot loader's warnings (objects defined twice with different contents): one line each.
     setSnapshotWarningHandler((message) => { process.stderr.write(`metallb-ts: warning: ${oneLine(message)}\n`); });
-    const daemon = frame.daemonOf(argv);
-    const program = daemon ? await frame.buildDaemonProgram(daemon) : (await import('./commands/index.ts')).buildProgram();
+    const single = frame.singleCommandOf(argv);
+    const program = single ? await frame.buildCommandProgram(single) : (await import('./commands/index.ts')).buildProgram();
     await program.parseAsync([...argv], { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {

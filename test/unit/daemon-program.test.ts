@@ -1,12 +1,12 @@
-// The daemons' own program (src/commands/program.ts): the same command as in the full program,
-// without the diagnostics layer loaded.
+// The one-command programs (src/commands/program.ts): the same command as in the full program,
+// without the other commands loaded (the daemons without the diagnostics layer).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram, VERSION as FULL_VERSION } from '../../src/commands/index.ts';
-import { buildDaemonProgram, daemonOf, DAEMONS, VERSION } from '../../src/commands/program.ts';
+import { buildCommandProgram, buildDaemonProgram, daemonOf, DAEMONS, SINGLE_COMMAND_NAMES, singleCommandOf, VERSION } from '../../src/commands/program.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 
@@ -27,6 +27,27 @@ test('speaker and controller: the daemon program has the full program\'s command
     assert.deepEqual(own.commands.map((c) => c.name()), [d]);
     assert.deepEqual(shape(own.commands[0]!), shape(full.commands.find((c) => c.name() === d)!), d);
   }
+});
+
+test('every command but completion: its own program has the full program\'s command, flag for flag', async () => {
+  const full = buildProgram();
+  assert.deepEqual([...SINGLE_COMMAND_NAMES, 'completion'].sort(), full.commands.map((c) => c.name()).sort());
+  for (const name of SINGLE_COMMAND_NAMES) {
+    const own = await buildCommandProgram(name);
+    assert.deepEqual(own.commands.map((c) => c.name()), [name]);
+    assert.deepEqual(shape(own.commands[0]!), shape(full.commands.find((c) => c.name() === name)!), name);
+  }
+});
+
+test('singleCommandOf: only a first argument naming a command exactly, never completion or help', () => {
+  assert.equal(singleCommandOf(['explain', 'svc/x']), 'explain');
+  assert.equal(singleCommandOf(['speaker']), 'speaker');
+  assert.equal(singleCommandOf(['completion', 'bash']), undefined);
+  assert.equal(singleCommandOf(['help', 'explain']), undefined);
+  assert.equal(singleCommandOf(['--help']), undefined);
+  assert.equal(singleCommandOf(['explian']), undefined);
+  assert.equal(singleCommandOf(['toString']), undefined);
+  assert.equal(singleCommandOf([]), undefined);
 });
 
 test('daemonOf: only a first argument naming a daemon', () => {
@@ -55,4 +76,21 @@ test('metallb-ts speaker --help loads neither the diagnostics layer nor yaml, ch
     const heavy = loaded.filter((u) => /\/src\/(core\/explain|render|commands\/(explain|whois|allocate|validate|whatif|index))[/.]|node_modules\/(yaml|js-yaml|chalk|cli-table3|@kubernetes)\//.test(u));
     assert.deepEqual(heavy, [], d);
   }
+});
+
+test('metallb-ts explain -f loads no other command, neither the yaml package nor client-node', () => {
+  const script = `
+    import { registerHooks } from 'node:module';
+    const seen = [];
+    registerHooks({ load(url, ctx, next) { seen.push(url); return next(url, ctx); } });
+    process.on('exit', () => { process.stderr.write('LOADED ' + JSON.stringify(seen) + '\\n'); });
+    process.argv.splice(1, 0, 'cli');
+    await import(${JSON.stringify(join(ROOT, 'src/cli.ts'))});`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, 'explain', 'svc/frontend', '-n', 'shop', '-f', join(ROOT, 'examples/cluster.yaml'), '-o', 'json'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).service, 'shop/frontend');
+  const loaded: string[] = JSON.parse(/^LOADED (.*)$/m.exec(r.stderr)![1]!);
+  assert.ok(loaded.some((u) => u.endsWith('/src/commands/explain.ts')), 'the hooks saw the command');
+  const unneeded = loaded.filter((u) => /\/src\/(commands\/(whois|allocate|validate|whatif|index|speaker|controller|members|snapshot|completion)|speaker|controller)[/.]|node_modules\/(yaml|@kubernetes)\//.test(u));
+  assert.deepEqual(unneeded, []);
 });

@@ -6,7 +6,12 @@
  * NDP where it has an IPv6 link-local address. Pure: the shell reads /sys and /proc and passes
  * {@link LinkInfo}s in. L2Advertisement `interfaces` restrict per IP later (responder matchInterface).
  */
-import { parse as parseYAML } from 'yaml';
+import { createRequire } from 'node:module';
+
+// js-yaml (YAML 1.2 core schema, as the `yaml` package's parse) is loaded on first use: `explain`
+// reads the excludel2 ConfigMap with the parser that already read the snapshot, not a second one
+// of about 70 modules.
+const jsYaml = (): typeof import('js-yaml') => createRequire(import.meta.url)('js-yaml') as typeof import('js-yaml');
 
 /** MetalLB's default exclusion list (config/manifests excludel2 ConfigMap). */
 export const DEFAULT_EXCLUDE_L2 = [
@@ -58,7 +63,8 @@ export function excludeRegExp(patterns: readonly string[]): RegExp | null {
  * [] for an empty document. Throws Error with the reason when it is not that shape.
  */
 export function parseExcludeL2(yamlText: string): string[] {
-  const doc: unknown = parseYAML(yamlText);
+  const jsyaml = jsYaml();
+  const doc: unknown = jsyaml.load(yamlText, { schema: jsyaml.CORE_SCHEMA });
   if (doc === null || doc === undefined) return [];
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new Error('excludel2.yaml: expected a mapping with announcedInterfacesToExclude');
   const list = (doc as Record<string, unknown>).announcedInterfacesToExclude;
