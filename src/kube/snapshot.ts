@@ -203,7 +203,11 @@ function objectsOf(value: unknown, docLine: number, file: string, itemLine: (ite
 function parseYAMLFast(text: string, file: string): KubeObject[] | undefined {
   if (/(^|[\s[{,])&\S/.test(text)) return undefined;
   const lines = new WeakMap<object, number>();
-  const open: number[] = [];
+  // Only documents (depth 0) and the elements of their sequences (depth 2: List items) need a
+  // line: the listener runs for every node (keys and scalars too), so it keeps nothing else.
+  let depth = 0;
+  let docLine = 0;
+  let itemLine = 0;
   const docs: unknown[] = [];
   try {
     const jsyaml = jsYaml();
@@ -211,10 +215,12 @@ function parseYAMLFast(text: string, file: string): KubeObject[] | undefined {
       schema: jsyaml.CORE_SCHEMA,
       filename: file,
       listener(event, state) {
-        if (event === 'open') open.push(state.line);
-        else {
-          const line = open.pop()!;
-          if (state.result !== null && typeof state.result === 'object') lines.set(state.result, line + 1);
+        if (event === 'open') {
+          if (depth === 0) docLine = state.line;
+          else if (depth === 2) itemLine = state.line;
+          depth++;
+        } else if (--depth === 0 || depth === 2) {
+          if (state.result !== null && typeof state.result === 'object') lines.set(state.result, (depth === 0 ? docLine : itemLine) + 1);
         }
       },
     });
