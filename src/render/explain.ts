@@ -2,11 +2,10 @@
  * Human renderings of `explain` and `whois` results (kubectl-describe-like sections and tables).
  * They print the core's decision objects; nothing here re-derives a decision.
  */
-import type { ChalkInstance } from 'chalk';
 import type { BGPNodeView, Explanation, Finding, PeerView, SpeakersSource, WhoisResult } from '../core/explain/index.ts';
 import { reportedSummary } from '../core/explain/reported.ts';
 import type { SpeakerViewOrigin } from '../kube/speaker-view.ts';
-import { palette } from './color.ts';
+import { palette, type Palette } from './color.ts';
 import { NONE, PENDING, renderTable } from './table.ts';
 import { escapeControl } from './text.ts';
 
@@ -20,7 +19,7 @@ function field(label: string, value: string): string {
   return `${(label ? `${label}:` : '').padEnd(14)}${value}\n`;
 }
 
-function verdict(decision: string, c: ChalkInstance): string {
+function verdict(decision: string, c: Palette): string {
   return decision === 'announce' ? c.green(decision) : c.yellow(decision);
 }
 
@@ -50,7 +49,7 @@ export function speakersText(sp: SpeakersReport, wide = false): string {
 }
 
 /** Findings as an indented block (message, then `fix:` line); control characters escaped (a finding may quote a speaker's member names). */
-export function findingsText(findings: readonly Finding[], c: ChalkInstance = palette()): string {
+export function findingsText(findings: readonly Finding[], c: Palette = palette()): string {
   if (findings.length === 0) return '';
   const sev = (s: Finding['severity']) => (s === 'error' ? c.red(s) : s === 'warning' ? c.yellow(s) : s);
   let out = '\nFindings:\n';
@@ -92,7 +91,7 @@ export function cutNames(names: readonly string[], wide: boolean, maxCount = 8, 
 }
 
 /** The verdict in a few words: announced by whom, nobody, pending, ignored. */
-function verdictLine(e: Explanation, c: ChalkInstance): string {
+function verdictLine(e: Explanation, c: Palette): string {
   const a = e.allocation;
   if (a.status === 'ignored') return c.yellow('ignored: MetalLB does not handle this Service');
   if (a.ips.length === 0) return c.red('pending: the controller gives it no address, so nobody announces it');
@@ -137,7 +136,7 @@ function eventsText(e: Explanation, wide: boolean): string {
  * Long lists are cut with a count; `wide` prints them whole, adds interfaces and full digests.
  * With `e.source`, a `Source` line names the live server or the snapshot files.
  */
-export function explainText(e: Explanation & { source?: ExplainSource }, wide: boolean, c: ChalkInstance = palette()): string {
+export function explainText(e: Explanation & { source?: ExplainSource }, wide: boolean, c: Palette = palette()): string {
   const a = e.allocation;
   let out = field('Service', c.bold(e.service));
   out += field('Verdict', verdictLine(e, c));
@@ -225,7 +224,7 @@ function peerText(p: PeerView): string {
  * have no session there), and the advertisements whose prefixes reach no peer. Lists of nodes and peers are cut at 8 names and groups at 20 unless
  * `wide`.
  */
-export function bgpNodesText(nodes: readonly BGPNodeView[], allPeers: readonly string[], wide: boolean, c: ChalkInstance = palette()): string {
+export function bgpNodesText(nodes: readonly BGPNodeView[], allPeers: readonly string[], wide: boolean, c: Palette = palette()): string {
   if (nodes.length === 0) return '  No nodes in the cluster state.\n';
   const groups = new Map<string, { nodes: string[]; view: BGPNodeView }>();
   for (const n of nodes) {
@@ -311,7 +310,7 @@ function indent(text: string): string {
 }
 
 /** `whois` for people: the address and pool, one row per Service holding it, then the BGP view of its prefix. */
-export function whoisText(w: WhoisResult & { speakers?: SpeakersReport }, wide: boolean, c: ChalkInstance = palette()): string {
+export function whoisText(w: WhoisResult & { speakers?: SpeakersReport }, wide: boolean, c: Palette = palette()): string {
   let out = field('IP', c.bold(w.ip));
   out += field('Pool', w.pool ?? `${NONE} (no IPAddressPool contains it)`);
   for (const x of w.externalIPs) out += field('External IP', escapeControl(`in spec.externalIPs of ${x.service} (${x.type}): ${x.note}`));

@@ -45,6 +45,7 @@ export function renderTable(columns: readonly (Column | string)[], rows: readonl
     const others = widths.slice(0, -1).reduce((a, b) => a + b, 0);
     if (others + widths[widths.length - 1]! > opts.maxWidth) colWidths = [...widths.slice(0, -1).map(() => null), Math.max(40, opts.maxWidth - others)];
   }
+  if (!colWidths && [head, ...cells].every((row) => row.every(isPlainLine))) return plainTable(head, cells);
   const Table = require('cli-table3') as typeof import('cli-table3');
   const table = new Table({
     head,
@@ -64,6 +65,25 @@ export interface TableOptions {
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
+
+// eslint-disable-next-line no-control-regex
+const PLAIN_LINE = /^(?:[\x20-\x7e]|\u001b\[[0-9;]*m)*$/;
+
+/** A cell printed on one line, every character one column wide: printable ASCII and colour codes. */
+function isPlainLine(cell: string): boolean {
+  return PLAIN_LINE.test(cell);
+}
+
+/**
+ * What cli-table3 prints for one-line, one-column-per-character cells with the options above (no
+ * borders, left-aligned, 3 spaces of right padding, no wrapping), without loading it (test/unit/
+ * table.test.ts compares the two): each column as wide as its widest cell plus 3, lines trimmed.
+ */
+function plainTable(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  const all = [head, ...rows];
+  const widths = head.map((_, i) => Math.max(...all.map((r) => visibleLength(r[i]!))) + 3);
+  return all.map((r) => r.map((cell, i) => cell + ' '.repeat(widths[i]! - visibleLength(cell))).join('').trimEnd()).join('\n') + '\n';
+}
 
 /** The printed width of a cell (colour codes do not count). */
 function visibleLength(s: string): number {

@@ -3,9 +3,8 @@
  * Services that change (unchanged ones are only counted), then notes. It prints the core's
  * WhatIfReport; nothing here re-derives a decision.
  */
-import type { ChalkInstance } from 'chalk';
 import type { ServiceChangeKind, ServiceState, ServiceWhatIf, WhatIfReport } from '../core/whatif.ts';
-import { palette } from './color.ts';
+import { palette, type Palette } from './color.ts';
 import { NONE, renderTable } from './table.ts';
 import { escapeControl } from './text.ts';
 
@@ -29,7 +28,7 @@ const WORDS: Record<ServiceChangeKind, string> = {
 };
 
 /** The CHANGE cell: every change of the Service, the breaking ones in red. */
-function changeText(s: ServiceWhatIf, c: ChalkInstance): string {
+function changeText(s: ServiceWhatIf, c: Palette): string {
   return s.changes.map((k) => (k === 'losesAddress' || k === 'losesAnnouncer' ? c.red(WORDS[k]) : WORDS[k])).join(', ');
 }
 
@@ -85,7 +84,7 @@ export function changeLine(r: WhatIfReport): string {
  * The text output: verdict, `If:` line, the table of changed Services (SERVICE CHANGE EXTERNAL-IP
  * ANNOUNCER WHY; `-o wide` adds POOL and MODE and names each BGP node's peers), then notes.
  */
-export function whatIfText(r: WhatIfReport, wide: boolean, c: ChalkInstance = palette()): string {
+export function whatIfText(r: WhatIfReport, wide: boolean, c: Palette = palette()): string {
   const verdict = r.breaks ? c.red(r.verdict) : r.verdict;
   let out = `${verdict}\n${changeLine(r)}\n`;
   const changed = r.services.filter((s) => s.change !== 'unchanged');
