@@ -113,3 +113,10 @@ test('K8: the restart order combined with another Service\'s random pool choice 
   assert.match(by['default/svc-3']!.nondeterministic ?? '', /in random order; in another such order, with team-a\/svc-5 taking pool-c, this Service gets 10\.0\.1\.0/);
   assert.deepEqual(by['team-a/svc-5']!.ips, ['10.0.1.0']);
 });
+
+test('K8: a PreferDualStack cycle whose IPv6 address depends on another Service\'s random pool choice is flagged', () => {
+  const { by } = restart('controller-random-pool-oscillation-address.yaml');
+  const o = by['team-a/svc-2']!;
+  assert.deepEqual(o.oscillates, [['10.0.1.0'], ['10.0.1.0', '2001:db8:0:4::3']]);
+  assert.match(o.nondeterministic ?? '', /with other such choices \(team-a\/svc-4 taking pool-b\) this Service never settles, cycling through 10\.0\.1\.0 \/ 10\.0\.1\.0, 2001:db8:0:4::2/);
+});
