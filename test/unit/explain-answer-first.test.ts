@@ -51,8 +51,8 @@ const cases: Case[] = [
     name: 'no ready endpoint: the endpoints, not "notOwner"',
     args: ['svc/ingest-udp', '-n', 'ingest', '-f', EXAMPLE], exit: 1,
     verdict: /^nobody announces 192\.0\.2\.40$/,
-    why: /^the Service has no ready or serving endpoint, so no speaker announces it/,
-    fix: /^check that the Service's selector matches running pods/,
+    why: /^the Service has no ready or serving endpoint, so no speaker announces it \(every node: notOwner\): both of its endpoints \(on lab-worker-a, lab-worker-b\) are neither ready nor serving$/,
+    fix: /^find why the pods are not ready \(kubectl get pods -n ingest -l app\.kubernetes\.io\/name=ingest-udp -o wide; kubectl describe pod shows the failing readiness probe\)$/,
   },
   {
     name: 'healthy: the winner and why, no fix',

@@ -203,10 +203,22 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
   }
   const endpointCheck = l2.checks.find((c) => c.check === 'endpoints');
   if (endpointCheck && !endpointCheck.ok) {
-    const name = f.service.split('/')[1];
+    const [ns, name] = f.service.split('/');
+    // Which case: no slice (selector matches no pod, or none yet), or endpoints that are not ready.
+    const slices = f.state.endpointSlices.filter((x) => (x.metadata?.namespace ?? 'default') === ns && x.metadata?.labels?.[SERVICE_NAME_LABEL] === name);
+    const eps = slices.flatMap((x) => x.endpoints ?? []);
+    const sel = Object.entries(f.serviceObject.spec?.selector ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+    const where = [...new Set(eps.map((e) => e?.nodeName).filter((n): n is string => !!n))].sort();
+    const detail = eps.length > 0
+      ? `: ${eps.length === 1 ? 'its one endpoint' : eps.length === 2 ? 'both of its endpoints' : `all ${eps.length} of its endpoints`}${where.length ? ` (on ${list(where, 4)})` : ''} ${eps.length === 1 ? 'is' : 'are'} neither ready nor serving`
+      : slices.length > 0 ? `: its EndpointSlices list no endpoint (no pod ${sel ? `matching its selector ${sel} ` : ''}is running)`
+        : f.state.endpointSlices.length > 0 ? ': the snapshot has no EndpointSlice for it' : '';
+    const pods = `kubectl get pods -n ${ns}${sel ? ` -l ${sel}` : ''} -o wide`;
     out.push({ id: 'no-ready-endpoints', severity: 'error',
-      message: 'the Service has no ready or serving endpoint, so no speaker announces it (every node: notOwner)',
-      fix: `check that the Service's selector matches running pods and that they pass their readiness probes (kubectl get endpointslices -n ${f.service.split('/')[0]} -l kubernetes.io/service-name=${name})` });
+      message: `the Service has no ready or serving endpoint, so no speaker announces it (every node: notOwner)${detail}`,
+      fix: eps.length > 0
+        ? `find why the pods are not ready (${pods}; kubectl describe pod shows the failing readiness probe)`
+        : `check that the Service's selector matches running pods (${pods}), and that they pass their readiness probes (kubectl get endpointslices -n ${ns} -l kubernetes.io/service-name=${name})` });
     return;
   }
   if (l2.serviceReason) return;
