@@ -218,15 +218,26 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
   // that had tied pools taking another one), and flag every Service whose answer changes.
   // Rotating moves every member of a group, so a Service that takes the n-th free address of a
   // pool shared with its group gets another one.
-  const variants = alternatives(first, prefer);
-  if (variants.length === 0) return first.result;
-  const others = variants.map((v) => {
+  const orders = orderVariants(first);
+  const run = (v: Variant): { variant: Variant; tied: ReadonlyMap<string, readonly string[]>; outcomes: ReadonlyMap<string, ServiceAllocationOutcome> } => {
     // Each resumes from the latest state of the name order's run its changes leave alone (Fork).
     const resumable = first.fork !== undefined && (v.prefer === prefer || (first.firstTiedAt ?? Infinity) >= first.fork.index);
     const from = resumable ? first.fork : first.fork0;
     const lean = allocateAllInOrder(config, services, opts, v.ties, v.prefer, from);
-    return { variant: v, outcomes: new Map(lean.result.services.map((o) => [o.service, o])) };
-  });
+    return { variant: v, tied: lean.tied, outcomes: new Map(lean.result.services.map((o) => [o.service, o])) };
+  };
+  const others = orders.filter((t) => t !== NAME).map((ties) => run({ ties, prefer, changed: [] }));
+  // The pools tied in any of these orders (a pool full in one order may be free in another).
+  const tied = new Map<string, string[]>();
+  for (const m of [first.tied, ...others.map((o) => o.tied)]) {
+    for (const [key, pools] of m) {
+      const seen = tied.get(key) ?? [];
+      for (const p of pools) if (!seen.includes(p)) seen.push(p);
+      tied.set(key, seen);
+    }
+  }
+  for (const p of poolVariants(tied, prefer)) for (const ties of orders) others.push(run({ ties, ...p }));
+  if (others.length === 0) return first.result;
   const services_ = first.result.services.map((o): ServiceAllocationOutcome => {
     if (o.nondeterministic !== undefined) return o;
     const mine = answerOf(o);
@@ -264,32 +275,37 @@ function variantNote(v: Variant, what: string): string {
 }
 
 /**
- * The other executions allocateAll tries after the name-order run `first` (whose preferredPools
- * were `prefer`): orders when a tie group matters, times pool choices when some Service had tied
- * pools; not the name order with its own choices.
+ * The orders allocateAll tries after the name-order run `first`: name order itself, and when a
+ * tie group matters every group rotated, reversed, with the Services whose place matters first
+ * (when that differs), and with two such groups or more each group alone in those three ways.
  */
-function alternatives(first: NameRun, prefer: ReadonlyMap<string, string>): Variant[] {
+function orderVariants(first: NameRun): Ties[] {
   const orders: Ties[] = [NAME];
-  if (first.tiesMatter) {
-    const movers = first.movers;
-    const kinds: TieKind[] = first.moversFirstDiffers ? ['rotate', 'reverse', 'moversFirst'] : ['rotate', 'reverse'];
-    for (const kind of kinds) orders.push({ others: kind, movers });
-    if (first.mattering.length > 1) {
-      for (const n of first.mattering) for (const kind of kinds) orders.push({ byCount: new Map([[n, kind]]), others: 'name', movers });
-    }
+  if (!first.tiesMatter) return orders;
+  const movers = first.movers;
+  const kinds: TieKind[] = first.moversFirstDiffers ? ['rotate', 'reverse', 'moversFirst'] : ['rotate', 'reverse'];
+  for (const kind of kinds) orders.push({ others: kind, movers });
+  if (first.mattering.length > 1) {
+    for (const n of first.mattering) for (const kind of kinds) orders.push({ byCount: new Map([[n, kind]]), others: 'name', movers });
   }
-  const pools: Array<{ prefer: ReadonlyMap<string, string>; changed: Array<readonly [string, string]> }> = [{ prefer, changed: [] }];
+  return orders;
+}
+
+/**
+ * Other pool choices: every Service that had tied pools (`tied`: chosen pool first, in any order
+ * tried) and whose pool `prefer` does not fix takes the next one; and, when that differs, the last.
+ */
+function poolVariants(tied: ReadonlyMap<string, readonly string[]>, prefer: ReadonlyMap<string, string>): Array<Omit<Variant, 'ties'>> {
+  const out: Array<Omit<Variant, 'ties'>> = [];
   for (const pick of ['second', 'last'] as const) {
     const changed: Array<readonly [string, string]> = [];
-    for (const [key, seen] of first.tied) {
+    for (const [key, seen] of tied) {
       if (prefer.has(key) || seen.length < 2) continue;
       changed.push([key, pick === 'second' ? seen[1]! : seen[seen.length - 1]!]);
     }
-    if (changed.length === 0 || (pick === 'last' && changed.every(([k, p]) => first.tied.get(k)![1] === p))) continue;
-    pools.push({ prefer: new Map([...prefer, ...changed]), changed });
+    if (changed.length === 0 || (pick === 'last' && changed.every(([k, p]) => tied.get(k)![1] === p))) continue;
+    out.push({ prefer: new Map([...prefer, ...changed]), changed });
   }
-  const out: Variant[] = [];
-  for (const p of pools) for (const ties of orders) if (p.changed.length > 0 || ties !== NAME) out.push({ ties, prefer: p.prefer, changed: p.changed });
   return out;
 }
 
@@ -620,9 +636,6 @@ function allocateAllInOrder(
     let orderNoted = false;
     if (a && a.tiedPools.length > 0) {
       orderNoted = true;
-      const seen = tiedOf.get(key) ?? [];
-      for (const p of [a.pool, ...a.tiedPools]) if (!seen.includes(p)) seen.push(p);
-      tiedOf.set(key, seen);
       note(key, `pools ${[a.pool, ...a.tiedPools].join(', ')} could each be chosen: MetalLB walks them in random (Go map) order, metallb-ts took ${a.pool}`);
       taint([...a.ips, ...a.tiedChoices.flatMap((c) => c.ips)], `${key}'s random pool choice`, [key]);
     }
@@ -768,6 +781,12 @@ function allocateAllInOrder(
       else mine.set(id, { ...e, count: 1 });
     }
     if (!firstOutcome.has(key)) firstOutcome.set(key, out);
+    const a = out.allocation;
+    if (a && a.tiedPools.length > 0) {
+      const seen = tiedOf.get(key) ?? [];
+      for (const p of [a.pool, ...a.tiedPools]) if (!seen.includes(p)) seen.push(p);
+      tiedOf.set(key, seen);
+    }
     if (!lean) analyse(key, input, prevIPs, out);
     return out;
   };
