@@ -230,6 +230,17 @@ function bgpViewOf(input: ExplainInput, service: Service, index: ElectionIndex, 
     return byNode.get(node) ?? decideBGPForNode(ev, node);
   };
   const first = evaluations.get(accepted[0]!)!;
+  // The `spec.peers` of the Service's pool's BGPAdvertisements by name, once per configuration.
+  const adPeersByConfig = new Map<Config, Map<string, readonly string[]>>();
+  const adPeersOf = (config: Config): Map<string, readonly string[]> => {
+    let adPeers = adPeersByConfig.get(config);
+    if (!adPeers) {
+      const pool = first.pool ? config.pools.get(first.pool) : undefined;
+      adPeers = new Map((pool?.bgpAdvertisements ?? []).map((a) => [a.name, a.peers]));
+      adPeersByConfig.set(config, adPeers);
+    }
+    return adPeers;
+  };
   const peerCRs = metallbView(state, namespace).state.bgpPeers;
   const crByName = new Map(peerCRs.map((c) => [c.metadata?.name ?? '', c]));
   const nodes = index.nodes.map((info): BGPNodeView => {
@@ -240,9 +251,13 @@ function bgpViewOf(input: ExplainInput, service: Service, index: ElectionIndex, 
     }
     const config = g.result.config;
     const d = decisionOf(evaluations.get(g)!, info.name);
-    const pool = first.pool ? config.pools.get(first.pool) : undefined;
-    const adPeers = new Map((pool?.bgpAdvertisements ?? []).map((a) => [a.name, a.peers]));
     const sessions = bgpSessions(config, info.node?.metadata?.labels);
+    // No session and no advertisement (a layer2-only configuration): no peer to list, no route,
+    // nothing undelivered; what peerViews, communityLimitError and undeliveredOf give then.
+    if (sessions.length === 0 && d.advertisements.length === 0) {
+      return { node: info.name, decision: d.decision, detail: d.detail, advertisements: d.advertisements, peers: [], undelivered: [] };
+    }
+    const adPeers = adPeersOf(config);
     const peers = peerViews(info.name, namespace, d, sessions, crByName, adPeers);
     const refused = communityLimitError(routesFor(d));
     if (refused) {
