@@ -2,7 +2,7 @@
 // without the other commands loaded (the daemons without the diagnostics layer).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram, VERSION as FULL_VERSION } from '../../src/commands/index.ts';
@@ -58,8 +58,11 @@ test('daemonOf: only a first argument naming a daemon', () => {
   assert.equal(daemonOf([]), undefined);
 });
 
-test('metallb-ts speaker --help loads neither the diagnostics layer nor yaml, chalk, cli-table3 or client-node', () => {
-  // Records every module the process loads (module.registerHooks), then runs the CLI.
+/**
+ * Runs the CLI with `args` in a child process that records every module it loads
+ * (module.registerHooks). Returns the child's result and the loaded module URLs.
+ */
+function runRecordingModules(args: readonly string[]): { r: SpawnSyncReturns<string>; loaded: string[] } {
   const script = `
     import { registerHooks } from 'node:module';
     const seen = [];
@@ -67,11 +70,16 @@ test('metallb-ts speaker --help loads neither the diagnostics layer nor yaml, ch
     process.on('exit', () => { process.stderr.write('LOADED ' + JSON.stringify(seen) + '\\n'); });
     process.argv.splice(1, 0, 'cli');
     await import(${JSON.stringify(join(ROOT, 'src/cli.ts'))});`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, ...args], { encoding: 'utf8' });
+  const m = /^LOADED (.*)$/m.exec(r.stderr);
+  return { r, loaded: m ? (JSON.parse(m[1]!) as string[]) : [] };
+}
+
+test('metallb-ts speaker --help loads neither the diagnostics layer nor yaml, chalk, cli-table3 or client-node', () => {
   for (const d of DAEMONS) {
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, d, '--help'], { encoding: 'utf8' });
+    const { r, loaded } = runRecordingModules([d, '--help']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`^Usage: metallb-ts ${d} `));
-    const loaded: string[] = JSON.parse(/^LOADED (.*)$/m.exec(r.stderr)![1]!);
     assert.ok(loaded.some((u) => u.endsWith(`/src/commands/${d}.ts`)), 'the hooks saw the command');
     const heavy = loaded.filter((u) => /\/src\/(core\/explain|render|commands\/(explain|whois|allocate|validate|whatif|index))[/.]|node_modules\/(yaml|js-yaml|chalk|cli-table3|@kubernetes)\//.test(u));
     assert.deepEqual(heavy, [], d);
@@ -79,17 +87,9 @@ test('metallb-ts speaker --help loads neither the diagnostics layer nor yaml, ch
 });
 
 test('metallb-ts explain -f loads no other command, neither the yaml package nor client-node', () => {
-  const script = `
-    import { registerHooks } from 'node:module';
-    const seen = [];
-    registerHooks({ load(url, ctx, next) { seen.push(url); return next(url, ctx); } });
-    process.on('exit', () => { process.stderr.write('LOADED ' + JSON.stringify(seen) + '\\n'); });
-    process.argv.splice(1, 0, 'cli');
-    await import(${JSON.stringify(join(ROOT, 'src/cli.ts'))});`;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, 'explain', 'svc/frontend', '-n', 'shop', '-f', join(ROOT, 'examples/cluster.yaml'), '-o', 'json'], { encoding: 'utf8' });
+  const { r, loaded } = runRecordingModules(['explain', 'svc/frontend', '-n', 'shop', '-f', join(ROOT, 'examples/cluster.yaml'), '-o', 'json']);
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).service, 'shop/frontend');
-  const loaded: string[] = JSON.parse(/^LOADED (.*)$/m.exec(r.stderr)![1]!);
   assert.ok(loaded.some((u) => u.endsWith('/src/commands/explain.ts')), 'the hooks saw the command');
   const unneeded = loaded.filter((u) => /\/src\/(commands\/(whois|allocate|validate|whatif|index|speaker|controller|members|snapshot|completion)|speaker|controller)[/.]|node_modules\/(yaml|@kubernetes)\//.test(u));
   assert.deepEqual(unneeded, []);
