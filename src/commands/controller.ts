@@ -22,7 +22,7 @@ import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { ControllerLoop } from '../controller/loop.ts';
 import type { KubeWriter } from '../controller/writer.ts';
-import { VERSION } from './program.ts';
+import { VERSION } from '../version.ts';
 import type { OwnerRef } from '../core/status.ts';
 
 

@@ -10,9 +10,10 @@
  * command names (commander's suggestion needs every name).
  */
 import { Command } from 'commander';
+import { VERSION } from '../version.ts';
 
-/** The version printed by `--version`. */
-export const VERSION = '0.1.0 (MetalLB v0.16.1)';
+/** The version printed by `--version` (src/version.ts). */
+export { VERSION };
 
 /** The daemons: the commands that run in a pod and get a program of their own. */
 export const DAEMONS = ['speaker', 'controller'] as const;

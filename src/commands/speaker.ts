@@ -27,7 +27,7 @@ import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
 import type { OwnerRef } from '../speaker/l2status.ts';
 import type { L2DataPlane } from '../speaker/announcer.ts';
 import type { Membership } from '../core/membership/types.ts';
-import { VERSION } from './program.ts';
+import { VERSION } from '../version.ts';
 import { isIP } from 'node:net';
 
 
