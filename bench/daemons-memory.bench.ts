@@ -65,6 +65,20 @@ function sampler(c: Component): { peak: () => number; rss: () => number; stop: (
   return { peak: () => Math.max(peak, memoryOf(c.proc.pid!).hwm), rss: () => memoryOf(c.proc.pid!).rss, stop: () => clearInterval(t) };
 }
 
+/**
+ * After a daemon's run: waits 5 s at rest, reads its resident memory then (KiB) and the peak its
+ * sampler saw, stops the sampler and the daemon, and deletes its Pod.
+ */
+async function settleAndStop(c: Component, mem: ReturnType<typeof sampler>, podName: string): Promise<{ rest: number; peak: number }> {
+  await sleep(5000);
+  const rest = mem.rss();
+  const peak = mem.peak();
+  mem.stop();
+  await c.stop();
+  await deletePod(api, podName);
+  return { rest, peak };
+}
+
 async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: width }, async () => {
@@ -168,12 +182,7 @@ try {
         await sleep(250);
       }
       if (!converged) throw new Error(`${c.label}: not converged in 600 s\n${c.tail()}`);
-      await sleep(5000);
-      const rest = mem.rss();
-      const peak = mem.peak();
-      mem.stop();
-      await c.stop();
-      await deletePod(api, podName);
+      const { rest, peak } = await settleAndStop(c, mem, podName);
       rows.push(`controller ${kind.padEnd(10)} ${String(n).padStart(5)} services: converged ${(converged / 1000).toFixed(1)} s, peak ${MiB(peak)}, at rest ${MiB(rest)}`);
       console.log(rows.at(-1));
     }
@@ -194,12 +203,7 @@ try {
         await sleep(100);
       }
       const all = performance.now() - start;
-      await sleep(5000);
-      const rest = mem.rss();
-      const peak = mem.peak();
-      mem.stop();
-      await c.stop();
-      await deletePod(api, podName);
+      const { rest, peak } = await settleAndStop(c, mem, podName);
       await api.request({ method: 'DELETE', path: metallbPath(NS, 'servicel2statuses') });
       rows.push(`speaker    ${kind.padEnd(10)} ${String(n).padStart(5)} services, ${String(k).padStart(3)} nodes: first decision ${(first / 1000).toFixed(2)} s, ${announced()}/${n} announced ${(all / 1000).toFixed(1)} s, peak ${MiB(peak)}, at rest ${MiB(rest)}`);
       console.log(rows.at(-1));
