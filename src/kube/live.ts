@@ -311,7 +311,9 @@ function errorText(err: unknown): string {
  * A failed list or a broken watch (the API server restarting, a network error) is logged as one JSON
  * line on stderr and retried with exponential backoff (1 s doubling to 30 s); the informer resumes
  * from its last resourceVersion, or re-lists when that is too old, and reports objects deleted in
- * the meantime as deletes. Objects are shared with the caller: treat them as read-only.
+ * the meantime as deletes. An answer 429 Too Many Requests (the API server's flow control) is
+ * retried the same way but logged at info level ("throttled by the API server (HTTP 429), backing
+ * off"), as client-go's reflector does. Objects are shared with the caller: treat them as read-only.
  * When every failing list/watch works again, one line says so with the outage's length
  * (`list/watch recovered after an outage of 12.3 s`, `outageMs`); `syncAgeSeconds()` tells how
  * long the current outage has lasted (0: none).
@@ -417,9 +419,14 @@ export class ClusterStateWatcher {
     feed.lastFailure = now;
     feed.backoffMs = feed.backoffMs === 0 ? this.baseBackoffMs : Math.min(feed.backoffMs * 2, this.maxBackoffMs);
     const delay = absent ? this.maxBackoffMs : feed.backoffMs;
+    // HTTP 429 is the API server's flow control (API Priority and Fairness, max-requests-inflight)
+    // asking this client to slow down: like client-go's reflector ("watch of … returned 429 -
+    // backing off", an info line), it is retried after the backoff and not logged as an error.
+    const throttled = httpStatusOf(err) === 429;
     if (!absent || feed.backoffMs === this.baseBackoffMs) {
       this.log({
-        level: absent ? 'info' : 'error', msg: absent ? 'resource not available, retrying' : 'list/watch failed, retrying',
+        level: absent || throttled ? 'info' : 'error',
+        msg: absent ? 'resource not available, retrying' : throttled ? 'throttled by the API server (HTTP 429), backing off' : 'list/watch failed, retrying',
         op: 'watch', resource: resourceName(feed.spec), server: this.server, error: errorText(err), retryInMs: delay,
       });
     }
