@@ -198,13 +198,25 @@ export interface ApiErrorContext {
 export class KubeApiError extends Error {
   readonly statusCode: number;
   readonly status: { message?: string; reason?: string; code?: number } | undefined;
-  constructor(statusCode: number, status: KubeApiError['status'], fallback: string) {
+  /** the answer's Retry-After in seconds (a whole number of seconds, RFC 9110 10.2.3); undefined: none */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(statusCode: number, status: KubeApiError['status'], fallback: string, retryAfterSeconds?: number) {
     super(status?.message || fallback || `HTTP ${statusCode}`);
     this.name = 'KubeApiError';
     this.statusCode = statusCode;
     this.status = status;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
+
+/** Retry-After as whole seconds (the API server sends them so); undefined when absent or a date. */
+function retryAfterOf(value: string | string[] | undefined): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  return v !== undefined && /^\s*\d+\s*$/.test(v) ? Number(v) : undefined;
+}
+
+/** Retries of an answer with Retry-After (client-go's rest client: maxRetries 10). */
+const MAX_RETRY_AFTER_RETRIES = 10;
 
 const NETWORK_CODES: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -404,8 +416,33 @@ export class KubeClient {
    *   ms` with code ETIMEDOUT when the socket is idle for `timeoutMs` or the request is not done by
    *   `deadlineMs`; `answer larger than N bytes` (code ERESPONSETOOLARGE) past `maxBytes`; the
    *   signal's reason when `signal` aborts. Map them with apiError.
+   *
+   * An answer 429 or 5xx carrying Retry-After (the API server's flow control, a server shutting
+   * down) is retried after that many seconds, up to 10 times, as client-go's rest client does;
+   * not when the wait would pass `deadlineMs` or `signal` aborts meanwhile.
    */
   async request<T = unknown>(req: KubeRequest): Promise<T> {
+    const start = Date.now();
+    for (let retries = 0; ; retries++) {
+      const deadlineMs = req.deadlineMs === undefined ? undefined : req.deadlineMs - (Date.now() - start);
+      try {
+        return await this.requestOnce<T>(deadlineMs === undefined ? req : { ...req, deadlineMs: Math.max(1, deadlineMs) });
+      } catch (err) {
+        const wait = err instanceof KubeApiError && (err.statusCode === 429 || err.statusCode >= 500) ? err.retryAfterSeconds : undefined;
+        if (wait === undefined || retries >= MAX_RETRY_AFTER_RETRIES || req.signal?.aborted) throw err;
+        const waitMs = wait * 1000;
+        if (req.deadlineMs !== undefined && Date.now() - start + waitMs >= req.deadlineMs) throw err;
+        await new Promise<void>((resolve) => {
+          const done = (): void => { clearTimeout(t); req.signal?.removeEventListener('abort', done); resolve(); };
+          const t = setTimeout(done, waitMs);
+          req.signal?.addEventListener('abort', done, { once: true });
+        });
+        if (req.signal?.aborted) throw err;
+      }
+    }
+  }
+
+  private async requestOnce<T>(req: KubeRequest): Promise<T> {
     const method = req.method ?? 'GET';
     const url = new URL(this.server + req.path);
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
@@ -466,7 +503,7 @@ export class KubeClient {
             try { parsed = JSON.parse(text); } catch { parsed = undefined; }
             if (code < 200 || code >= 300) {
               const status = parsed && typeof parsed === 'object' ? parsed as KubeApiError['status'] : undefined;
-              reject(new KubeApiError(code, status, text.trim().slice(0, 200) || (http.STATUS_CODES[code] ?? '')));
+              reject(new KubeApiError(code, status, text.trim().slice(0, 200) || (http.STATUS_CODES[code] ?? ''), retryAfterOf(response.headers['retry-after'])));
               return;
             }
             if (parsed === undefined && !(text === '' && method !== 'GET')) {

@@ -311,9 +311,10 @@ function errorText(err: unknown): string {
  * A failed list or a broken watch (the API server restarting, a network error) is logged as one JSON
  * line on stderr and retried with exponential backoff (1 s doubling to 30 s); the informer resumes
  * from its last resourceVersion, or re-lists when that is too old, and reports objects deleted in
- * the meantime as deletes. An answer 429 Too Many Requests (the API server's flow control) is
- * retried the same way but logged at info level ("throttled by the API server (HTTP 429), backing
- * off"), as client-go's reflector does. Objects are shared with the caller: treat them as read-only.
+ * the meantime as deletes. A list answered 429 Too Many Requests (the API server's flow control)
+ * is first retried after its Retry-After by KubeClient; a 429 that remains, or one answering a
+ * watch, is retried the same way but logged at info level ("throttled by the API server (HTTP 429),
+ * backing off"), as client-go's reflector does. Objects are shared with the caller: treat them as read-only.
  * When every failing list/watch works again, one line says so with the outage's length
  * (`list/watch recovered after an outage of 12.3 s`, `outageMs`); `syncAgeSeconds()` tells how
  * long the current outage has lasted (0: none).

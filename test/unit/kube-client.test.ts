@@ -265,6 +265,49 @@ test('KubeClient.request / kubeGet: an absolute deadline (a trickling answer is 
   }
 });
 
+test('KubeClient.request: a 429 or 5xx with Retry-After is retried after it, as client-go does (not past the deadline, not after abort)', async () => {
+  const hits = new Map<string, number>();
+  const http = createHttpServer((req, res) => {
+    const path = new URL(req.url!, 'http://x').pathname;
+    const n = (hits.get(path) ?? 0) + 1;
+    hits.set(path, n);
+    const throttled = (code: number, retryAfter?: string) => res.writeHead(code, { 'Content-Type': 'application/json', ...(retryAfter ? { 'Retry-After': retryAfter } : {}) })
+      .end(JSON.stringify({ kind: 'Status', reason: 'TooManyRequests', message: 'Too many requests, please try again later.', code }));
+    if (path === '/twice' && n <= 2) return void throttled(429, '1');
+    if (path === '/shutting-down' && n <= 1) return void throttled(503, '1');
+    if (path === '/no-header') return void throttled(429);
+    if (path === '/always') return void throttled(429, '1');
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ n }));
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const api = new KubeClient(tokenKubeConfig(`http://127.0.0.1:${(http.address() as { port: number }).port}`), { timeoutMs: 1000 });
+  const fails = async (p: Promise<unknown>) => p.then((v) => assert.fail(`resolved ${JSON.stringify(v)}`), (e: unknown) => e as KubeApiError);
+  try {
+    let t0 = Date.now();
+    assert.deepEqual(await api.request({ path: '/twice', method: 'PATCH', body: { a: 1 } }), { n: 3 });
+    assert.ok(Date.now() - t0 >= 1900, `waited ${Date.now() - t0} ms for two Retry-After: 1`);
+    assert.deepEqual(await api.request({ path: '/shutting-down' }), { n: 2 });
+    const bare = await fails(api.request({ path: '/no-header' }));
+    assert.equal(bare.statusCode, 429);
+    assert.equal(hits.get('/no-header'), 1, 'no Retry-After: not retried');
+    t0 = Date.now();
+    const late = await fails(api.request({ path: '/always', deadlineMs: 1500 }));
+    assert.equal(late.statusCode, 429);
+    assert.equal(late.retryAfterSeconds, 1);
+    assert.equal(hits.get('/always'), 2, 'one retry fits in the 1.5 s deadline, the next would not');
+    assert.ok(Date.now() - t0 < 1500, `${Date.now() - t0} ms`);
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 200);
+    t0 = Date.now();
+    assert.equal((await fails(api.request({ path: '/always', signal: abort.signal }))).statusCode, 429);
+    assert.ok(Date.now() - t0 < 900, `abort ends the wait: ${Date.now() - t0} ms`);
+  } finally {
+    api.close();
+    http.closeAllConnections();
+    await new Promise((r) => http.close(r));
+  }
+});
+
 test('resource paths: cluster-wide core and group kinds, MetalLB kinds in the MetalLB namespace', () => {
   const paths = RESOURCES.map((r) => `${r.list} ${resourcePath(r, 'mlb')}${r.labelSelector ? ` ?${r.labelSelector}` : ''}${r.fieldSelector ? ` ?${r.fieldSelector}` : ''}`);
   assert.deepEqual(paths, [
