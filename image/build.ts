@@ -100,7 +100,7 @@ function fileSha256(path: string): string {
   const fd = openSync(path, 'r');
   try {
     const buf = Buffer.allocUnsafe(4 << 20);
-    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0;) h.update(buf.subarray(0, n));
+    for (let n: number; (n = readSync(fd, buf, 0, buf.length, null)) > 0;) h.update(buf.subarray(0, n));
   } finally {
     closeSync(fd);
   }

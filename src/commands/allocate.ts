@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { controllerConfig } from '../core/explain/index.ts';
 import { allocateAll, statusIPs, type AllocateAllResult, type PoolOutcome, type ServiceAllocationOutcome } from '../core/controller/index.ts';
 import type { ClusterState } from '../core/kube.ts';
+import type { Config } from '../core/config/types.ts';
 import { withAPIServerDefaults, type DefaultedService } from '../core/apiserver-defaults.ts';
 import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
 import { palette } from '../render/color.ts';
@@ -75,7 +76,7 @@ export interface AllocateReport {
  * @throws UserError (exit 2) when the controller rejects its configuration (it keeps the last one it accepted).
  */
 export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): AllocateReport {
-  let config;
+  let config: Config;
   try {
     config = controllerConfig(state, req.metallbNamespace);
   } catch (err) {

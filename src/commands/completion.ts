@@ -176,13 +176,17 @@ function zshScript(name: string, m: ReturnType<typeof model>): string {
   for (const c of m.commands) {
     out.push(`        ${c.name})`);
     const specs = c.options.map((o) => zshOptionSpec(o));
-    c.args.forEach((a, i) => specs.push(`'${i + 1}:${a.name}:${a.choices ? `(${a.choices.join(' ')})` : ' '}'`));
+    c.args.forEach((a, i) => {
+      specs.push(`'${i + 1}:${a.name}:${a.choices ? `(${a.choices.join(' ')})` : ' '}'`);
+    });
     if (specs.length === 0) {
       out.push('          ;;');
       continue;
     }
     out.push('          _arguments \\');
-    specs.forEach((s, i) => out.push(`            ${s}${i < specs.length - 1 ? ' \\' : ''}`));
+    specs.forEach((s, i) => {
+      out.push(`            ${s}${i < specs.length - 1 ? ' \\' : ''}`);
+    });
     out.push('          ;;');
   }
   out.push('      esac');

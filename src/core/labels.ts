@@ -71,7 +71,7 @@ function requirementText(r: Requirement): string {
 }
 
 function requirementMatches(r: Requirement, labels: Readonly<Record<string, string>>): boolean {
-  const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+  const has = Object.hasOwn(labels, r.key);
   switch (r.op) {
     case '=': return has && labels[r.key] === r.values[0];
     case 'in': return has && r.values.includes(labels[r.key]);

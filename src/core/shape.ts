@@ -167,13 +167,19 @@ function check(v: unknown, shape: Shape, stack: (string | number)[], out: string
       else if (!Number.isInteger(v)) out.push(`${pathOf(stack)}: expected integer, got number (${v})`);
       return;
     case 'strMap':
-      if (!isPlainObject(v)) return bad();
+      if (!isPlainObject(v)) {
+        bad();
+        return;
+      }
       for (const k in v) {
         if (typeof v[k] !== 'string') out.push(`${pathOf(stack, k)}: expected string, got ${typeOf(v[k])}`);
       }
       return;
     case 'list':
-      if (!Array.isArray(v)) return bad();
+      if (!Array.isArray(v)) {
+        bad();
+        return;
+      }
       for (let i = 0; i < v.length; i++) {
         stack.push(i);
         check(v[i], shape.of, stack, out);
@@ -181,7 +187,10 @@ function check(v: unknown, shape: Shape, stack: (string | number)[], out: string
       }
       return;
     case 'obj': {
-      if (!isPlainObject(v)) return bad();
+      if (!isPlainObject(v)) {
+        bad();
+        return;
+      }
       for (const k in shape.fields) {
         const x = v[k];
         if (x === undefined || x === null) continue;

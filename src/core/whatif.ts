@@ -32,7 +32,7 @@
  *   addresses first, so none takes an address another still holds): the addresses it ends with
  *   are the Services' addresses after the change.
  */
-import { allocateAll } from './controller/index.ts';
+import { allocateAll, type AllocateAllResult } from './controller/index.ts';
 import { statusIPs } from './controller/service.ts';
 import { ConfigError, UserError } from './errors.ts';
 import {
@@ -545,7 +545,7 @@ export function whatIf(state: ClusterState, change: WhatIfChange, opts: WhatIfOp
   let afterState = changed.state;
   const notes: string[] = [];
   if (changed.controllerInputsChanged) {
-    let run;
+    let run: AllocateAllResult;
     try {
       run = allocateAll(controllerConfig(afterState, metallbNamespace), afterState.services, { loadBalancerClass: lbClass });
     } catch (err) {

@@ -45,7 +45,7 @@ function statusError(code: number): Error {
 /** See the module comment. */
 export class ListWatch {
   private objects = new Map<string, KubeObject>();
-  private readonly callbacks: Record<Verb, Array<(arg: any) => void>> = { add: [], update: [], delete: [], error: [], connect: [] };
+  private readonly callbacks: Record<Verb, Array<(arg: unknown) => void>> = { add: [], update: [], delete: [], error: [], connect: [] };
   private resourceVersion = '';
   private stopped = false;
   private reconnectDelayMs = 0;
@@ -83,8 +83,9 @@ export class ListWatch {
   on(verb: 'add' | 'update' | 'delete', cb: (obj: KubeObject) => void): void;
   on(verb: 'error', cb: (err: unknown) => void): void;
   on(verb: 'connect', cb: (err: unknown) => void): void;
-  on(verb: Verb, cb: (arg: any) => void): void {
-    this.callbacks[verb].push(cb);
+  on(verb: Verb, cb: (arg: never) => void): void {
+    // The overloads pair each verb with its argument's type; emit passes exactly that argument.
+    this.callbacks[verb].push(cb as (arg: unknown) => void);
   }
 
   /** Every object of the cache. */

@@ -43,7 +43,7 @@ const FRRK8S_CRD_DIR = join(process.env.METALLB_TS_FRRK8S_DIR ?? join(REPO_ROOT,
 function manifests(): Array<{ file: string; obj: KubernetesObject }> {
   const kust = parse(readFileSync(join(DEPLOY, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
   return kust.resources.flatMap((file) => parseAllDocuments(readFileSync(join(DEPLOY, file), 'utf8'))
-    .map((d) => d.toJS() as KubernetesObject).filter((o) => o && o.kind).map((obj) => ({ file, obj })));
+    .map((d) => d.toJS() as KubernetesObject).filter((o) => o?.kind).map((obj) => ({ file, obj })));
 }
 
 

@@ -164,7 +164,9 @@ async function runTests(): Promise<void> {
       process.once('exit', onExit);
       bed.destroy();
       bed.create();
-      bed.speakers.forEach((ns, i) => h.push(new Harness(ns, i === bed.speakers.length - 1 ? ['^ex.*'] : [])));
+      bed.speakers.forEach((ns, i) => {
+        h.push(new Harness(ns, i === bed.speakers.length - 1 ? ['^ex.*'] : []));
+      });
       await Promise.all(h.map((x) => x.ready()));
     });
 

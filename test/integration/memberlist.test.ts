@@ -350,7 +350,9 @@ test('codecs equal the Go libraries memberlist v0.5.1 uses, byte for byte, on ra
   await new Promise((r) => proc.once('exit', r));
   const lines = out.trim().split('\n');
   assert.equal(lines.length, requests.length);
-  inputs.forEach((b, i) => assert.equal(Buffer.from(lzwEncode(b)).toString('hex'), lines[i], `LZW of ${b.length} bytes`));
+  inputs.forEach((b, i) => {
+    assert.equal(Buffer.from(lzwEncode(b)).toString('hex'), lines[i], `LZW of ${b.length} bytes`);
+  });
   msgs.forEach((m, i) => {
     const go = lines[inputs.length + i]!;
     const req = JSON.parse(m.req.split(' ').slice(2).join(' '));

@@ -147,7 +147,9 @@ describe('ControllerLoop: pool status writes back off', () => {
     assert.ok(attempts.length >= 2 && attempts.length <= 6, `attempts: ${attempts.length}`);
     // A timer never fires early (a loaded machine only makes it late): gap i is at least 20·2^i ms.
     const gaps = attempts.slice(1).map((t, i) => t - attempts[i]!);
-    gaps.forEach((g, i) => assert.ok(g >= 20 * 2 ** i - 2, `delays grow: ${gaps.map((x) => x.toFixed(0)).join(', ')}`));
+    gaps.forEach((g, i) => {
+      assert.ok(g >= 20 * 2 ** i - 2, `delays grow: ${gaps.map((x) => x.toFixed(0)).join(', ')}`);
+    });
     assert.ok(loop.stats.poolStatusErrors >= 2);
     c.poolWriteError = null;
     await tick(700);

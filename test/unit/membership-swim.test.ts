@@ -68,7 +68,7 @@ test('failed probe: indirect pings and a TCP ping, then suspect; suspicion expir
   let s = base();
   ({ s } = run(s, ['b', 'c', 'd'].map((n, i) => ({ at: 1, e: { type: 'message' as const, msg: alive(n, i + 2), from } }))));
   // probe until 'b' is the target; nobody answers
-  let fx: Effect[] = [];
+  const fx: Effect[] = [];
   let t = 1;
   let target = '';
   while (!target && t < 20000) {
@@ -85,7 +85,11 @@ test('failed probe: indirect pings and a TCP ping, then suspect; suspicion expir
     fx.push(...r.effects);
     if (s.members.get(target)!.state === 'dead') break;
   }
-  for (const end = t + 1000; t < end; t += 10) fx.push(...((r) => ((s = r.state), r.effects))(step(s, { type: 'tick' }, t)));
+  for (const end = t + 1000; t < end; t += 10) {
+    const r = step(s, { type: 'tick' }, t);
+    s = r.state;
+    fx.push(...r.effects);
+  }
   const msgs = sentMessages(fx);
   assert.ok(msgs.some((m) => m.type === 'indirectPing' && m.node === target && m.nack), 'indirect ping with nack');
   assert.ok(fx.some((e) => e.kind === 'tcpPing' && e.node === target), 'tcp fallback ping');

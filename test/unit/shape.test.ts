@@ -128,7 +128,10 @@ test('checkShape: no false positives on real data (examples, conformance fixture
     for (const f of files) {
       // A manifest is an object with apiVersion and a kept kind; its own sub-objects are not manifests.
       const walk = (v: unknown, where: string): void => {
-        if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${where}[${i}]`));
+        if (Array.isArray(v)) {
+          for (const [i, x] of v.entries()) walk(x, `${where}[${i}]`);
+          return;
+        }
         if (v === null || typeof v !== 'object') return;
         const o = v as KubeObject;
         if (typeof o.apiVersion === 'string' && typeof o.kind === 'string' && Object.hasOwn(KIND_TO_LIST, o.kind)) {

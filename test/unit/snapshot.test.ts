@@ -22,7 +22,7 @@ const names = (objs: readonly KubeObject[]) => objs.map((o) => `${o.kind}/${o.me
 const counts = (s: ClusterState) =>
   Object.fromEntries(Object.entries(s).filter(([, v]) => (v as unknown[]).length > 0).map(([k, v]) => [k, (v as unknown[]).length]));
 
-async function rejects(p: Promise<unknown>, re: RegExp, cls: Function = InputError): Promise<void> {
+async function rejects(p: Promise<unknown>, re: RegExp, cls: abstract new (...args: never[]) => Error = InputError): Promise<void> {
   await assert.rejects(p, (err: Error) => {
     assert.ok(err instanceof cls, `expected ${cls.name}, got ${err.constructor.name}: ${err.message}`);
     assert.match(err.message, re);
@@ -333,7 +333,9 @@ function assertSubset(want: unknown, got: unknown, path: string): void {
       return;
     }
     assert.equal(got.length, want.length, `${path}: length`);
-    want.forEach((w, i) => assertSubset(w, (got as unknown[])[i], `${path}[${i}]`));
+    want.forEach((w, i) => {
+      assertSubset(w, (got as unknown[])[i], `${path}[${i}]`);
+    });
   } else if (want !== null && typeof want === 'object') {
     assert.ok(got !== null && typeof got === 'object', `${path}: not an object`);
     for (const [k, v] of Object.entries(want)) assertSubset(v, (got as Record<string, unknown>)[k], `${path}.${k}`);

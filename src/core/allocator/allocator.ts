@@ -761,7 +761,7 @@ export class Allocator {
   /** MetalLB's `checkSharing`: undefined when `key` may use `addr` with these ports and keys. */
   private checkSharing(key: string, addr: bigint, ports: readonly Port[], keys: Keys): SharingConflict | undefined {
     const st = this.addrs.get(addr);
-    if (!st || !st.keys) return undefined;
+    if (!st?.keys) return undefined;
     const existing = { sharingKey: st.keys.sharing, backendKey: st.keys.backend };
     const requested = { sharingKey: keys.sharing, backendKey: keys.backend };
     const problem = sharingProblem(st.keys, keys);

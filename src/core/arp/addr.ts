@@ -55,7 +55,7 @@ export function ipBytes(ip: string, family: 'ipv4' | 'ipv6'): Uint8Array {
     for (let i = 0; i < 16; i++) out[i] = Number((v >> BigInt((15 - i) * 8)) & 255n);
     return out;
   }
-  if (!p || p.family !== 'ipv4' || ip.includes(':')) throw new TypeError(`not an IPv4 address: ${ip}`);
+  if (p?.family !== 'ipv4' || ip.includes(':')) throw new TypeError(`not an IPv4 address: ${ip}`);
   return Uint8Array.of(Number(p.value >> 24n) & 255, Number(p.value >> 16n) & 255, Number(p.value >> 8n) & 255, Number(p.value) & 255);
 }
 

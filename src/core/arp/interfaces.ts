@@ -79,7 +79,7 @@ export function parseExcludeL2(yamlText: string): string[] {
 export function selectInterfaces(links: readonly LinkInfo[], exclude: RegExp | null): InterfaceChoice[] {
   return links.map((l) => {
     const none = (skipped: InterfaceChoice['skipped']): InterfaceChoice => ({ name: l.name, index: l.index, arp: false, ndp: false, skipped });
-    if (exclude && exclude.test(l.name)) return none('excluded');
+    if (exclude?.test(l.name)) return none('excluded');
     if (!l.up) return none('down');
     if (l.master !== null) return none('enslaved');
     if (l.noarp) return none('noarp');
@@ -93,5 +93,5 @@ export function selectInterfaces(links: readonly LinkInfo[], exclude: RegExp | n
  * whatever its state): what a ServiceL2Status lists for an `all` advertisement.
  */
 export function nodeInterfaces(links: readonly LinkInfo[], exclude: RegExp | null): string[] {
-  return links.filter((l) => !(exclude && exclude.test(l.name))).map((l) => l.name);
+  return links.filter((l) => !exclude?.test(l.name)).map((l) => l.name);
 }

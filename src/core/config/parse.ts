@@ -200,7 +200,7 @@ export function parsePeer(cr: BGPPeer, secrets: readonly Secret[]): Peer {
       fail(`passwordSecret "${secretName}" has type "${secret!.type ?? ''}", type "kubernetes.io/basic-auth" is expected`);
     }
     const data = secret!.data ?? {};
-    if (!Object.prototype.hasOwnProperty.call(data, 'password')) fail(`password not specified in the secret "${secretName}"`);
+    if (!Object.hasOwn(data, 'password')) fail(`password not specified in the secret "${secretName}"`);
     secretPassword = decodeBase64(str(data.password));
   }
   const connect = (() => {

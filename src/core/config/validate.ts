@@ -12,7 +12,7 @@ import { parseSelector } from '../labels.ts';
 import { isCommunityError, parseCommunity } from './community.ts';
 import { parseDurationNs } from './duration.ts';
 import { parseAddressEntry } from './pool.ts';
-import type { Selector } from './types.ts';
+import type { PoolBlock, Selector } from './types.ts';
 
 /** Where violations go: `strict` throws the first, otherwise they are collected. */
 interface Sink {
@@ -100,7 +100,7 @@ export function validateNative(state: ClusterState, sink?: Sink): void {
         || selectors.some((s) => s.matches(pool.metadata?.labels));
       if (!advertised) continue;
       for (const entry of pool.spec?.addresses ?? []) {
-        let blocks;
+        let blocks: PoolBlock[];
         try {
           blocks = parseAddressEntry(entry);
         } catch (err) {

@@ -268,7 +268,7 @@ export function configWarnings(state: ClusterState, config?: Config): ConfigWarn
           message: `${kind} nodeSelectors select no Node: nothing is announced through it`,
           fix: 'correct spec.nodeSelectors so that they match the labels of the Nodes that should announce',
         });
-      } else if (selected.every((n) => Object.prototype.hasOwnProperty.call(n.metadata?.labels ?? {}, EXCLUDE_LB_LABEL))) {
+      } else if (selected.every((n) => Object.hasOwn(n.metadata?.labels ?? {}, EXCLUDE_LB_LABEL))) {
         out.push({
           id: 'nodeselector-only-excluded',
           object: objectRef(obj),

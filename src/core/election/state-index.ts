@@ -69,7 +69,7 @@ function nodeInfo(name: string, node: Node | null, position: number): NodeInfo {
     }
   }
   const labels = node?.metadata?.labels;
-  const excluded = !!labels && Object.prototype.hasOwnProperty.call(labels, EXCLUDE_LB_LABEL);
+  const excluded = !!labels && Object.hasOwn(labels, EXCLUDE_LB_LABEL);
   return { name, node, position, networkUnavailable, excluded, hashKey: nodeHashKey(name) };
 }
 

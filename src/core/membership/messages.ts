@@ -7,7 +7,7 @@
 import { crc32 } from 'node:zlib';
 import { ByteWriter, MsgpackError, MsgpackTruncatedError, decodeStruct, encodeStruct, field, writeStruct, type MsgpackValue } from './msgpack.ts';
 import { LzwError, LzwLimitError, lzwDecode, lzwEncode } from './lzw.ts';
-import { Keyring, decryptPayload, encryptPayload } from './crypto.ts';
+import { type Keyring, decryptPayload, encryptPayload } from './crypto.ts';
 
 /** One UTF-8 encoder and decoder for labels (not a new one per packet). */
 const utf8 = new TextEncoder();

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT, type TestCluster } from '../../integration/setup/cluster.ts';
 import { onProcessExit, sleep } from '../../integration/setup/wait.ts';
-import { KubeClient } from '../../../src/kube/client.ts';
+import type { KubeClient } from '../../../src/kube/client.ts';
 import { corePath, metallbPath } from '../../../src/controller/api.ts';
 import type { KubeObject, Service } from '../../../src/core/kube.ts';
 

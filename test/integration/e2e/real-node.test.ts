@@ -63,7 +63,7 @@ describe('deploy/ on two real nodes (kubelet, containerd, runc)', { skip: skip ?
 
   test('kubectl apply -k deploy: the controller and a speaker per node become Ready', async () => {
     const c = cluster();
-    let times;
+    let times: { apply: number; ready: number };
     try {
       times = await installMetallb(c);
     } catch (e) {

@@ -437,7 +437,7 @@ export async function installCrds(kc: KubeConfig, crdDir: string, deadline = Dat
   for (const f of readdirSync(crdDir).filter((n) => /\.ya?ml$/.test(n)).sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(crdDir, f), 'utf8'))) {
       const body = doc.toJS() as V1CustomResourceDefinition | null;
-      if (!body || body.kind !== 'CustomResourceDefinition') continue;
+      if (body?.kind !== 'CustomResourceDefinition') continue;
       await raw.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body });
       names.push(body.metadata!.name!);
       served.push([body.metadata!.name!, body.spec.group, body.spec.names.plural,
