@@ -21,6 +21,7 @@ import type { Document, LineCounter, Node as YamlNode } from 'yaml';
 import { clusterStateFromObjects, originOf, setOrigin, KIND_TO_LIST, type ClusterState, type KubeObject } from '../core/kube.ts';
 import { InputError, UserError } from '../core/errors.ts';
 import { checkShape } from '../core/shape.ts';
+import { parseKubectlYaml } from './kubectl-yaml.ts';
 
 // The parsers are loaded on first use: a JSON snapshot needs neither, a YAML one only js-yaml
 // unless it has anchors or errors (about 60 ms of CPU at start for both).
@@ -141,7 +142,7 @@ function describe(o: KubeObject): string {
  *   not an object, or one without `kind`.
  */
 export function parseSnapshotText(text: string, file: string): KubeObject[] {
-  const fast = parseJSONSnapshot(text, file) ?? parseYAMLFast(text, file);
+  const fast = parseJSONSnapshot(text, file) ?? parseKubectlYAMLSnapshot(text, file) ?? parseYAMLFast(text, file);
   if (fast) return fast;
   const { LineCounter, parseAllDocuments, isMap, isSeq } = yaml();
   const lineCounter = new LineCounter();
@@ -190,6 +191,25 @@ function objectsOf(value: unknown, docLine: number, file: string, itemLine: (ite
     fillItemKind(item, itemKind, obj);
     return record(asObject(item, file, line, `${obj.kind} item ${i}`), file, line);
   });
+}
+
+/**
+ * Fastest path for YAML: the shape `kubectl get -o yaml` and `metallb-ts snapshot` write, read by
+ * parseKubectlYaml (the same values as js-yaml, which is then not even loaded). Returns undefined
+ * when the text uses anything else, or when an object is not acceptable (the slower paths report
+ * that with its exact line). Origins: the line where each document and each List item starts.
+ */
+function parseKubectlYAMLSnapshot(text: string, file: string): KubeObject[] | undefined {
+  const docs = parseKubectlYaml(text);
+  if (!docs) return undefined;
+  const out: KubeObject[] = [];
+  try {
+    for (const doc of docs) out.push(...objectsOf(doc.value, doc.line, file, (_item, i) => doc.itemLines[i] ?? doc.line));
+  } catch (err) {
+    if (err instanceof InputError) return undefined;
+    throw err;
+  }
+  return out;
 }
 
 /**
