@@ -176,7 +176,9 @@ interface Taint {
  */
 export function allocateAll(config: Config, services: readonly Service[], opts: AllocateAllOptions = {}): AllocateAllResult {
   const prefer = new Map<string, string>();
-  let first = allocateAllInOrder(config, services, opts, NAME, prefer);
+  // statusKept depends on the configuration and the object only: every run shares its answers.
+  const statusKeptMemo = new WeakMap<Service, boolean>();
+  let first = allocateAllInOrder(config, services, opts, NAME, prefer, undefined, statusKeptMemo);
   // A Service that never settles in the pool name order gives it, but whose allocation could have
   // gone to another (tied) pool: MetalLB re-allocates it in random pool order each round and stays
   // once it lands in a pool where it settles (a PreferDualStack Service on a single-stack cluster
@@ -189,7 +191,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     for (const pool of tied) {
       if (prefer.has(o.service)) break;
       const trial = new Map([...prefer, [o.service, pool]]);
-      const alt = allocateAllInOrder(config, services, opts, NAME, trial);
+      const alt = allocateAllInOrder(config, services, opts, NAME, trial, undefined, statusKeptMemo);
       const mine = alt.result.services.find((x) => x.service === o.service);
       if (!mine || mine.oscillates) continue;
       prefer.set(o.service, pool);
@@ -223,7 +225,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     // Each resumes from the latest state of the name order's run its changes leave alone (Fork).
     const resumable = first.fork !== undefined && (v.prefer === prefer || (first.firstTiedAt ?? Infinity) >= first.fork.index);
     const from = resumable ? first.fork : first.fork0;
-    const lean = allocateAllInOrder(config, services, opts, v.ties, v.prefer, from);
+    const lean = allocateAllInOrder(config, services, opts, v.ties, v.prefer, from, statusKeptMemo);
     return { variant: v, tied: lean.tied, outcomes: new Map(lean.result.services.map((o) => [o.service, o])) };
   };
   const others = orders.filter((t) => t !== NAME).map((ties) => run({ ties, prefer, changed: [] }));
@@ -423,11 +425,13 @@ function copyEmitted(
  * re-allocating), is PreferDualStack, or holds a status address another Service claims too, so
  * that order may change an answer. In name order with `tiesMatter`, `fork` is the state to run
  * the other tie orders from (see Fork). With `from`, the run resumes there (its `prefer` is the
- * fork's) and is lean: it computes the answers only, no `nondeterministic` notes.
+ * fork's) and is lean: it computes the answers only, no `nondeterministic` notes. `keptMemo`:
+ * statusKept's answers per Service object (the configuration's verdict), shared by the runs of
+ * one allocateAll.
  */
 function allocateAllInOrder(
   config: Config, services: readonly Service[], opts: AllocateAllOptions, ties: Ties, prefer: ReadonlyMap<string, string>,
-  from?: Fork,
+  from?: Fork, keptMemo: WeakMap<Service, boolean> = new WeakMap(),
 ): NameRun {
   const lbClass = opts.loadBalancerClass ?? '';
   const maxPasses = opts.maxPasses ?? 100;
@@ -470,7 +474,6 @@ function allocateAllInOrder(
     settledMemo.set(key, { svc, value });
     return value;
   };
-  const keptMemo = new WeakMap<Service, boolean>();
   const kept = (svc: Service): boolean => {
     const key = serviceKey(svc);
     if (wroteConverged.get(key) === svc && isSettled(key, svc)) return true;
