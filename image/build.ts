@@ -12,7 +12,9 @@
  *   3. deps  — `npm ci --omit=dev` of package.json + package-lock.json in a staging directory,
  *              less what Node never loads (image/prune.ts; --no-prune keeps all), and the addon
  *              native/build/l2.node;
- *   4. app   — package.json, package-lock.json, bin/, src/.
+ *   4. app   — package.json, package-lock.json, bin/, src/, and .compile-cache: Node's compile cache
+ *              of src/ for each daemon's V8 flags and user (image/compile-cache.ts), so that no Pod
+ *              strips TypeScript types at start (the stripper stays resident: ~30 MiB more).
  * Reproducible: entries sorted, uid/gid 0, one mtime (SOURCE_DATE_EPOCH, else 0), normalized
  * modes, gzip without a timestamp, canonical JSON: the same tree gives the same manifest digest.
  * Cached under .cache/image: the production install (per package.json and lock), the stripped
@@ -20,13 +22,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { baseEntries, debianPackages, normalMode } from './base.ts';
 import { APP_DIR, APP_PATHS, CMD, ENTRYPOINT, ENV, NODE_PATH, USER, imageName } from './layout.ts';
 import { type ImageConfig, type Layer, writeArchive, writeLayer } from './oci.ts';
 import { droppedByReason, pruneTree, type PruneResult } from './prune.ts';
+import { buildCompileCache, COMPILE_CACHE_DIR } from './compile-cache.ts';
 import type { TarEntry } from './tar.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
@@ -275,6 +278,27 @@ export interface LayerInput {
   kept: PruneResult['kept'];
   /** The raw-socket addon. */
   addon: string;
+  /** Node's compile cache of src/ (image/compile-cache.ts), shipped as APP_DIR/.compile-cache. */
+  compileCache: string;
+}
+
+/**
+ * Node's compile cache for the image (image/compile-cache.ts), built by the Node that ships in a
+ * copy of the app laid out as APP_DIR (bin, src, package.json, the production node_modules, the
+ * addon) below `cacheDir`. Returns the cache directory.
+ */
+function stagedCompileCache(root: string, nodeModules: string, addon: string, node: string, cacheDir: string, log: (l: string) => void): string {
+  const stage = join(cacheDir, 'compile-cache-app');
+  rmSync(stage, { recursive: true, force: true });
+  mkdirSync(join(stage, 'native/build'), { recursive: true });
+  for (const p of ['bin', 'src', 'package.json']) cpSync(join(root, p), join(stage, p), { recursive: true });
+  cpSync(addon, join(stage, 'native/build/l2.node'));
+  symlinkSync(resolve(nodeModules), join(stage, 'node_modules'));
+  try {
+    return buildCompileCache({ node, app: stage, log });
+  } catch (err) {
+    throw new ImageBuildError((err as Error).message);
+  }
 }
 
 /** The four layers (base, node, deps, app) and their entries: the image's layout (image/layout.ts). */
@@ -304,6 +328,9 @@ export function layerSpecs(i: LayerInput): [name: string, entries: TarEntry[]][]
       ...treeEntries(join(i.root, 'bin'), app('bin')),
       { type: 'dir', path: app('src'), mode: 0o755 },
       ...treeEntries(join(i.root, 'src'), app('src')),
+      // read-only for everyone: the root file system is (deploy/), Node only reads it
+      { type: 'dir', path: app(COMPILE_CACHE_DIR), mode: 0o555 },
+      ...treeEntries(i.compileCache, app(COMPILE_CACHE_DIR)).map((e): TarEntry => (e.type === 'dir' ? { ...e, mode: 0o555 } : e.type === 'file' ? { ...e, mode: 0o444 } : e)),
     ]],
   ];
   // Every APP_PATHS entry is in some layer (test/unit/image-dockerfile.test.ts checks the Dockerfile's side).
@@ -332,8 +359,10 @@ export async function buildImage(o: BuildOptions): Promise<BuildResult> {
   const base = await timed(timings, 'base', () => baseEntries([node.source, addon]));
   const debs = await timed(timings, 'dpkg', () => debianPackages(base.hostFiles));
 
+  const compileCache = await timed(timings, 'compileCache', () => stagedCompileCache(root, nodeModules, addon, node.path, o.cacheDir, o.log));
+
   const mtime = o.sourceDateEpoch ?? 0;
-  const specs = layerSpecs({ root, base: base.entries, node: node.path, nodeModules, kept: tree.kept, addon });
+  const specs = layerSpecs({ root, base: base.entries, node: node.path, nodeModules, kept: tree.kept, addon, compileCache });
 
   const blobDir = o.layerCache ? join(o.cacheDir, 'layers') : mkdtempSync(join(o.cacheDir, 'layers-tmp-'));
   const layerOpts = { mtime, gzipLevel: o.gzipLevel, blobDir, reuse: o.layerCache };

@@ -13,9 +13,10 @@ export const NODE_PATH = '/usr/local/bin/node';
 /**
  * What the project contributes, relative to APP_DIR, with where it comes from in the repository
  * (the Dockerfile's COPY lines, in the same terms). `node_modules` is the production install
- * (`npm ci --omit=dev`), not the repository's; `native/build/l2.node` is the raw-socket addon.
+ * (`npm ci --omit=dev`), not the repository's; `native/build/l2.node` is the raw-socket addon;
+ * `.compile-cache` is Node's compile cache of src/ built with the image (image/compile-cache.ts).
  */
-export const APP_PATHS = ['package.json', 'package-lock.json', 'node_modules', 'native/build/l2.node', 'bin', 'src'] as const;
+export const APP_PATHS = ['package.json', 'package-lock.json', 'node_modules', 'native/build/l2.node', 'bin', 'src', '.compile-cache'] as const;
 
 /** The image's configuration (the Dockerfile's ENTRYPOINT, CMD, ENV; no USER: root, see below). */
 export const ENTRYPOINT = [`${APP_DIR}/bin/metallb-ts`];
@@ -24,7 +25,10 @@ export const ENV: Record<string, string> = {
   // node:24-slim's PATH (Debian's default); bin/metallb-ts finds Node in it.
   PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
   NODE_ENV: 'production',
-  NODE_COMPILE_CACHE: '/tmp/metallb-ts-compile-cache',
+  // The compile cache built with the image (image/compile-cache.ts), read-only: no Pod strips the
+  // TypeScript types again at start; portable: its keys are paths relative to it (built elsewhere).
+  NODE_COMPILE_CACHE: `${APP_DIR}/.compile-cache`,
+  NODE_COMPILE_CACHE_PORTABLE: '1',
 };
 /**
  * The default user: root, as the Dockerfile has it (no USER). The speaker needs root with only

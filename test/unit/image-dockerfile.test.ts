@@ -94,7 +94,10 @@ function builderLayout(): string[] {
     writeFileSync(join(nm, 'commander/package.json'), '{}');
     symlinkSync('../commander/index.js', join(nm, '.bin/commander'));
     writeFileSync(join(dir, 'node'), 'x');
-    const specs = layerSpecs({ root, base: [], node: join(dir, 'node'), nodeModules: nm, kept: pruneTree(nm).kept, addon: join(root, 'native/build/l2.node') });
+    const cc = join(dir, 'compile-cache');
+    mkdirSync(join(cc, 'v24.0.0-x64-00000000-0'), { recursive: true });
+    writeFileSync(join(cc, 'v24.0.0-x64-00000000-0/0123abcd'), 'x');
+    const specs = layerSpecs({ root, base: [], node: join(dir, 'node'), nodeModules: nm, kept: pruneTree(nm).kept, addon: join(root, 'native/build/l2.node'), compileCache: cc });
     const paths = specs.flatMap(([, entries]) => entries.map((e) => `/${e.path}`));
     // What a COPY would name: Node, and below APP_DIR the outermost paths (node_modules, bin, src,
     // the addon file), not everything inside them.
