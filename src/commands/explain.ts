@@ -9,7 +9,9 @@
 import type { Command } from 'commander';
 import type { ClusterState, Service } from '../core/kube.ts';
 import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
-import { explainService as coreExplainService, isAnnounced, type DiagnosticContext, type Explanation } from '../core/explain/index.ts';
+// The explain modules themselves, not index.ts: whois.ts and validate.ts are not loaded then.
+import { explainService as coreExplainService, isAnnounced, type Explanation } from '../core/explain/explain.ts';
+import type { DiagnosticContext } from '../core/explain/context.ts';
 import { writeResult } from '../render/output.ts';
 import { explainText } from '../render/explain.ts';
 import {

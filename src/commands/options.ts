@@ -9,7 +9,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ClusterState } from '../core/kube.ts';
 import { ConfigError, UserError } from '../core/errors.ts';
-import { diagnosticContext, type DiagnosticContext } from '../core/explain/index.ts';
+import { diagnosticContext, type DiagnosticContext } from '../core/explain/context.ts';
 import { loadSnapshot, STDIN_NAME } from '../kube/snapshot.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { OUTPUT_FORMATS, type OutputFormat } from '../render/output.ts';

@@ -22,7 +22,7 @@
  * speakers that reject theirs are left out (their errors say more).
  */
 import { bgpSessions } from '../bgp/sessions.ts';
-import { compatibleLocalPref } from '../config/index.ts';
+import { compatibleLocalPref } from '../config/parse.ts';
 import type { BGPAdv, Peer, Pool } from '../config/types.ts';
 import { statusIPs } from '../controller/service.ts';
 import { cidrContains, parseIP } from '../ip.ts';

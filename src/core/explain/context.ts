@@ -5,7 +5,8 @@
  * index. As in MetalLB, the controller and each speaker parse their own part of the CRs and a
  * rejected configuration is not applied by whoever rejects it.
  */
-import { parseConfig, resetTransient } from '../config/index.ts';
+import { parseConfig } from '../config/parse.ts';
+import { resetTransient } from '../config/validate.ts';
 import type { Config } from '../config/types.ts';
 import { allocateAll, type AllocateAllResult } from '../controller/index.ts';
 import { aliveSpeakers, buildElectionIndex, type ElectionIndex } from '../election/index.ts';

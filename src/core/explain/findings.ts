@@ -5,7 +5,7 @@
  * never change a decision. This is where metallb-ts says what MetalLB leaves silent, e.g. an
  * L2Advertisement whose nodeSelectors pick only nodes carrying the exclusion label.
  */
-import { compatibleLocalPref } from '../config/index.ts';
+import { compatibleLocalPref } from '../config/parse.ts';
 import type { BGPAdv, Config, Pool } from '../config/types.ts';
 import type { PoolOutcome } from '../controller/index.ts';
 import { diagnoseAllocation, diagnoseEvents, diagnoseOscillation, diagnoseReplacement, tiedChoicesText } from './allocation.ts';

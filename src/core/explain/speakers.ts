@@ -10,7 +10,7 @@
  * configuration: it is built once per group of such nodes (on a 500-node cluster usually a handful
  * of groups, often one).
  */
-import { collectConfigErrors } from '../config/index.ts';
+import { collectConfigErrors } from '../config/parse.ts';
 import { ConfigError } from '../errors.ts';
 import type { BGPAdvertisement, BGPPeer, ClusterState } from '../kube.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../kube.ts';
