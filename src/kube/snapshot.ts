@@ -15,7 +15,6 @@
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import { createRequire } from 'node:module';
 import type { Document, LineCounter, Node as YamlNode } from 'yaml';
 import { clusterStateFromObjects, originOf, setOrigin, KIND_TO_LIST, type ClusterState, type KubeObject } from '../core/kube.ts';
@@ -115,6 +114,8 @@ function withoutDuplicates(all: readonly KubeObject[], warn: (message: string) =
     if (at.length < 2) continue;
     const last = objects[at.at(-1)!]!;
     at.slice(0, -1).forEach((i) => drop.add(i));
+    // node:util only when an object is repeated (about 3 ms to load on every start otherwise).
+    const { isDeepStrictEqual } = process.getBuiltinModule('node:util');
     if (at.slice(0, -1).every((i) => isDeepStrictEqual(objects[i], last))) continue;
     const places = at.map((i) => { const o = originOf(objects[i]!); return o ? `${o.file}:${o.line}` : '?'; });
     warn(`${describe(last)} is defined ${at.length === 2 ? 'twice' : `${at.length} times`} in the input, with different contents (${places.join(', ')}); using the last one, as kubectl apply would`);
