@@ -7,15 +7,15 @@
  * Node keys its cache by Node version, V8 flags and user id (one directory
  * `v<version>-<arch>-<flags hash>-<uid>` per combination) and, with NODE_COMPILE_CACHE_PORTABLE=1,
  * by the module's path relative to the cache directory: so the cache is built here, from a tree laid
- * out as APP_DIR is, with each daemon's own V8 flags (read from bin/metallb-ts) and renamed for the
- * user the daemon runs as (deploy/: the speaker root, the controller nobody); and for the other
- * commands (no flags, root: `kubectl exec`). The image sets
+ * out as APP_DIR is, once for each set of V8 flags bin/metallb-ts starts Node with (the daemons',
+ * explain's, none), as root, and copied for the user each daemon runs as (deploy/: the speaker
+ * root, the controller nobody). The image sets
  * NODE_COMPILE_CACHE to it (image/layout.ts); the root file system being read-only, Node only reads it.
  *
  *   node image/compile-cache.ts APP_DIR    (the Dockerfile's build stage: writes APP_DIR/.compile-cache)
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,14 +26,6 @@ export const COMPILE_CACHE_DIR = '.compile-cache';
 /** The user each daemon runs as in deploy/ (speaker.yaml: root; controller.yaml: runAsUser 65534). */
 export const DAEMON_UIDS = { speaker: 0, controller: 65534 } as const;
 export type Daemon = keyof typeof DAEMON_UIDS;
-
-/** What the cache is built for: each daemon with its flags and user, and the other commands (no flags, root: `kubectl exec`). */
-function targets(flags: Record<Daemon, string[]>): { name: string; flags: string[]; uid: number }[] {
-  return [
-    ...(Object.keys(DAEMON_UIDS) as Daemon[]).map((d) => ({ name: d, flags: flags[d], uid: DAEMON_UIDS[d] })),
-    { name: 'other commands', flags: [], uid: 0 },
-  ];
-}
 
 /**
  * The V8 flags bin/metallb-ts gives each daemon (its `speaker) exec "$node" FLAGS "$root/src/cli.ts"`
@@ -48,6 +40,19 @@ export function daemonNodeFlags(binText: string): Record<Daemon, string[]> {
     out[d] = m[1]!.split(/\s+/).filter(Boolean);
   }
   return out;
+}
+
+/**
+ * Every distinct set of V8 flags bin/metallb-ts starts Node with (its `exec "$node" ...
+ * "$root/src/cli.ts"` lines: the daemons', explain's, none for the other commands), in order.
+ */
+export function nodeFlagSets(binText: string): string[][] {
+  const seen = new Map<string, string[]>();
+  for (const m of binText.matchAll(/exec "\$node" (.*?)\s*"\$root\/src\/cli\.ts"/g)) {
+    const flags = m[1]!.split(/\s+/).filter(Boolean);
+    seen.set(flags.join(' '), flags);
+  }
+  return [...seen.values()];
 }
 
 /** Every .ts file below `dir` (absolute paths, sorted). */
@@ -72,13 +77,18 @@ function makeReadable(dir: string): void {
 }
 
 /**
- * One warm-up: `script` run by `node` with `flags` and the cache at `cache`. Returns the directory
- * Node made (the only new one) and the file names of the stripped TypeScript it wrote there (V8's
+ * One warm-up: `script` run by `node` with `flags`, in a cache of its own, whose directory goes into
+ * `cache` when it holds the stripped code of `modules` modules. Returns that directory's name and
+ * the file names of the stripped TypeScript Node wrote (V8's
  * code caches are left out: they differ from build to build, and the image would no longer be
  * reproducible; the stripped code is what spares the type stripper). Throws when the run fails.
  */
-function warmUp(node: string, flags: string[], app: string, cache: string, script: string): { dir: string; stripped: Set<string> } {
-  const before = new Set(readdirSync(cache));
+function warmUp(node: string, flags: string[], app: string, cache: string, script: string, modules: number): { dir: string; stripped: Set<string> } {
+  // its own cache beside `cache` (the same relative paths): flags V8 does not hash (heap sizes)
+  // give the directory of another set, which would then look written by nobody
+  const own = `${cache}-warm`;
+  rmSync(own, { recursive: true, force: true });
+  mkdirSync(own);
   // Node's debug lines into a file: into a pipe (non-blocking in the child), lines are lost when
   // the reader is slow, and the stripped entries they name would be taken for code caches.
   const logDir = mkdtempSync(join(tmpdir(), 'metallb-ts-compile-cache-'));
@@ -89,7 +99,7 @@ function warmUp(node: string, flags: string[], app: string, cache: string, scrip
   try {
     r = spawnSync(node, [...flags, '--input-type=module', '-e', script], {
       cwd: app, stdio: ['ignore', 'ignore', fd],
-      env: { PATH: process.env.PATH, NODE_COMPILE_CACHE: cache, NODE_COMPILE_CACHE_PORTABLE: '1', NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
+      env: { PATH: process.env.PATH, NODE_COMPILE_CACHE: own, NODE_COMPILE_CACHE_PORTABLE: '1', NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
     });
   } finally {
     closeSync(fd);
@@ -97,15 +107,20 @@ function warmUp(node: string, flags: string[], app: string, cache: string, scrip
     rmSync(logDir, { recursive: true, force: true });
   }
   if (r.status !== 0) throw new Error(`compile cache: a warm-up (${flags.join(' ') || 'no flags'}) failed (${r.error?.message ?? stderr.trim().split('\n').slice(-3).join(' ')})`);
-  const made = readdirSync(cache).filter((n) => !before.has(n));
-  if (made.length !== 1) throw new Error(`compile cache: Node wrote ${made.length ? made.join(', ') : 'nothing'} in ${cache} (${flags.join(' ') || 'no flags'})`);
+  const made = readdirSync(own);
+  if (made.length !== 1) throw new Error(`compile cache: Node wrote ${made.length ? made.join(', ') : 'nothing'} in ${own} (${flags.join(' ') || 'no flags'})`);
   const stripped = new Set([...stderr.matchAll(/writing cache for StrippedTypeScript \S+ to temporary file \S*\/([0-9a-f]+)\.\S+ .*success/g)].map((m) => m[1]!));
-  return { dir: made[0]!, stripped };
+  const dir = made[0]!;
+  for (const name of readdirSync(join(own, dir))) if (!stripped.has(name)) rmSync(join(own, dir, name));
+  // a set of flags V8 hashes as an earlier one's: the same directory, the same entries
+  if (stripped.size >= modules && !existsSync(join(cache, dir))) cpSync(join(own, dir), join(cache, dir), { recursive: true });
+  rmSync(own, { recursive: true, force: true });
+  return { dir, stripped };
 }
 
 /**
  * Builds `app`/.compile-cache with `node` (the Node the image runs: the same version), one
- * directory per daemon and one for the other commands: a process with the daemon's V8 flags imports every module of `app`/src and
+ * directory per set of flags and user: a process with those V8 flags imports every module of `app`/src and
  * runs `cli.ts --version`, then exits (Node writes its cache at exit). Returns the cache directory.
  * Throws when a warm-up fails or Node writes no cache.
  */
@@ -121,28 +136,27 @@ export function buildCompileCache(o: { node: string; app: string; log?: (line: s
 process.argv = [process.argv[0], ${JSON.stringify(cli)}, '--version'];
 await import(${JSON.stringify(pathToFileURL(cli).href)});`;
   const uid = process.getuid?.() ?? 0;
-  for (const t of targets(flags)) {
-    // A short count (should not happen since the debug lines go to a file) is tried again: the
-    // output is the same at every run.
-    let made = '';
+  // As root, one directory per set of flags; then the controller's, renamed for nobody.
+  const byFlags = new Map<string, string>();
+  for (const f of nodeFlagSets(readFileSync(join(app, 'bin/metallb-ts'), 'utf8'))) {
+    const what = f.join(' ') || 'no flags';
     for (let attempt = 1; ; attempt++) {
-      const r = warmUp(o.node, t.flags, app, cache, script);
-      if (!r.dir.endsWith(`-${uid}`)) throw new Error(`compile cache: Node wrote ${r.dir} for the ${t.name} in ${cache}, not a directory for user ${uid}`);
+      const r = warmUp(o.node, f, app, cache, script, modules.length + 1);
+      if (!r.dir.endsWith(`-${uid}`)) throw new Error(`compile cache: Node wrote ${r.dir} (${what}) in ${cache}, not a directory for user ${uid}`);
       if (r.stripped.size > modules.length) {
-        for (const f of readdirSync(join(cache, r.dir))) if (!r.stripped.has(f)) rmSync(join(cache, r.dir, f));
-        made = r.dir;
+        byFlags.set(f.join(' '), r.dir);
+        o.log?.(`compile cache: ${what}: ${r.dir}, ${r.stripped.size} modules`);
         break;
       }
-      rmSync(join(cache, r.dir), { recursive: true, force: true });
-      if (attempt === 3) throw new Error(`compile cache: Node wrote the stripped code of ${r.stripped.size} modules for the ${t.name}, not of all ${modules.length + 1}`);
-      o.log?.(`compile cache: ${t.name}: ${r.stripped.size} of ${modules.length + 1} modules written, once more`);
+      // should not happen (the debug lines go to a file); the output is the same at every run
+      if (attempt === 3) throw new Error(`compile cache: Node wrote the stripped code of ${r.stripped.size} modules (${what}), not of all ${modules.length + 1}`);
     }
-    const name = made.replace(/-\d+$/, `-${t.uid}`);
-    if (name !== made) {
-      if (existsSync(join(cache, name))) rmSync(join(cache, name), { recursive: true });
-      renameSync(join(cache, made), join(cache, name));
-    }
-    o.log?.(`compile cache: ${t.name} (${t.flags.join(' ') || 'no flags'}): ${name}, ${readdirSync(join(cache, name)).length} entries`);
+  }
+  for (const d of Object.keys(DAEMON_UIDS) as Daemon[]) {
+    const dir = byFlags.get(flags[d].join(' '))!;
+    const name = dir.replace(/-\d+$/, `-${DAEMON_UIDS[d]}`);
+    if (!existsSync(join(cache, name))) cpSync(join(cache, dir), join(cache, name), { recursive: true });
+    o.log?.(`compile cache: ${d} (user ${DAEMON_UIDS[d]}): ${name}`);
   }
   makeReadable(cache);
   return cache;
