@@ -43,7 +43,6 @@ export function parseKubectlYaml(text: string): FastDocument[] | undefined {
 }
 
 const SPACE = 0x20;
-const NL = 0x0a;
 
 class Parser {
   private readonly text: string;
@@ -58,8 +57,6 @@ class Parser {
   private col = 0;
   /** End of the current line (index of its `\n`, or the text's end). */
   private lineEnd = 0;
-  /** True when the current line is a document marker or the text ended. */
-  private atBoundary = false;
   private itemLines: number[] = [];
   private depth = 0;
 
