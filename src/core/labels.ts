@@ -5,10 +5,17 @@
  * `validateDuplicate` in internal/config/config.go).
  */
 import type { LabelSelector, LabelSelectorRequirement } from './kube.ts';
-import type { Selector } from './config/types.ts';
 import { quote } from './errors.ts';
 
-export type { Selector } from './config/types.ts';
+/** A parsed label selector: the source selector, its canonical string, and a matcher. */
+export interface Selector {
+  /** As written in the CR. */
+  readonly source: LabelSelector;
+  /** Kubernetes' canonical string form (`a=b,c in (d,e)`); `""` matches everything. */
+  readonly text: string;
+  /** Whether a label set matches. */
+  matches(labels: Readonly<Record<string, string>> | undefined | null): boolean;
+}
 
 const QUALIFIED_NAME_RE = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const DNS1123_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -4,17 +4,11 @@
  * (src/core/config/parse.ts); consumed by the allocator, the election and the commands.
  */
 import type { CIDR } from '../ip.ts';
-import type { IPAddressPool, L2Advertisement, BGPAdvertisement, BGPPeer, BFDProfile, LabelSelector } from '../kube.ts';
+import type { IPAddressPool, L2Advertisement, BGPAdvertisement, BGPPeer, BFDProfile } from '../kube.ts';
+import type { Selector } from '../labels.ts';
 
-/** A parsed label selector: the source selector, its canonical string, and a matcher. */
-export interface Selector {
-  /** As written in the CR. */
-  readonly source: LabelSelector;
-  /** Kubernetes' canonical string form (`a=b,c in (d,e)`); `""` matches everything. */
-  readonly text: string;
-  /** Whether a label set matches. */
-  matches(labels: Readonly<Record<string, string>> | undefined | null): boolean;
-}
+/** A parsed label selector (defined by its parser, src/core/labels.ts). */
+export type { Selector };
 
 /**
  * One CIDR block as MetalLB's rules see it (Go's `*net.IPNet`): `cidr` is the printed,
