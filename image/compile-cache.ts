@@ -8,8 +8,8 @@
  * `v<version>-<arch>-<flags hash>-<uid>` per combination) and, with NODE_COMPILE_CACHE_PORTABLE=1,
  * by the module's path relative to the cache directory: so the cache is built here, from a tree laid
  * out as APP_DIR is, once for each set of V8 flags bin/metallb-ts starts Node with (the daemons',
- * explain's, none), as root, and copied for the user each daemon runs as (deploy/: the speaker
- * root, the controller nobody). The image sets
+ * explain's, none), as root, and copied for each user a daemon runs as (deploy/: the speaker
+ * root, the controller nobody; `kubectl exec` runs the other commands as the Pod's user). The image sets
  * NODE_COMPILE_CACHE to it (image/layout.ts); the root file system being read-only, Node only reads it.
  *
  *   node image/compile-cache.ts APP_DIR    (the Dockerfile's build stage: writes APP_DIR/.compile-cache)
@@ -129,16 +129,17 @@ export function buildCompileCache(o: { node: string; app: string; log?: (line: s
   const cache = join(app, COMPILE_CACHE_DIR);
   rmSync(cache, { recursive: true, force: true });
   mkdirSync(cache, { recursive: true });
-  const flags = daemonNodeFlags(readFileSync(join(app, 'bin/metallb-ts'), 'utf8'));
+  const bin = readFileSync(join(app, 'bin/metallb-ts'), 'utf8');
+  daemonNodeFlags(bin); // throws when a daemon's line is not found: its flags would be missed
   const cli = join(app, 'src/cli.ts');
   const modules = tsFiles(join(app, 'src')).filter((f) => f !== cli).map((f) => pathToFileURL(f).href);
   const script = `for (const m of ${JSON.stringify(modules)}) await import(m);
 process.argv = [process.argv[0], ${JSON.stringify(cli)}, '--version'];
 await import(${JSON.stringify(pathToFileURL(cli).href)});`;
   const uid = process.getuid?.() ?? 0;
-  // As root, one directory per set of flags; then the controller's, renamed for nobody.
+  // As root, one directory per set of flags V8 tells apart,
   const byFlags = new Map<string, string>();
-  for (const f of nodeFlagSets(readFileSync(join(app, 'bin/metallb-ts'), 'utf8'))) {
+  for (const f of nodeFlagSets(bin)) {
     const what = f.join(' ') || 'no flags';
     for (let attempt = 1; ; attempt++) {
       const r = warmUp(o.node, f, app, cache, script, modules.length + 1);
@@ -152,12 +153,14 @@ await import(${JSON.stringify(pathToFileURL(cli).href)});`;
       if (attempt === 3) throw new Error(`compile cache: Node wrote the stripped code of ${r.stripped.size} modules (${what}), not of all ${modules.length + 1}`);
     }
   }
-  for (const d of Object.keys(DAEMON_UIDS) as Daemon[]) {
-    const dir = byFlags.get(flags[d].join(' '))!;
-    const name = dir.replace(/-\d+$/, `-${DAEMON_UIDS[d]}`);
-    if (!existsSync(join(cache, name))) cpSync(join(cache, dir), join(cache, name), { recursive: true });
-    o.log?.(`compile cache: ${d} (user ${DAEMON_UIDS[d]}): ${name}`);
+  // and each for every user of DAEMON_UIDS (`kubectl exec` runs as the Pod's user: explain as nobody in the controller's)
+  for (const dir of new Set(byFlags.values())) {
+    for (const uid of new Set(Object.values(DAEMON_UIDS))) {
+      const name = dir.replace(/-\d+$/, `-${uid}`);
+      if (!existsSync(join(cache, name))) cpSync(join(cache, dir), join(cache, name), { recursive: true });
+    }
   }
+  o.log?.(`compile cache: ${readdirSync(cache).sort().join(', ')}`);
   makeReadable(cache);
   return cache;
 }

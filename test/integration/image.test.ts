@@ -17,6 +17,8 @@
  *   private mount namespace with /dev and /proc bound in: the entrypoint's --version, `explain`
  *   and `controller` as nobody (65534, as deploy/controller.yaml), `speaker` as root loading the
  *   raw-socket addon (both run until they retry the unreachable API server, then stop on SIGTERM);
+ *   and the image's compile cache (image/compile-cache.ts) serves every module's stripped code to
+ *   the speaker as root, the controller and explain as nobody (no TypeScript stripped at start);
  * - containerd (Debian's 1.6, with runc; runs when containerd, ctr and runc are installed and we
  *   are root; METALLB_TS_IMAGE_CONTAINERD=0 skips it, =1 makes a missing tool a failure): a
  *   throwaway containerd with its own root, state and socket in a temp directory (in a private
@@ -276,13 +278,13 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
   describe('chrooted into the extracted image (root)', { skip: !IS_ROOT ? 'needs root (chroot, mount)' : !has('unshare') || !has('chroot') ? 'needs unshare and chroot (util-linux, coreutils)' : false }, () => {
     const env = { ...ENV };
     /** `unshare --mount`: /dev and /proc bound into the rootfs (private to that namespace), then chroot as `user`. */
-    const inChroot = (user: string, args: string[]): [string, string[]] => {
+    const inChroot = (user: string, args: string[], extraEnv: Record<string, string> = {}): [string, string[]] => {
       mkdirSync(join(rootfs, 'dev'), { recursive: true });
       mkdirSync(join(rootfs, 'proc'), { recursive: true });
       return ['unshare', ['--mount', '--propagation', 'private', '--fork', '--', 'sh', '-c',
         'mount --bind /dev "$1/dev" && mount --bind /proc "$1/proc" && shift && exec env -i "$@"',
         'sh', rootfs,
-        ...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'chroot', `--userspec=${user}`, rootfs, ...ENTRYPOINT, ...args]];
+        ...Object.entries({ ...env, ...extraEnv }).map(([k, v]) => `${k}=${v}`), 'chroot', `--userspec=${user}`, rootfs, ...ENTRYPOINT, ...args]];
     };
     before(() => {
       cpSync(EXAMPLE, join(rootfs, 'tmp/cluster.yaml'));
@@ -319,6 +321,17 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
       assert.equal(uid, '65534', 'runs as nobody');
       assert.match(r.stdout + r.stderr, /serving \/metrics/);
       assert.equal(r.status, 0, r.stderr);
+    });
+
+    test('the image\'s compile cache: the speaker (root), the controller (nobody) and explain strip no TypeScript at start', () => {
+      for (const [user, args] of [['0:0', ['speaker', '--help']], ['65534:65534', ['controller', '--help']], ['65534:65534', [...EXPLAIN, '--help']], ['0:0', ['--version']]] as const) {
+        const [cmd, a] = inChroot(user, [...args], { NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+        const r = run(cmd, a);
+        assert.equal(r.status, 0, r.stderr);
+        const what = `${args.join(' ')} as ${user}`;
+        assert.match(r.stderr, /retrieving transpile cache for StrippedTypeScript file:\/\/\/opt\/metallb-ts\/src\/cli\.ts\.\.\.success/, what);
+        assert.doesNotMatch(r.stderr, /no transpile cache for StrippedTypeScript/, what);
+      }
     });
 
     test('speaker as root loads the raw-socket addon, then retries the API server; SIGTERM stops it', async () => {
