@@ -38,7 +38,7 @@ export const ENV: Record<string, string> = {
  */
 export const USER = '';
 
-/** /tmp must be writable by nobody (Node's compile cache) when no emptyDir is mounted there. */
+/** /tmp must be writable by nobody (the webhook's certificates, --cert-dir) when no emptyDir is mounted there. */
 export const TMP_MODE = 0o1777;
 
 /** The name `ctr images import` tags the image with: what deploy/'s `image: metallb-ts:0.1.0` means. */
