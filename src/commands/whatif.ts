@@ -3,14 +3,14 @@
  * announcer, BGP nodes and peers) if nodes go down (`--node-down`), node labels are edited
  * (`--label NODE key=value|key-`), the speakers run with or without `--ignore-exclude-lb`, or
  * manifests are applied or deleted (`--apply`, `--delete`) — from a snapshot (`-f`) or live. The
- * core (src/core/whatif.ts) runs `explain`'s composition of the controller's and the speakers'
+ * core (src/core/explain/whatif.ts) runs `explain`'s composition of the controller's and the speakers'
  * decisions on the state before and after. Exit 1 when a Service would lose its address or its
  * announcer, 0 otherwise, 2 for bad input, 3 when the cluster cannot be reached.
  */
 import type { Command } from 'commander';
 import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
 import { KIND_TO_LIST, type ClusterState, type KubeObject } from '../core/kube.ts';
-import { changedState, parseLabelEdits, whatIf, type WhatIfChange, type WhatIfReport } from '../core/whatif.ts';
+import { changedState, parseLabelEdits, whatIf, type WhatIfChange, type WhatIfReport } from '../core/explain/whatif.ts';
 import { loadSnapshot } from '../kube/snapshot.ts';
 import { writeResult } from '../render/output.ts';
 import { whatIfText } from '../render/whatif.ts';

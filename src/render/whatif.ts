@@ -3,7 +3,7 @@
  * Services that change (unchanged ones are only counted), then notes. It prints the core's
  * WhatIfReport; nothing here re-derives a decision.
  */
-import type { ServiceChangeKind, ServiceState, ServiceWhatIf, WhatIfReport } from '../core/whatif.ts';
+import type { ServiceChangeKind, ServiceState, ServiceWhatIf, WhatIfReport } from '../core/explain/whatif.ts';
 import { palette, type Palette } from './color.ts';
 import { NONE, renderTable } from './table.ts';
 import { escapeControl } from './text.ts';

@@ -15,7 +15,7 @@ import { clusterStateFromObjects, type ClusterState, type KubeObject } from '../
 import { UserError } from '../../src/core/errors.ts';
 import { whatIfText } from '../../src/render/whatif.ts';
 import { palette } from '../../src/render/color.ts';
-import { classify, parseLabelEdits, verdictText, whatIf, CHANGE_ORDER, type ServiceState, type WhatIfReport } from '../../src/core/whatif.ts';
+import { classify, parseLabelEdits, verdictText, whatIf, CHANGE_ORDER, type ServiceState, type WhatIfReport } from '../../src/core/explain/whatif.ts';
 
 const EXAMPLE = join(ROOT, 'examples/cluster.yaml');
 const CP_ONLY = join(ROOT, 'examples/cluster-cp-only.yaml');

@@ -32,15 +32,15 @@
  *   addresses first, so none takes an address another still holds): the addresses it ends with
  *   are the Services' addresses after the change.
  */
-import { allocateAll, type AllocateAllResult } from './controller/index.ts';
-import { statusIPs } from './controller/service.ts';
-import { ConfigError, UserError } from './errors.ts';
+import { allocateAll, type AllocateAllResult } from '../controller/index.ts';
+import { statusIPs } from '../controller/service.ts';
+import { ConfigError, UserError } from '../errors.ts';
 import {
   controllerConfig, diagnosticContext, explainService, type DiagnosticContext, type DiagnosticOptions, type Explanation, type SpeakersSource,
-} from './explain/index.ts';
-import { DEFAULT_METALLB_NAMESPACE, KIND_TO_LIST, namespacedName, objectRef, type ClusterState, type KubeObject, type Node, type Service } from './kube.ts';
-import { withAPIServerDefaults } from './apiserver-defaults.ts';
-import { compareStrings } from './labels.ts';
+} from './index.ts';
+import { DEFAULT_METALLB_NAMESPACE, KIND_TO_LIST, namespacedName, objectRef, type ClusterState, type KubeObject, type Node, type Service } from '../kube.ts';
+import { withAPIServerDefaults } from '../apiserver-defaults.ts';
+import { compareStrings } from '../labels.ts';
 
 /** One label edit of `--label NODE key=value|key-` (kubectl's syntax): `value` null removes the label. */
 export interface LabelEdit {
