@@ -14,7 +14,7 @@ import type { Command } from 'commander';
 import { EXIT_UNREACHABLE, UserError } from '../core/errors.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { discoverSpeakerView, fetchMembers, type ApiGet, type MembersView, type SpeakerViewOrigin } from '../kube/speaker-view.ts';
-import { escapeControl } from '../render/text.ts';
+import { escapeControl } from '../core/text.ts';
 import { addClusterOptions, addOutputOption, addSpeakerViewOption, checkSpeakerViewOptions, type SpeakerViewOptions } from './options.ts';
 import type { OutputFormat } from '../render/output.ts';
 

@@ -11,7 +11,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { EXIT_UNREACHABLE, UserError } from '../core/errors.ts';
 import type { Pod } from '../core/kube.ts';
-import { escapeControl } from '../render/text.ts';
+import { escapeControl } from '../core/text.ts';
 import { RESPONSE_TOO_LARGE, TIMED_OUT, timeoutError, tooLargeError } from './http-limits.ts';
 
 // node:http through getBuiltinModule, not `import`: the ESM facade of node:http reads every export,

@@ -7,7 +7,7 @@ import { reportedSummary } from '../core/explain/reported.ts';
 import type { SpeakerViewOrigin } from '../kube/speaker-view.ts';
 import { palette, type Palette } from './color.ts';
 import { NONE, PENDING, renderTable } from './table.ts';
-import { escapeControl } from './text.ts';
+import { escapeControl } from '../core/text.ts';
 
 /** The longest line the text output aims at without `-o wide` (tables wrap their last column to it). */
 const MAX_LINE = 200;

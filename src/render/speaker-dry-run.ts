@@ -7,7 +7,7 @@ import type { SpeakerDryRun } from '../speaker/dry-run.ts';
 import type { FRRConfiguration } from '../core/frrk8s/types.ts';
 import { LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE } from '../core/status.ts';
 import { renderTable } from './table.ts';
-import { escapeControl } from './text.ts';
+import { escapeControl } from '../core/text.ts';
 
 function frrSummary(f: FRRConfiguration): string[] {
   const out: string[] = [];

@@ -6,7 +6,7 @@
 import type { ServiceChangeKind, ServiceState, ServiceWhatIf, WhatIfReport } from '../core/explain/whatif.ts';
 import { palette, type Palette } from './color.ts';
 import { NONE, renderTable } from './table.ts';
-import { escapeControl } from './text.ts';
+import { escapeControl } from '../core/text.ts';
 
 /** The longest line aimed at without `-o wide` (the WHY column wraps to it). */
 const MAX_LINE = 200;

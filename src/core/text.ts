@@ -3,7 +3,8 @@
  * safe for a terminal: C0 control characters (U+0000–U+001F), DEL (U+007F) and C1 control
  * characters (U+0080–U+009F) are written as `\xHH`, so an ANSI escape sequence or a carriage return
  * in a member name is printed, not obeyed. For the text renderings only; JSON and YAML output keep
- * the strings as they are.
+ * the strings as they are. Pure, so both the renderers (src/render) and the shell's one-line error
+ * texts (src/kube) use it without one of those folders depending on the other.
  */
 
 // eslint-disable-next-line no-control-regex
