@@ -13,7 +13,7 @@ import { allocRequest, backendKey, ipFamilyPolicy, requestedPool, serviceFamily,
 import { cidrContains, parseIP } from '../ip.ts';
 import type { KubeObject, Service } from '../kube.ts';
 import { objectRef } from '../kube.ts';
-import type { Severity } from './findings.ts';
+import type { Severity } from './types.ts';
 
 /** What diagnoseAllocation reads. */
 export interface AllocationDiagnosisInput {
@@ -33,7 +33,7 @@ export interface AllocationDiagnosisInput {
   readonly services?: readonly Service[];
 }
 
-/** One finding about the allocation (the shape of findings.ts's Finding). */
+/** One finding about the allocation (the shape of types.ts's Finding). */
 export interface AllocationFinding {
   readonly id: string;
   readonly severity: Severity;

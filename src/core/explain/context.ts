@@ -12,7 +12,7 @@ import { allocateAll, type AllocateAllResult } from '../controller/index.ts';
 import { aliveSpeakers, buildElectionIndex, type ElectionIndex } from '../election/index.ts';
 import { ConfigError } from '../errors.ts';
 import { DEFAULT_METALLB_NAMESPACE, emptyClusterState, type ClusterState, type KubeObject, type LabelSelector } from '../kube.ts';
-import type { SpeakersSource } from './explain.ts';
+import type { SpeakersSource } from './types.ts';
 import { rejectedEverywhere, speakerConfigs, type SpeakerConfigs } from './speakers.ts';
 
 /** Options of diagnosticContext (the CLI's `--speakers`, `--ignore-exclude-lb`, `--lb-class`, `--metallb-namespace`). */

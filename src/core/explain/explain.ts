@@ -11,26 +11,19 @@ import type { Config } from '../config/types.ts';
 import { allocateAll, type AllocateAllResult, type ServiceAllocationOutcome } from '../controller/index.ts';
 import { statusIPs } from '../controller/service.ts';
 import { buildElectionIndex, decideBGPForNode, electL2, evaluateBGP, type ElectionIndex } from '../election/index.ts';
-import type { BGPEvaluation, BGPNodeDecision, HashEntry, InterfaceSet, L2Election } from '../election/types.ts';
+import type { BGPEvaluation, BGPNodeDecision, HashEntry, L2Election } from '../election/types.ts';
 import { compareStrings } from '../labels.ts';
 import { DEFAULT_METALLB_NAMESPACE, namespacedName, type ClusterState, type KubeObject, type Service } from '../kube.ts';
 import { peerViews, reachesRouter, undeliveredOf, type BGPNodeView, type BGPView } from './bgp.ts';
 import { communityLimitError, routesFor } from '../bgp/routes.ts';
 import { metallbView } from './context.ts';
-import { findingsFor, type Finding } from './findings.ts';
+import { findingsFor } from './findings.ts';
+import type { AllocationView, ConfigurationView, ExplanationMode, Finding, FixHint, NodeView, SpeakersSource } from './types.ts';
 import { poolOf } from './inputs.ts';
 import { failoverBudget, failoverFindings, memberlistInForce, type FailoverBudget } from './failover.ts';
 import { announcerFlapping, flappingFindings, type Flapping } from './flapping.ts';
-import { reportedConfiguration, type ReportedConfiguration } from './reported.ts';
-import { rejectedEverywhere, speakerConfigView, type SpeakerConfigGroup, type SpeakerConfigs, type SpeakerConfigView } from './speakers.ts';
-
-/**
- * Where the list of live speakers came from: `flag` (`--speakers`), `memberlist` (a running
- * speaker's memberlist: its alive and suspect members), `memberlist-disabled` (a running speaker
- * without memberlist: every Node), `speaker-pods` (nodes with a Ready speaker pod), `all-nodes`
- * (no speaker pods in the state: every Node).
- */
-export type SpeakersSource = 'flag' | 'memberlist' | 'memberlist-disabled' | 'speaker-pods' | 'all-nodes';
+import { reportedConfiguration } from './reported.ts';
+import { rejectedEverywhere, speakerConfigView, type SpeakerConfigGroup, type SpeakerConfigs } from './speakers.ts';
 
 /** Input of explainService (a DiagnosticContext plus the Service). */
 export interface ExplainInput {
@@ -58,62 +51,6 @@ export interface ExplainInput {
   readonly repaired?: () => { readonly assuming: string; readonly context: Omit<ExplainInput, 'service'> } | null;
 }
 
-/**
- * How the service's addresses were found: `assigned` (in `status.loadBalancer.ingress`),
- * `predicted` (no status yet: what the allocator would give), `pending` (the allocator would give
- * none), `ignored` (not a LoadBalancer, or another loadBalancerClass).
- */
-export type AllocationStatus = 'assigned' | 'predicted' | 'pending' | 'ignored';
-
-/** The allocation part of an explanation. */
-export interface AllocationView {
-  readonly ips: readonly string[];
-  readonly pool: string | null;
-  readonly status: AllocationStatus;
-  /** One line: why pending / ignored, or where the addresses come from. */
-  readonly reason: string | null;
-  /** The controller's dry-run outcome for the service (pools tried, errors), when it ran. */
-  readonly dryRun: ServiceAllocationOutcome | null;
-}
-
-/** The decision of the speaker on one node, as rendered (L2 when the pool has L2Advertisements, else BGP). */
-export interface NodeView {
-  readonly node: string;
-  /**
-   * `announce` or MetalLB's reason string; `configRejected` when the node's speaker rejects its
-   * configuration (it applies none of it); `ignored` when MetalLB filters the Service out by
-   * loadBalancerClass before deciding anything (MetalLB has no reason string for either).
-   */
-  readonly decision: string;
-  readonly detail: string;
-  /**
-   * L2: the interfaces the node answers on when it is (or would be) the winner — defined for
-   * every node an applicable L2Advertisement selects; null otherwise and in BGP mode.
-   */
-  readonly interfaces: InterfaceSet;
-}
-
-/** Who runs which configuration (`configuration` in `explain -o json`). */
-export interface ConfigurationView {
-  /** Always `accepted` in an explanation: a configuration the controller rejects is exit 2. */
-  readonly controller: 'accepted';
-  /** Every speaker (Node objects, and live speakers without one), grouped by identical configuration. */
-  readonly speakers: readonly SpeakerConfigView[];
-  /**
-   * What the components themselves report (their ConfigurationStates in MetalLB's namespace),
-   * each compared with what this snapshot's configuration makes it do. Empty when the state has none.
-   */
-  readonly reported: readonly ReportedConfiguration[];
-}
-
-/** A fix hint: what would change once the configuration is fixed as `assuming` says (never the truth). */
-export interface FixHint {
-  readonly assuming: string;
-  readonly mode: Explanation['mode'];
-  readonly announcer: string | null;
-  readonly bgpAnnouncers: readonly string[];
-}
-
 /** The result of explainService (its JSON form is documented in the README). */
 export interface Explanation {
   /** `namespace/name`. */
@@ -123,7 +60,7 @@ export interface Explanation {
    * configuration) or `none`; when every speaker rejects its configuration, the mode of the fix
    * hint, else `none`.
    */
-  readonly mode: 'layer2' | 'bgp' | 'layer2+bgp' | 'none';
+  readonly mode: ExplanationMode;
   readonly allocation: AllocationView;
   /** The controller's and each speaker's configuration status. */
   readonly configuration: ConfigurationView;

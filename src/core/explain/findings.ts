@@ -15,40 +15,12 @@ import { endpointCanServe } from '../election/endpoints.ts';
 import { isSpeakerPod } from '../election/speakers.ts';
 import { reachesRouter, type BGPView } from './bgp.ts';
 import { bgpTraps, clashWhy } from './bgp-traps.ts';
-import type { AllocationView, ConfigurationView, FixHint, NodeView, SpeakersSource } from './explain.ts';
+import type { AllocationView, ConfigurationView, Finding, FixHint, NodeView, Severity, SpeakersSource } from './types.ts';
 import { componentText, disagreementText, groupReports } from './reported.ts';
 import { ignoredInputFindings, withoutPoolAdvice } from './inputs.ts';
 import { handManagedEndpoints } from './hand-endpoints.ts';
 import { hazardFindings } from './hazards.ts';
 import { rejectedEverywhere, type SpeakerConfigs } from './speakers.ts';
-
-/** `error`: the service is not announced because of it; `warning`: likely a mistake; `info`: worth knowing. */
-export type Severity = 'error' | 'warning' | 'info';
-
-/**
- * One finding. `id` is stable (documented in the README): `config-rejected`,
- * `config-rejected-on-nodes`, `not-load-balancer`, `other-load-balancer-class`, `ip-predicted`,
- * `allocation-failed`, `pool-exhausted`, `pool-lacks-family`, `pool-refuses-service`, `unknown-pool`,
- * `requested-ips-invalid`, `family-not-dual-stack`, `cluster-ip-invalid`, `no-pools`,
- * `allocation-family-changed`, `controller-internal-error` (allocation.ts), `sharing-conflict`, `ip-not-in-pool`,
- * `status-ip-not-kept`, `allocation-nondeterministic`, `no-ready-endpoints`, `no-advertisement`,
- * `advertisement-selects-no-node`, `nodeselector-only-excluded`, `exclusion-label-empty-value`,
- * `no-live-speakers`, `network-unavailable`, `local-no-endpoint-on-candidate`,
- * `l2status-disagrees`, `nodeassigned-event-disagrees`, `bgp-no-peer-session`,
- * `bgp-advertisement-unknown-peer`, `bgp-advertisement-peer-no-session`,
- * `bgppeer-selects-no-node`, `bgp-localpref-conflict`, `bgp-family-filtered`, `bgp-too-many-communities`, `no-cluster-ip`,
- * `unknown-speaker-nodes`, `no-nodes`; inputs MetalLB ignores (inputs.ts): `unknown-annotation`,
- * `deprecated-annotation`, `external-ips-not-handled`, `ingress-from-other-controller`,
- * `load-balancer-ip-from-other-controller`, `foreign-address-in-pool`; dangerous configurations
- * (hazards.ts): `pool-contains-node-address`, `pool-overlaps-pod-cidr`, `pool-overlaps-service-cidr`,
- * `l2-unintended-interfaces`.
- */
-export interface Finding {
-  readonly id: string;
-  readonly severity: Severity;
-  readonly message: string;
-  readonly fix: string;
-}
 
 /** What findingsFor reads: the explanation's parts plus the snapshot. */
 export interface FindingsInput {

@@ -6,7 +6,7 @@
  * reworded for such a Service: "check that the selector matches running pods" cannot help.
  */
 import { SERVICE_NAME_LABEL, type ClusterState, type EndpointSlice, type Service } from '../kube.ts';
-import type { Finding } from './findings.ts';
+import type { Finding } from './types.ts';
 
 const MIRRORED = 'endpointslicemirroring-controller.k8s.io';
 

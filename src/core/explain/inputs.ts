@@ -10,8 +10,7 @@ import type { Config } from '../config/types.ts';
 import { cidrContains, formatIP, parseIP } from '../ip.ts';
 import type { ClusterState, KubeObject, Service } from '../kube.ts';
 import { annotationValue, statusIPs } from '../controller/service.ts';
-import type { AllocationView } from './explain.ts';
-import type { Finding } from './findings.ts';
+import type { AllocationView, Finding } from './types.ts';
 
 /** What ignoredInputFindings reads. */
 export interface IgnoredInputsInput {
