@@ -19,7 +19,7 @@ import { endpointNodes, hasUsableEndpoint, slicesFor } from './endpoints.ts';
 import { digestsHex, electionDigestInto, hashOrderOf, ipHashKey } from './hash.ts';
 import { checkService } from './service.ts';
 import { buildElectionIndex, candidateHead, selectionFlags, type ElectionIndex, type NodeInfo } from './state-index.ts';
-import type { Dropped, HashEntry, InterfaceSet, L2Election, L2Reason, NodeDecision, ServiceCheck, TraceStep } from './types.ts';
+import type { Dropped, HashEntry, InterfaceSet, L2Election, L2Reason, L2TraceStepName, NodeDecision, ServiceCheck, TraceStep } from './types.ts';
 
 /** Input of electL2. */
 export interface L2Input {
@@ -126,7 +126,7 @@ export function electL2(input: L2Input): L2Election {
   let droppedCopied = false;
   let survivors = head.survivors;
   let survivorNames = trace[trace.length - 1].kept;
-  const filter = (step: string, keep: (n: NodeInfo) => boolean, why: string): void => {
+  const filter = (step: L2TraceStepName, keep: (n: NodeInfo) => boolean, why: string): void => {
     let out: NodeInfo[] | null = null;
     const drops: Dropped[] = [];
     for (let i = 0; i < survivors.length; i++) {

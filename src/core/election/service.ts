@@ -6,7 +6,7 @@
 import type { Config, Pool } from '../config/types.ts';
 import { cidrContains, formatIP, parseIP, type IP } from '../ip.ts';
 import type { Service } from '../kube.ts';
-import type { ServiceCheck, ServiceReason } from './types.ts';
+import type { ServiceCheck, ServiceCheckName, ServiceReason } from './types.ts';
 
 /** Outcome of the service-level checks. `pool` and the IPs are set when every check passed. */
 export interface ServiceChecks {
@@ -36,7 +36,7 @@ export function poolForIPs(config: Config, ips: readonly IP[]): Pool | null {
  */
 export function checkService(config: Config, service: Service): ServiceChecks {
   const checks: ServiceCheck[] = [];
-  const fail = (check: string, reason: ServiceReason, detail: string): ServiceChecks => {
+  const fail = (check: ServiceCheckName, reason: ServiceReason, detail: string): ServiceChecks => {
     checks.push({ check, ok: false, detail });
     return { checks, reason, ips: [], parsedIPs: [], pool: null };
   };

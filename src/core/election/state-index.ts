@@ -8,7 +8,7 @@
 import { EXCLUDE_LB_LABEL, type ClusterState, type Node } from '../kube.ts';
 import { buildEndpointIndex, type EndpointIndex } from './endpoints.ts';
 import { nodeHashKey, type NodeHashKey } from './hash.ts';
-import type { Dropped, TraceStep } from './types.ts';
+import type { Dropped, L2TraceStepName, TraceStep } from './types.ts';
 
 /** A node as the election sees it. `node` is null for a live speaker without a Node object. */
 export interface NodeInfo {
@@ -105,7 +105,7 @@ const WHY_EXCLUDED = `labelled ${EXCLUDE_LB_LABEL}`;
 
 /** Keeps the infos passing `keep`; reuses the input arrays when nothing drops. */
 function filterStep(
-  step: string,
+  step: L2TraceStepName,
   infos: readonly NodeInfo[],
   names: readonly string[],
   keep: (n: NodeInfo) => boolean,

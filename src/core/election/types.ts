@@ -39,12 +39,18 @@ export type BGPReason =
 export type BGPVerdict = 'announce' | BGPReason;
 
 /**
+ * The names of the service-level checks, in the order they are made (service.ts makes the first
+ * four, l2.ts `endpoints`). Findings look checks up by these names (serviceCheck), so renaming one
+ * fails the type check instead of silently switching a finding off.
+ */
+export type ServiceCheckName = 'type' | 'ingress' | 'ips' | 'pool' | 'endpoints';
+
+/**
  * One service-level check (MetalLB steps 1–5: type, ingress, IP syntax, pool, endpoints), in the
  * order they are made. `ok: false` on the check that stopped the evaluation; later checks absent.
  */
 export interface ServiceCheck {
-  /** `type`, `ingress`, `ips`, `pool` or `endpoints`. */
-  readonly check: string;
+  readonly check: ServiceCheckName;
   readonly ok: boolean;
   /** One line, e.g. `pool "default" contains 10.0.0.1`. */
   readonly detail: string;
@@ -57,13 +63,20 @@ export interface Dropped {
 }
 
 /**
- * One candidate filter of the L2 election (step 8), in MetalLB's order: `speakers`,
- * `networkUnavailable`, `excludeLB`, `advertisement`, then `localEndpoints` for Local policy.
+ * The names of the L2 election's candidate filters (step 8), in MetalLB's order: `speakers`,
+ * `networkUnavailable`, `excludeLB` (state-index.ts), `advertisement`, then `localEndpoints` for
+ * Local policy (l2.ts). Findings and warnings look steps up by these names (traceStep), so
+ * renaming one fails the type check instead of silently switching a finding off.
+ */
+export type L2TraceStepName = 'speakers' | 'networkUnavailable' | 'excludeLB' | 'advertisement' | 'localEndpoints';
+
+/**
+ * One candidate filter of the L2 election (step 8), in MetalLB's order (L2TraceStepName).
  * `kept` is sorted by node name; arrays may be shared between steps when nothing dropped (treat as
  * read-only). `note` says why a step did not filter (e.g. `--ignore-exclude-lb`).
  */
 export interface TraceStep {
-  readonly step: string;
+  readonly step: L2TraceStepName;
   readonly kept: readonly string[];
   readonly dropped: readonly Dropped[];
   readonly note?: string;
@@ -154,4 +167,14 @@ export interface BGPEvaluation {
   readonly serviceReason: BGPReason | null;
   /** In node name order. */
   readonly nodes: readonly BGPNodeDecision[];
+}
+
+/** The election's trace step named `name`, or undefined when the evaluation stopped before it (or, for `localEndpoints`, the policy is Cluster). */
+export function traceStep(election: Pick<L2Election, 'trace'>, name: L2TraceStepName): TraceStep | undefined {
+  return election.trace.find((s) => s.step === name);
+}
+
+/** The service-level check named `name`, or undefined when the evaluation stopped before it. */
+export function serviceCheck(checks: readonly ServiceCheck[], name: ServiceCheckName): ServiceCheck | undefined {
+  return checks.find((c) => c.check === name);
 }

@@ -9,7 +9,7 @@ import { compatibleLocalPref } from '../config/parse.ts';
 import type { BGPAdv, Config, Pool } from '../config/types.ts';
 import type { PoolOutcome } from '../controller/index.ts';
 import { diagnoseAllocation, diagnoseEvents, diagnoseOscillation, diagnoseReplacement, tiedChoicesText } from './allocation.ts';
-import type { L2Election } from '../election/types.ts';
+import { serviceCheck, traceStep, type L2Election } from '../election/types.ts';
 import { EXCLUDE_LB_LABEL, SERVICE_NAME_LABEL, objectRef, type ClusterState, type KubeObject, type Service } from '../kube.ts';
 import { endpointCanServe } from '../election/endpoints.ts';
 import { isSpeakerPod } from '../election/speakers.ts';
@@ -173,7 +173,7 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
       fix: elsewhere.length ? 'move the IPAddressPool into MetalLB\'s namespace' : 'add the address to an IPAddressPool, or remove it from the Service so the controller allocates a pooled one' });
     return;
   }
-  const endpointCheck = l2.checks.find((c) => c.check === 'endpoints');
+  const endpointCheck = serviceCheck(l2.checks, 'endpoints');
   if (endpointCheck && !endpointCheck.ok) {
     const [ns, name] = f.service.split('/');
     // Which case: no slice (selector matches no pod, or none yet), or endpoints that are not ready.
@@ -229,7 +229,7 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
       message: `the nodeSelectors of ${list(l2.advertisements)} select only ${list(excluded)}, and every one of them carries ${EXCLUDE_LB_LABEL}: nobody announces (MetalLB only logs this at debug level)`,
       fix: `select nodes without that label, or remove the label from the nodes (kubectl label node NODE ${EXCLUDE_LB_LABEL}-), or run the speakers with --ignore-exclude-lb` });
   }
-  const exclStep = l2.trace.find((s) => s.step === 'excludeLB');
+  const exclStep = traceStep(l2, 'excludeLB');
   const emptyValued = (exclStep?.dropped ?? []).map((d) => d.node)
     .filter((n) => byName.get(n)?.metadata?.labels?.[EXCLUDE_LB_LABEL] === '' && selected.has(n));
   if (emptyValued.length > 0) {
@@ -243,7 +243,7 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
         : `${list(emptyValued)} ${emptyValued.length === 1 ? 'carries' : 'carry'} ${EXCLUDE_LB_LABEL} with an empty value: MetalLB checks the key only, so ${emptyValued.length === 1 ? 'it is' : 'they are'} excluded, yet \`kubectl get nodes -L ${EXCLUDE_LB_LABEL}\` shows an empty column`,
       fix: `if these nodes should announce: kubectl label node ${emptyValued[0]} ${EXCLUDE_LB_LABEL}-${kubeadm ? ' (none needed if the control plane should not take Service traffic)' : ''}` });
   }
-  const speakersStep = l2.trace.find((s) => s.step === 'speakers');
+  const speakersStep = traceStep(l2, 'speakers');
   const unknown = (f.speakers.nodes ?? []).filter((n) => !byName.has(n));
   if (unknown.length > 0) {
     out.push({ id: 'unknown-speaker-nodes', severity: 'warning',
@@ -263,14 +263,14 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
           + `or create it: kubectl create secret generic memberlist -n ${f.metallbNamespace} --from-literal=secretkey="$(openssl rand -base64 128)"`
         : down?.first ? `read why: kubectl -n ${f.metallbNamespace} describe pod ${down.first}, and its logs` : `check the speaker DaemonSet (kubectl -n ${f.metallbNamespace} get daemonsets,pods)` });
   }
-  const netStep = l2.trace.find((s) => s.step === 'networkUnavailable');
+  const netStep = traceStep(l2, 'networkUnavailable');
   const netDropped = (netStep?.dropped ?? []).map((d) => d.node).filter((n) => selected.has(n));
   if (netDropped.length > 0) {
     out.push({ id: 'network-unavailable', severity: 'warning',
       message: `${list(netDropped)} ${netDropped.length === 1 ? 'has' : 'have'} condition NetworkUnavailable=True and cannot announce`,
       fix: 'check the CNI on those nodes' });
   }
-  const localStep = l2.trace.find((s) => s.step === 'localEndpoints');
+  const localStep = traceStep(l2, 'localEndpoints');
   if (localStep && localStep.kept.length === 0 && localStep.dropped.length > 0) {
     // Where the endpoints are, and why those nodes were no candidates.
     const endpointNodes = [...usableEndpointNodes(f)].sort();
