@@ -7,7 +7,7 @@ import type { Service } from '../kube.ts';
 import { canonicalIP, formatIP, parseIP, type IP } from '../ip.ts';
 import { poolCompatibility, type AllocationFailure, type PoolAttempt } from '../allocator/index.ts';
 import {
-  newController, reconcileService, setControllerPools, statusKept, type ControllerEvent, type ControllerState, type ReconcileOutcome,
+  newController, reconcileService, setControllerPools, statusKept, type ControllerState, type ReconcileEvent, type ReconcileOutcome,
 } from './reconcile.ts';
 import {
   ANNOTATION_IP_ALLOCATED_FROM_POOL, allocRequest, familyOfAddresses, ipFamilyPolicy, requestedIPs, requestedPool, serviceFamily, serviceKey, statusIPs,
@@ -54,7 +54,7 @@ export interface ServiceAllocationOutcome {
    * recorder counts repeats in one Event). `cause`: the allocator's structured reason behind an
    * AllocationFailed / AdditionalAssignFailed / ClearAssignment message.
    */
-  readonly events: readonly (ControllerEvent & { readonly count: number })[];
+  readonly events: readonly (ReconcileEvent & { readonly count: number })[];
   /** Set when MetalLB's own result could differ (random map order, unstable processing order); says why. */
   readonly nondeterministic?: string;
   /**
@@ -382,7 +382,7 @@ interface Fork {
   readonly wroteConverged: ReadonlyMap<string, Service>;
   readonly last: ReadonlyMap<string, ReconcileOutcome>;
   readonly firstOutcome: ReadonlyMap<string, ReconcileOutcome>;
-  readonly emitted: ReadonlyMap<string, ReadonlyMap<string, ControllerEvent & { count: number }>>;
+  readonly emitted: ReadonlyMap<string, ReadonlyMap<string, ReconcileEvent & { count: number }>>;
   readonly history: WriteHistory;
   readonly cycles: ReadonlyMap<string, WriteCycle>;
   /** The first pass's writes and whether one of its reconciles asked to reprocess all, so far. */
@@ -412,9 +412,9 @@ interface NameRun {
 
 /** A copy of `emitted` (its events carry a count that later repeats increment). */
 function copyEmitted(
-  emitted: ReadonlyMap<string, ReadonlyMap<string, ControllerEvent & { count: number }>>,
-): Map<string, Map<string, ControllerEvent & { count: number }>> {
-  const out = new Map<string, Map<string, ControllerEvent & { count: number }>>();
+  emitted: ReadonlyMap<string, ReadonlyMap<string, ReconcileEvent & { count: number }>>,
+): Map<string, Map<string, ReconcileEvent & { count: number }>> {
+  const out = new Map<string, Map<string, ReconcileEvent & { count: number }>>();
   for (const [key, mine] of emitted) out.set(key, new Map([...mine].map(([id, e]) => [id, { ...e }])));
   return out;
 }
@@ -520,7 +520,7 @@ function allocateAllInOrder(
   const pendingSet = new Set(pending);
 
   const last = new Map<string, ReconcileOutcome>(from?.last ?? []);
-  const emitted = from ? copyEmitted(from.emitted) : new Map<string, Map<string, ControllerEvent & { count: number }>>();
+  const emitted = from ? copyEmitted(from.emitted) : new Map<string, Map<string, ReconcileEvent & { count: number }>>();
   const firstOutcome = new Map<string, ReconcileOutcome>(from?.firstOutcome ?? []);
   const notes = new Map<string, string[]>();
   const note = (key: string, text: string): void => {

@@ -23,10 +23,28 @@ import {
  */
 export type SyncResult = 'success' | 'errorNoRetry' | 'reprocessAll' | 'error';
 
+/**
+ * The reasons of the events the controller emits on a Service, spelled as MetalLB v0.16.1's
+ * controller/service.go spells them (`not enough clusterips` included). `explain` reads the
+ * dry run's events by reason (e.g. ClearAssignment, AdditionalAssignFailed), so renaming one fails
+ * the type check instead of silently switching a finding off.
+ */
+export type ControllerEventReason =
+  | 'IPAllocated'
+  | 'AllocationFailed'
+  | 'ClearAssignment'
+  | 'AdditionalAssignFailed'
+  | 'LoadBalancerFailed'
+  | 'InternalError'
+  | 'deprecatedAnnotation'
+  | 'not enough clusterips'
+  | 'nolbIPsIPFamily'
+  | 'noclusterIPsIPFamily';
+
 /** An event to emit on the Service: `Normal` (MetalLB's Infof) or `Warning` (Errorf). */
 export interface ControllerEvent {
   readonly type: 'Normal' | 'Warning';
-  /** MetalLB's reason: IPAllocated, AllocationFailed, ClearAssignment, AdditionalAssignFailed, LoadBalancerFailed, ... */
+  /** The event's reason (the reconcile's are ControllerEventReason; the shell may record others). */
   readonly reason: string;
   readonly message: string;
   /**
@@ -35,6 +53,11 @@ export interface ControllerEvent {
    * `["<nil>"] is not allowed in config`). Not part of the Kubernetes Event.
    */
   readonly cause?: AllocationFailure;
+}
+
+/** An event the pure reconcile step emits: its reason is one of ControllerEventReason. */
+export interface ReconcileEvent extends ControllerEvent {
+  readonly reason: ControllerEventReason;
 }
 
 /** Why converging a service failed: the message MetalLB logs / puts in its event, and the allocator's structured reason when there is one. */
@@ -55,7 +78,7 @@ export interface ReconcileOutcome {
   /** When updated: the annotations to write (including `metallb.io/ip-allocated-from-pool`). */
   readonly annotations?: Record<string, string>;
   /** Events emitted, in order. */
-  readonly events: readonly ControllerEvent[];
+  readonly events: readonly ReconcileEvent[];
   /** Set when converging failed. */
   readonly failure?: ConvergeFailure;
   /** Set when this reconcile allocated addresses (pool chosen, pools tried, equally eligible pools). */
@@ -129,7 +152,7 @@ export function reconcileService(ctrl: ControllerState, key: string, service: Se
     metadata: { ...(service.metadata ?? {}), ...(service.metadata?.annotations ? { annotations: { ...service.metadata.annotations } } : {}) },
   };
   if (!service.metadata) delete copy.metadata;
-  const events: ControllerEvent[] = [];
+  const events: ReconcileEvent[] = [];
   const prevIPs = alloc.ipsOf(key);
   const prevKey = alloc.allocationKey(key);
   let result: SyncResult = 'success';
@@ -171,12 +194,12 @@ export function reconcileService(ctrl: ControllerState, key: string, service: Se
 }
 
 /** convergeBalancer on the working copy; throws ConvergeError on failure; returns the allocation made, if any. */
-function converge(ctrl: ControllerState, key: string, svc: Service, events: ControllerEvent[]): AllocationResult | undefined {
+function converge(ctrl: ControllerState, key: string, svc: Service, events: ReconcileEvent[]): AllocationResult | undefined {
   const alloc = ctrl.allocator;
-  const warn = (reason: string, message: string, cause?: AllocationFailure): void => {
+  const warn = (reason: ControllerEventReason, message: string, cause?: AllocationFailure): void => {
     events.push({ type: 'Warning', reason, message, ...(cause ? { cause } : {}) });
   };
-  const info = (reason: string, message: string, cause?: AllocationFailure): void => {
+  const info = (reason: ControllerEventReason, message: string, cause?: AllocationFailure): void => {
     events.push({ type: 'Normal', reason, message, ...(cause ? { cause } : {}) });
   };
   const clear = (): void => {
