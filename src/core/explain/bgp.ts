@@ -14,7 +14,7 @@ import type { FRRNeighbor } from '../frrk8s/types.ts';
 import { cidrContains, parseCIDR, type IP } from '../ip.ts';
 import type { BGPPeer, KubeObject } from '../kube.ts';
 import { compareStrings } from '../labels.ts';
-import type { AppliedBGPAdvertisement, BGPNodeDecision, ServiceCheck } from '../election/types.ts';
+import type { AppliedBGPAdvertisement, BGPNodeDecision, BGPVerdict, ServiceCheck } from '../election/types.ts';
 
 /**
  * What one peer gets from one node for the Service: `advertised` (at least one prefix),
@@ -57,8 +57,11 @@ export interface PeerView {
 /** The decision of one node's speaker, with its peers. */
 export interface BGPNodeView {
   readonly node: string;
-  /** `announce`, MetalLB's reason, or `configRejected` (the speaker rejects its configuration). */
-  readonly decision: string;
+  /**
+   * `announce`, MetalLB's reason, `syncError` (the speaker would fail to apply it) or
+   * `configRejected` (the speaker rejects its configuration).
+   */
+  readonly decision: BGPVerdict | 'syncError' | 'configRejected';
   readonly detail: string;
   /** The advertisements that apply (empty unless `announce`). */
   readonly advertisements: readonly AppliedBGPAdvertisement[];

@@ -5,7 +5,7 @@
  * the shapes, not the other's code: no import cycle among them (issue #13).
  */
 import type { ServiceAllocationOutcome } from '../controller/index.ts';
-import type { InterfaceSet } from '../election/types.ts';
+import type { BGPVerdict, InterfaceSet, L2Verdict } from '../election/types.ts';
 import type { ReportedConfiguration } from './reported.ts';
 import type { SpeakerConfigView } from './speakers.ts';
 
@@ -69,6 +69,14 @@ export interface AllocationView {
   readonly dryRun: ServiceAllocationOutcome | null;
 }
 
+/**
+ * A node's decision as `explain` shows it: the election's verdict (L2Verdict, or BGPVerdict in BGP
+ * mode), or one of explain's own: `syncError` (the speaker would fail to apply it: e.g. too many
+ * communities), `configRejected` (the speaker rejects its configuration), `ignored` (filtered out
+ * by loadBalancerClass). Findings look decisions up by these names; a rename fails the type check.
+ */
+export type NodeVerdict = L2Verdict | BGPVerdict | 'syncError' | 'configRejected' | 'ignored';
+
 /** The decision of the speaker on one node, as rendered (L2 when the pool has L2Advertisements, else BGP). */
 export interface NodeView {
   readonly node: string;
@@ -77,7 +85,7 @@ export interface NodeView {
    * configuration (it applies none of it); `ignored` when MetalLB filters the Service out by
    * loadBalancerClass before deciding anything (MetalLB has no reason string for either).
    */
-  readonly decision: string;
+  readonly decision: NodeVerdict;
   readonly detail: string;
   /**
    * L2: the interfaces the node answers on when it is (or would be) the winner — defined for
