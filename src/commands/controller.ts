@@ -19,10 +19,10 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { metallbNamespaceOf, portNumber } from './runtime-options.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
-import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
+import { jsonLogger, LOG_LEVELS, type LogLevel } from '../runtime/log.ts';
 import type { ControllerLoop } from '../controller/loop.ts';
 import type { KubeWriter } from '../controller/writer.ts';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../runtime/version.ts';
 import type { OwnerRef } from '../core/status.ts';
 
 
@@ -304,7 +304,7 @@ interface WebhookContext {
   api: import('../kube/client.ts').KubeClient;
   kc: import('../kube/access.ts').ClusterAccess;
   namespace: string;
-  log: import('../log.ts').Logger;
+  log: import('../runtime/log.ts').Logger;
   tls: import('../controller/webhook-tls.ts').WebhookTlsOptions;
   /** where to register what must be stopped at shutdown */
   cleanups: Cleanup[];

@@ -10,9 +10,9 @@
  * command names (commander's suggestion needs every name).
  */
 import { Command } from 'commander';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../runtime/version.ts';
 
-/** The version printed by `--version` (src/version.ts). */
+/** The version printed by `--version` (src/runtime/version.ts). */
 export { VERSION };
 
 /** The daemons: the commands that run in a pod and get a program of their own. */

@@ -23,11 +23,11 @@ import { metallbNamespaceOf, portNumber } from './runtime-options.ts';
 import type { Pod } from '../core/kube.ts';
 import { DEFAULT_METALLB_NAMESPACE, type ClusterState } from '../core/kube.ts';
 import type { EndpointServer } from '../speaker/http.ts';
-import { jsonLogger, LOG_LEVELS, type LogLevel } from '../log.ts';
+import { jsonLogger, LOG_LEVELS, type LogLevel } from '../runtime/log.ts';
 import type { OwnerRef } from '../speaker/l2status.ts';
 import type { L2DataPlane } from '../speaker/announcer.ts';
 import type { Membership } from '../core/membership/types.ts';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../runtime/version.ts';
 import { isIP } from 'node:net';
 
 

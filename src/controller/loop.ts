@@ -38,7 +38,7 @@ import {
   statusKept, WriteHistory, type ControllerState, type ReconcileOutcome,
 } from '../core/controller/index.ts';
 import { emptyClusterState, type ClusterState, type IPAddressPool, type KubeObject, type Service } from '../core/kube.ts';
-import { silentLogger, type Logger } from '../log.ts';
+import { silentLogger, type Logger } from '../runtime/log.ts';
 import type { ControllerMetrics } from './metrics.ts';
 import { realClock, WorkQueue, ExponentialBackoff, type Clock } from './queue.ts';
 import type { ClusterStateChange } from '../kube/live.ts';

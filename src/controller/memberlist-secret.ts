@@ -6,7 +6,7 @@
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { ClusterUnreachableError, UserError } from '../core/errors.ts';
 import { apiError, httpStatusOf, type KubeClient } from '../kube/client.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../runtime/log.ts';
 import { corePath } from './api.ts';
 
 /** The key of the memberlist Secret's data (MetalLB's `k8s.MLSecretKeyName`). */

@@ -31,7 +31,7 @@ import { ListWatch } from '../kube/list-watch.ts';
 import type { KubeObject as KubernetesObject } from '../core/kube.ts';
 import { ClusterUnreachableError, UserError } from '../core/errors.ts';
 import { apiError, httpStatusOf, type KubeClient } from '../kube/client.ts';
-import { silentLogger, type Logger } from '../log.ts';
+import { silentLogger, type Logger } from '../runtime/log.ts';
 import { corePath } from './api.ts';
 import {
   CA_NAME, certProblem, createCA, createServingCert, LOOKAHEAD_MS, ROTATION_CHECK_MS, type KeyPairPem,

@@ -18,7 +18,7 @@ import {
   admissionReview, convertBGPPeer, METALLB_WEBHOOKS, storedKindsFor, type AdmissionDecision, type ClusterValidation, type WebhookSpec,
 } from '../core/config/webhook.ts';
 import type { KubeObject } from '../core/kube.ts';
-import { silentLogger, type Logger } from '../log.ts';
+import { silentLogger, type Logger } from '../runtime/log.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KeyPairPem } from './webhook-cert.ts';
 import type { WebhookTlsOptions } from './webhook-tls.ts';

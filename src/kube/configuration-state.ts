@@ -9,7 +9,7 @@ import {
 } from '../core/configuration-state.ts';
 import type { KubeObject } from '../core/kube.ts';
 import type { OwnerRef } from '../core/status.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../runtime/log.ts';
 import { httpStatusOf, MERGE_PATCH, type KubeClient } from './client.ts';
 
 /** Options of ConfigurationStateWriter. */

@@ -4,22 +4,11 @@
  * do; createL2Announcer picks the real one. (BGP goes through frr-k8s: src/speaker/frrk8s.ts.)
  */
 import type { InterfaceSet } from '../core/election/types.ts';
-import type { Logger } from '../log.ts';
+import type { L2Announcer } from './l2-announcer.ts';
+import type { Logger } from '../runtime/log.ts';
 import type { Layer2Metrics } from './metrics.ts';
 
-/**
- * Answers for a service's IPs on the wire (MetalLB `internal/layer2` Announce). Calls are
- * idempotent: `announce` again with other IPs or interfaces replaces the previous announcement.
- */
-export interface L2Announcer {
-  /**
-   * Starts (or updates) answering ARP/NDP for `ips` of `service` (`namespace/name`) on
-   * `interfaces` (`all`: every usable interface; a list: those names only). Must not throw.
-   */
-  announce(service: string, ips: readonly string[], interfaces: InterfaceSet): void;
-  /** Stops answering for every IP of `service` at once. No-op when it was not announced. */
-  withdraw(service: string): void;
-}
+export type { L2Announcer } from './l2-announcer.ts';
 
 /** The default L2 data plane until issue #4: logs at debug level what it would answer for. */
 export class LoggingL2Announcer implements L2Announcer {

@@ -18,7 +18,7 @@ import { parseIP, type IP } from '../core/ip.ts';
 import type { ClusterState, Service } from '../core/kube.ts';
 import { communityLimitError, routesFor, type BGPRoute } from '../core/bgp/routes.ts';
 import type { L2Announcer } from './announcer.ts';
-import type { LogFields, Logger } from '../log.ts';
+import type { LogFields, Logger } from '../runtime/log.ts';
 import type { SpeakerMetrics } from './metrics.ts';
 
 /** MetalLB's protocol names (`config.Proto`), in the order MetalLB handles them. */

@@ -16,7 +16,7 @@ import type { BGPType } from '../core/speaker/config.ts';
 import { LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, type OwnerRef } from '../core/status.ts';
 import type { Membership } from '../core/membership/types.ts';
 import { configurationStateMeta, configurationStateStatus, newConfigurationState } from '../core/configuration-state.ts';
-import { jsonLogger, type LogLevel } from '../log.ts';
+import { jsonLogger, type LogLevel } from '../runtime/log.ts';
 import { speakerMetrics } from './metrics.ts';
 import { desiredL2Status, planL2Status, type L2StatusBody } from './l2status.ts';
 import { Speaker, type StateSource } from './speaker.ts';

@@ -8,7 +8,7 @@ import type { Service } from '../core/kube.ts';
 import { EventRecorder, kubeEventSink, type EventSink as KubeEventSink } from '../kube/events.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { EventSink } from './controller.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../runtime/log.ts';
 
 /** The component name MetalLB's speaker records events as. */
 export const SPEAKER_COMPONENT = 'metallb-speaker';

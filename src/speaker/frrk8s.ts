@@ -20,7 +20,7 @@
  */
 import { specsEqual } from '../core/frrk8s/config.ts';
 import type { FRRConfiguration } from '../core/frrk8s/types.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../runtime/log.ts';
 
 /** The API calls the writer makes. Errors reject (KubeClient errors carry `statusCode`). */
 export interface FRRConfigurationApi {

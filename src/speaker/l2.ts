@@ -12,10 +12,10 @@ import {
 } from '../core/arp/index.ts';
 import type { DropCounts, InterfaceChoice, LinkInfo } from '../core/arp/index.ts';
 import { canonicalIP } from '../core/ip.ts';
-import type { L2Announcer } from './announcer.ts';
+import type { L2Announcer } from './l2-announcer.ts';
 import { loadL2Native } from './l2-native.ts';
 import type { L2Native, WatchHandle } from './l2-native.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../runtime/log.ts';
 import type { Layer2Metrics } from './metrics.ts';
 
 const IFF_UP = 0x1;

@@ -34,7 +34,7 @@ import { SpeakerController, type EventSink, type SyncContext } from './controlle
 import { L2StatusWriter, type L2StatusApi } from './l2status.ts';
 import { StatusWriter, type StatusApi } from './status-writer.ts';
 import { FRRConfigurationWriter, type FRRConfigurationApi } from './frrk8s.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../runtime/log.ts';
 import type { SpeakerMetrics } from './metrics.ts';
 import { UnannouncedReporter } from './unannounced.ts';
 

@@ -8,7 +8,7 @@ import type { KubeObject } from '../core/kube.ts';
 import { LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, type StatusPlan } from '../core/status.ts';
 
 export type { StatusPlan };
-import type { Logger } from '../log.ts';
+import type { Logger } from '../runtime/log.ts';
 
 /** The API calls a StatusWriter makes. Errors reject; `delete` of a missing object resolves. */
 export interface StatusApi<T extends KubeObject, B> {

@@ -18,7 +18,7 @@ import type { Config } from '../core/config/types.ts';
 import type { Service } from '../core/kube.ts';
 import { reportingSpeaker, unannouncedService, type Unannounced } from '../core/speaker/unannounced.ts';
 import type { EventSink, SyncContext } from './controller.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../runtime/log.ts';
 import type { Gauge } from 'prom-client';
 
 /** The Event reason of the report. */

@@ -16,7 +16,7 @@ import { corePath } from '../../src/controller/api.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { createMlSecret, newMlSecretKey } from '../../src/controller/memberlist-secret.ts';
 import { ClusterUnreachableError, UserError } from '../../src/core/errors.ts';
-import { jsonLogger } from '../../src/log.ts';
+import { jsonLogger } from '../../src/runtime/log.ts';
 
 const NS = 'metallb-system';
 const BIN = join(REPO_ROOT, 'bin/metallb-ts');

@@ -4,11 +4,7 @@
  * from` (type-only ones included, since they still tie the two modules' designs together) and dynamic
  * `import()`. A file cycle is a strongly connected component of more than one file; a folder cycle
  * is one between the folders the files sit in (a file's folder is its directory, so `src/core` and
- * `src/core/config` are two folders). The files directly in `src/` are the package's own, not a
- * folder's: the entry point `src/cli.ts` (which reaches every folder) and the process-wide leaves
- * `src/log.ts` and `src/version.ts` (which import nothing of `src/`); each counts as a node of its
- * own in the folder graph, so a folder that imports the logger does not form a "cycle" with the
- * entry point, while a real one (a leaf importing a folder that imports it) is still found. The
+ * `src/core/config` are two folders; `src/` itself holds only the entry point `src/cli.ts`). The
  * test fails listing each cycle found, one path per line.
  */
 import { test } from 'node:test';
@@ -19,13 +15,6 @@ import ts from 'typescript';
 import { ROOT } from '../helpers/cli.ts';
 
 const SRC = join(ROOT, 'src');
-
-/**
- * The one cycle still accepted, as the sorted files of its component: the speaker's announcer and its
- * L2 announcer refer to each other. It sits in files another change owns; issue #13 (item 6) tracks
- * breaking it. Nothing else may be added here.
- */
-const KNOWN_FILE_CYCLES: readonly string[][] = [['src/speaker/announcer.ts', 'src/speaker/l2.ts']];
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
@@ -115,12 +104,6 @@ function pathThrough(graph: Map<string, Set<string>>, comp: string[]): string {
   return path.reverse().join(' -> ') + (comp.length > 2 ? `  (component: ${comp.join(', ')})` : '');
 }
 
-/** The folder-graph node of a file (`src/…` relative to the root): its directory, or itself when directly in `src/`. */
-function folderOf(file: string): string {
-  const dir = dirname(file);
-  return dir === 'src' ? file : dir;
-}
-
 const files = sourceFiles(SRC);
 const fileGraph = new Map<string, Set<string>>();
 const folderGraph = new Map<string, Set<string>>();
@@ -128,9 +111,9 @@ for (const file of files) {
   const from = relative(ROOT, file);
   const targets = importsOf(file).map((t) => relative(ROOT, t));
   fileGraph.set(from, new Set(targets));
-  const folder = folderOf(from);
+  const folder = dirname(from);
   if (!folderGraph.has(folder)) folderGraph.set(folder, new Set());
-  for (const t of targets) if (folderOf(t) !== folder) folderGraph.get(folder)!.add(folderOf(t));
+  for (const t of targets) if (dirname(t) !== folder) folderGraph.get(folder)!.add(dirname(t));
 }
 
 test('the scan sees the tree: every source file, type-only and dynamic imports included', () => {
@@ -143,13 +126,7 @@ test('the scan sees the tree: every source file, type-only and dynamic imports i
 });
 
 test('no import cycle between files in src/', () => {
-  const known = new Set(KNOWN_FILE_CYCLES.map((c) => c.join('\n')));
-  const all = cycles(fileGraph);
-  const found = all.filter((c) => !known.has(c.join('\n')));
-  assert.deepEqual(found.map((c) => pathThrough(fileGraph, c)), [], 'file import cycles');
-  // The exception stays only while the cycle does: once broken, it must leave the list.
-  const present = new Set(all.map((c) => c.join('\n')));
-  for (const c of KNOWN_FILE_CYCLES) assert.ok(present.has(c.join('\n')), `no longer a cycle, remove it from KNOWN_FILE_CYCLES: ${c.join(', ')}`);
+  assert.deepEqual(cycles(fileGraph).map((c) => pathThrough(fileGraph, c)), [], 'file import cycles');
 });
 
 test('no import cycle between folders in src/', () => {

@@ -243,7 +243,7 @@ test('createL2Announcer(raw): the reason native/build.sh left, and an addon that
   // ADDON_PATH is read when l2-native.ts loads (first here: nothing else in this process imports it before).
   process.env.METALLB_TS_L2_ADDON = addon;
   const [{ createL2Announcer }, { ADDON_PATH }, { jsonLogger }, { UserError }] = await Promise.all([
-    import('../../src/speaker/announcer.ts'), import('../../src/speaker/l2-native.ts'), import('../../src/log.ts'), import('../../src/core/errors.ts'),
+    import('../../src/speaker/announcer.ts'), import('../../src/speaker/l2-native.ts'), import('../../src/runtime/log.ts'), import('../../src/core/errors.ts'),
   ]);
   delete process.env.METALLB_TS_L2_ADDON;
   assert.equal(ADDON_PATH, addon);

@@ -23,7 +23,7 @@ import type { FRRConfigurationApi } from '../../src/speaker/frrk8s.ts';
 import type { StatusApi } from '../../src/speaker/status-writer.ts';
 import { speakerDryRun } from '../../src/speaker/dry-run.ts';
 import { bgpDebounceMs, checkBGPType } from '../../src/commands/speaker.ts';
-import { jsonLogger } from '../../src/log.ts';
+import { jsonLogger } from '../../src/runtime/log.ts';
 import { speakerMetrics } from '../../src/speaker/metrics.ts';
 import { runCliAsync } from '../helpers/cli.ts';
 import { sharedPath } from '../helpers/shared.ts';

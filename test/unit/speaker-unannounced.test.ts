@@ -14,7 +14,7 @@ import { reportingSpeaker, unannouncedService } from '../../src/core/speaker/una
 import type { Membership, MembershipListener } from '../../src/core/membership/types.ts';
 import { Speaker } from '../../src/speaker/speaker.ts';
 import { speakerMetrics } from '../../src/speaker/metrics.ts';
-import { jsonLogger } from '../../src/log.ts';
+import { jsonLogger } from '../../src/runtime/log.ts';
 import { FakeSource } from '../helpers/fake-source.ts';
 
 const NS = 'metallb-system';

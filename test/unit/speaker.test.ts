@@ -13,7 +13,7 @@ import type { InterfaceSet } from '../../src/core/election/types.ts';
 import type { Membership, MembershipListener } from '../../src/core/membership/types.ts';
 import { Speaker, filteredByClass } from '../../src/speaker/speaker.ts';
 import { FakeSource } from '../helpers/fake-source.ts';
-import { jsonLogger, rfc3339 } from '../../src/log.ts';
+import { jsonLogger, rfc3339 } from '../../src/runtime/log.ts';
 import { speakerMetrics } from '../../src/speaker/metrics.ts';
 import { planL2Status, desiredL2Status, type L2StatusApi, type L2StatusBody } from '../../src/speaker/l2status.ts';
 import { SpeakerEvents } from '../../src/speaker/events.ts';
