@@ -162,6 +162,8 @@ class Parser {
           if (record) this.itemLines.push(this.line + 1);
           out.push(this.element(indent));
         } else {
+          // js-yaml reads an entry less indented right after an empty one as this sequence's next.
+          if (this.pos < this.end && this.col < indent && this.isEntry()) throw UNSUPPORTED;
           if (record) this.itemLines.push(this.line + 1);
           out.push(null);
         }

@@ -145,3 +145,11 @@ test('parseSnapshotText gives the same objects and lines through the fast parser
   assert.deepStrictEqual(fast.map((o) => originOf(o)), slow.map((o) => originOf(o)));
   assert.ok(fast.length > 50);
 });
+
+test('differences found by a differential fuzz against js-yaml are read as js-yaml reads them, or left to it', () => {
+  // An empty entry (`-` alone, or with a comment) followed by a less indented entry: js-yaml
+  // goes on with the inner sequence ([[null, "x"]]), not the outer one.
+  for (const text of ['- -\n- x\n', 'a:\n  - -\n  - x\n', '- - # c\n- x\n', '- -\n  -\n- x\n', '- a:\n  -\n- b\n', '-\n  -  # c\n- fd:00::/64 \n']) {
+    sameAsJsYaml(text, JSON.stringify(text));
+  }
+});
