@@ -204,12 +204,11 @@ class Parser {
       p = close + 1;
       return p < this.lineEnd && t.charCodeAt(p) === 0x3a && (p + 1 === this.lineEnd || t.charCodeAt(p + 1) === SPACE) ? p : -1;
     }
-    for (;;) {
-      const i = t.indexOf(':', p);
-      if (i < 0 || i >= this.lineEnd) return -1;
-      if (i + 1 === this.lineEnd || t.charCodeAt(i + 1) === SPACE) return i;
-      p = i + 1;
+    // Searched on this line only (indexOf would scan on to the next colon, however far).
+    for (let i = p; i < this.lineEnd; i++) {
+      if (t.charCodeAt(i) === 0x3a && (i + 1 === this.lineEnd || t.charCodeAt(i + 1) === SPACE)) return i;
     }
+    return -1;
   }
 
   /** A block mapping whose keys are at column `indent`; `top`: the document's root. */

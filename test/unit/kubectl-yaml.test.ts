@@ -153,3 +153,21 @@ test('differences found by a differential fuzz against js-yaml are read as js-ya
     sameAsJsYaml(text, JSON.stringify(text));
   }
 });
+
+test('a long sequence of scalars without a colon reads in linear time (the key search stays on its line)', () => {
+  const time = (n: number): number => {
+    const text = `a:\n${'- x\n'.repeat(n)}`;
+    let best = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      assert.ok(parseKubectlYaml(text));
+      best = Math.min(best, performance.now() - t);
+    }
+    return best;
+  };
+  time(20_000); // warm-up
+  const small = time(40_000);
+  const large = time(160_000);
+  // Four times the lines: about four times the time when linear, sixteen when quadratic.
+  assert.ok(large < small * 9, `40k lines: ${small.toFixed(1)} ms, 160k lines: ${large.toFixed(1)} ms`);
+});
