@@ -20,7 +20,9 @@ process.once('exit', () => bed.destroy());
 try {
   bed.destroy();
   bed.create();
-  bed.speakers.forEach((ns, i) => hs.push(new Harness(ns, i === bed.speakers.length - 1 ? ['^ex.*'] : []))); // the last one has ex0/dn0
+  bed.speakers.forEach((ns, i) => {
+    hs.push(new Harness(ns, i === bed.speakers.length - 1 ? ['^ex.*'] : []));
+  }); // the last one has ex0/dn0
   await Promise.all(hs.map((h) => h.ready()));
   const [a, b] = hs as [Harness, Harness];
 

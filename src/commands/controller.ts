@@ -22,6 +22,7 @@ import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { jsonLogger, LOG_LEVELS, type LogLevel } from '../runtime/log.ts';
 import type { ControllerLoop } from '../controller/loop.ts';
 import type { KubeWriter } from '../controller/writer.ts';
+import type { RunningHttpServer } from '../controller/metrics.ts';
 import { VERSION } from '../runtime/version.ts';
 import type { OwnerRef } from '../core/status.ts';
 
@@ -157,7 +158,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
   let webhookServing = false;
   const host = flags.metricsBindAddress;
   const port = flags.metricsPort ?? flags.port ?? 7472;
-  let http;
+  let http: RunningHttpServer;
   try {
     http = await startHttpServer(metrics, { host, port, ready: () => (webhookOnly ? webhookServing : loop?.ready ?? false) });
   } catch (err) {

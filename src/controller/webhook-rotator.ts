@@ -54,6 +54,23 @@ export const FIELD_MANAGER = 'MetalLB';
 const VWC_BASE = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
 const CRD_BASE = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
+/** A webhook's client configuration as the API serves it: the CA bundle (base64 PEM) is the field inject writes. */
+interface ClientConfig {
+  caBundle?: string;
+  [k: string]: unknown;
+}
+
+/**
+ * What inject reads and writes of a ValidatingWebhookConfiguration (every webhook's clientConfig)
+ * and of a CustomResourceDefinition (its conversion webhook's); the rest is sent back as it came.
+ */
+interface CABundleHolder {
+  metadata?: { deletionTimestamp?: string; [k: string]: unknown };
+  webhooks?: Array<{ clientConfig?: ClientConfig; [k: string]: unknown }>;
+  spec?: { conversion?: { webhook?: { clientConfig?: ClientConfig } } };
+  [k: string]: unknown;
+}
+
 interface SecretObject {
   apiVersion?: string;
   kind?: string;
@@ -320,12 +337,12 @@ export class CertRotator {
     const bundle = b64(this.caPem);
     let allThere = true;
     let firstError: unknown;
-    const targets: Array<{ what: string; path: string; apply: (obj: Record<string, any>) => boolean | null }> = [{
+    const targets: Array<{ what: string; path: string; apply: (obj: CABundleHolder) => boolean | null }> = [{
       what: `ValidatingWebhookConfiguration ${this.o.webhookConfigurationName}`,
       path: `${VWC_BASE}/${encodeURIComponent(this.o.webhookConfigurationName)}`,
       apply: (obj) => {
         let changed = false;
-        for (const hook of (Array.isArray(obj.webhooks) ? obj.webhooks : []) as Array<Record<string, any>>) {
+        for (const hook of Array.isArray(obj.webhooks) ? obj.webhooks : []) {
           hook.clientConfig ??= {};
           if (hook.clientConfig.caBundle !== bundle) {
             hook.clientConfig.caBundle = bundle;
@@ -351,9 +368,9 @@ export class CertRotator {
     for (const t of targets) {
       try {
         for (let attempt = 0; ; attempt++) {
-          let obj: Record<string, any>;
+          let obj: CABundleHolder;
           try {
-            obj = await this.o.api.request<Record<string, any>>({ path: t.path });
+            obj = await this.o.api.request<CABundleHolder>({ path: t.path });
           } catch (err) {
             if (httpStatusOf(err) === 404) {
               allThere = false;

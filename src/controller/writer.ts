@@ -64,7 +64,7 @@ function rethrow(err: unknown, what: string): never {
 function sameAnnotations(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
   const ka = Object.keys(a ?? {});
   if (ka.length !== Object.keys(b ?? {}).length) return false;
-  return ka.every((k) => Object.hasOwn(b ?? {}, k) && (b ?? {})[k] === (a ?? {})[k]);
+  return ka.every((k) => Object.hasOwn(b ?? {}, k) && b?.[k] === a?.[k]);
 }
 
 /** Options of KubeWriter. */

@@ -13,6 +13,7 @@
  * than crashing the core. Objects of the same kind, namespace and name (the same file given twice,
  * overlapping dumps) are collapsed to the last one read, as `kubectl apply` would leave them.
  */
+import type { Stats } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -113,7 +114,9 @@ function withoutDuplicates(all: readonly KubeObject[], warn: (message: string) =
   for (const at of byKey.values()) {
     if (at.length < 2) continue;
     const last = objects[at.at(-1)!]!;
-    at.slice(0, -1).forEach((i) => drop.add(i));
+    at.slice(0, -1).forEach((i) => {
+      drop.add(i);
+    });
     // node:util only when an object is repeated (about 3 ms to load on every start otherwise).
     const { isDeepStrictEqual } = process.getBuiltinModule('node:util');
     if (at.slice(0, -1).every((i) => isDeepStrictEqual(objects[i], last))) continue;
@@ -395,7 +398,7 @@ function yamlThrown(err: unknown, file: string, line: number): InputError {
 
 /** The files a `-f` path stands for: itself, or a directory's `*.yaml|*.yml|*.json` files, sorted. */
 async function expandPath(path: string): Promise<string[]> {
-  let info;
+  let info: Stats;
   try {
     info = await stat(path);
   } catch (err) {

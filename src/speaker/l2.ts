@@ -31,7 +31,7 @@ export function readLinks(sys = '/sys/class/net', ifInet6 = '/proc/net/if_inet6'
   try { v6 = readFileSync(ifInet6, 'utf8'); } catch { /* IPv6 disabled */ }
   for (const line of v6.split('\n')) {
     const [hex, idx, , scope, flags] = line.trim().split(/\s+/);
-    if (!hex || hex.length !== 32 || scope !== '20') continue;
+    if (hex?.length !== 32 || scope !== '20') continue;
     if (parseInt(flags ?? '0', 16) & (IFA_F_TENTATIVE | IFA_F_DADFAILED)) continue;
     const index = parseInt(idx ?? '', 16);
     if (!linkLocal.has(index)) linkLocal.set(index, ipv6At(Buffer.from(hex, 'hex'), 0));
@@ -331,7 +331,7 @@ export class RawL2Announcer implements L2Announcer {
     const protocol = ipFamily(ip) === 'ipv4' ? 'arp' : 'ndp';
     for (const r of this.responders.values()) {
       if (r.protocol !== protocol) continue;
-      if (!sets.some((s) => s === 'all' || (s !== null && s.includes(r.name)))) continue;
+      if (!sets.some((s) => s === 'all' || s?.includes(r.name))) continue;
       try {
         if (protocol === 'arp') {
           for (const f of gratuitousARP(ip, r.mac)) {

@@ -454,7 +454,7 @@ export class MemberlistMember implements Membership {
       this.drop('rateLimited', from.host);
       return;
     }
-    let decoded;
+    let decoded: ReturnType<typeof decodePacket>;
     try {
       decoded = decodePacket(buf, this.wire, allowance);
     } catch (e) {

@@ -122,7 +122,7 @@ function sameLabels(a: KubeObject | undefined, b: KubeObject | undefined): boole
   const la = a?.metadata?.labels ?? {};
   const lb = b?.metadata?.labels ?? {};
   const ka = Object.keys(la);
-  return ka.length === Object.keys(lb).length && ka.every((k) => Object.prototype.hasOwnProperty.call(lb, k) && lb[k] === la[k]);
+  return ka.length === Object.keys(lb).length && ka.every((k) => Object.hasOwn(lb, k) && lb[k] === la[k]);
 }
 
 /**

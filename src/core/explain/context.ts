@@ -147,7 +147,12 @@ function dedupeSelectors(list: readonly LabelSelector[] | null | undefined): Lab
     seen.add(key);
     const exprSeen = new Set<string>();
     const exprs = (sel.matchExpressions ?? []).map((e) => (e.values ? { ...e, values: [...new Set(e.values)] } : e))
-      .filter((e) => { const k = JSON.stringify([e.key, e.operator, [...(e.values ?? [])].sort()]); return exprSeen.has(k) ? false : (exprSeen.add(k), true); });
+      .filter((e) => {
+        const k = JSON.stringify([e.key, e.operator, [...(e.values ?? [])].sort()]);
+        if (exprSeen.has(k)) return false;
+        exprSeen.add(k);
+        return true;
+      });
     out.push(sel.matchExpressions ? { ...sel, matchExpressions: exprs } : sel);
   }
   return out;
@@ -157,9 +162,18 @@ function dedupeStrings(list: readonly string[] | null | undefined): string[] | n
   return list ? [...new Set(list)] : list;
 }
 
+/** The lists of an L2Advertisement's or BGPAdvertisement's spec that withoutRepeats deduplicates. */
+interface AdvertisementLists {
+  ipAddressPools?: readonly string[] | null;
+  ipAddressPoolSelectors?: readonly LabelSelector[] | null;
+  nodeSelectors?: readonly LabelSelector[] | null;
+  serviceSelectors?: readonly LabelSelector[] | null;
+  peers?: readonly string[] | null;
+}
+
 /** The state with repeated selector and list entries of pools and advertisements removed (selects exactly the same objects). */
 export function withoutRepeats(state: ClusterState): ClusterState {
-  const ads = <T extends { spec?: Record<string, any> }>(objs: readonly T[]): T[] => objs.map((o) => (o.spec ? {
+  const ads = <T extends { spec?: AdvertisementLists }>(objs: readonly T[]): T[] => objs.map((o) => (o.spec ? {
     ...o, spec: { ...o.spec,
       ...('ipAddressPools' in o.spec ? { ipAddressPools: dedupeStrings(o.spec.ipAddressPools) } : {}),
       ...('ipAddressPoolSelectors' in o.spec ? { ipAddressPoolSelectors: dedupeSelectors(o.spec.ipAddressPoolSelectors) } : {}),

@@ -182,7 +182,7 @@ function bgpViewOf(input: ExplainInput, service: Service, index: ElectionIndex, 
   const crByName = new Map(peerCRs.map((c) => [c.metadata?.name ?? '', c]));
   const nodes = index.nodes.map((info): BGPNodeView => {
     const g = configs.byNode.get(info.name);
-    if (!g || !g.result.ok) {
+    if (!g?.result.ok) {
       const error = g && !g.result.ok ? g.result.error.message : 'no configuration';
       return { node: info.name, decision: 'configRejected', detail: rejectedDetail(error), advertisements: [], peers: [], undelivered: [] };
     }

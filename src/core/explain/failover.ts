@@ -296,7 +296,7 @@ export function failoverFindings(b: FailoverBudget | null): Array<{ id: string; 
     id: 'no-failover', severity: 'warning',
     message: `no failover: ${b.text.replace(/^none: /, '').replace(', every Node counts as alive', '')}`,
     fix: b.memberlist.enabled === false
-      ? `${b.memberlist.source}: run the speakers with memberlist: --ml-bindaddr (METALLB_ML_BIND_ADDR from the pod IP, fieldRef status.podIP) and --ml-labels (METALLB_ML_LABELS, the speaker pods\' labels), as MetalLB\'s manifests do`
+      ? `${b.memberlist.source}: run the speakers with memberlist: --ml-bindaddr (METALLB_ML_BIND_ADDR from the pod IP, fieldRef status.podIP) and --ml-labels (METALLB_ML_LABELS, the speaker pods' labels), as MetalLB's manifests do`
       : 'give the memberlist config file a ProbeInterval above 0 (memberlist\'s LAN default is 1s)',
   }];
 }

@@ -252,7 +252,7 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
         : f.speakers.source === 'memberlist' ? 'memberlist members are named after their node (--node-name): a deleted Node, or a speaker started with the wrong node name'
           : 'the snapshot may lack some Node objects: include `kubectl get nodes -o yaml`' });
   }
-  if (speakersStep && speakersStep.kept.every((n) => !byName.has(n))) {
+  if (speakersStep?.kept.every((n) => !byName.has(n))) {
     const down = f.speakers.source === 'speaker-pods' ? speakerPodsDown(f.state) : null;
     out.push({ id: 'no-live-speakers', severity: 'error',
       message: f.speakers.source === 'flag' ? 'none of the nodes given with --speakers is a Node with a speaker'

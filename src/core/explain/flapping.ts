@@ -53,7 +53,41 @@ export interface Flapping {
   readonly cause: SpeakerRestarts | null;
 }
 
-type AnyEvent = Record<string, any>;
+/** The object an Event is about: `involvedObject` (core/v1) or `regarding` (events.k8s.io/v1). */
+interface EventObject {
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+}
+
+/**
+ * An Event as the API serves it, in either shape (core/v1 or events.k8s.io/v1), read from outside:
+ * the fields read here, each possibly absent or of another type.
+ */
+interface RawEvent {
+  reason?: unknown;
+  involvedObject?: EventObject;
+  regarding?: EventObject;
+  metadata?: { namespace?: string; creationTimestamp?: unknown };
+  message?: unknown;
+  note?: unknown;
+  series?: { count?: unknown; lastObservedTime?: unknown };
+  count?: unknown;
+  deprecatedCount?: unknown;
+  eventTime?: unknown;
+  firstTimestamp?: unknown;
+  deprecatedFirstTimestamp?: unknown;
+  lastTimestamp?: unknown;
+  deprecatedLastTimestamp?: unknown;
+}
+
+/** A pod's container status as the API serves it: the fields read here. */
+interface RawContainerStatus {
+  name?: unknown;
+  restartCount?: unknown;
+  lastState?: { terminated?: { reason?: unknown; finishedAt?: unknown } };
+}
 
 function timeOf(...values: unknown[]): number | null {
   for (const v of values) {
@@ -73,13 +107,13 @@ interface Folded {
 }
 
 /** nodeAssigned Events by `namespace/name` of their Service, per events list (explain runs once per Service: whois, whatif). */
-const byServiceCache = new WeakMap<readonly unknown[], Map<string, AnyEvent[]>>();
+const byServiceCache = new WeakMap<readonly unknown[], Map<string, RawEvent[]>>();
 
-function nodeAssignedByService(events: readonly unknown[]): Map<string, AnyEvent[]> {
+function nodeAssignedByService(events: readonly unknown[]): Map<string, RawEvent[]> {
   let m = byServiceCache.get(events);
   if (m) return m;
   m = new Map();
-  for (const raw of events as AnyEvent[]) {
+  for (const raw of events as (RawEvent | null | undefined)[]) {
     if (raw?.reason !== 'nodeAssigned') continue;
     const obj = raw.involvedObject ?? raw.regarding;
     if (!obj || (obj.kind && obj.kind !== 'Service')) continue;
@@ -100,7 +134,7 @@ function nodeAssignedEvents(state: Pick<ClusterState, 'events'>, service: Servic
   const out: Folded[] = [];
   for (const raw of nodeAssignedByService(state.events).get(`${ns}/${name}`) ?? []) {
     const obj = raw.involvedObject ?? raw.regarding;
-    if (uid && obj.uid && obj.uid !== uid) continue; // an earlier Service of the same name
+    if (uid && obj!.uid && obj!.uid !== uid) continue; // an earlier Service of the same name (nodeAssignedByService kept Events with an object only)
     const m = NODE_ASSIGNED_L2.exec(String(raw.message ?? raw.note ?? ''));
     if (!m) continue;
     const series = raw.series ?? {};
@@ -119,7 +153,7 @@ function speakerRestarts(state: Pick<ClusterState, 'pods'>, nodes: ReadonlySet<s
     if (!isSpeakerPod(pod)) continue;
     const node = pod.spec?.nodeName;
     if (!node || !nodes.has(node)) continue;
-    const statuses = ((pod as AnyEvent).status?.containerStatuses ?? []) as AnyEvent[];
+    const statuses = ((pod as { status?: { containerStatuses?: unknown } }).status?.containerStatuses ?? []) as (RawContainerStatus | null | undefined)[];
     const st = statuses.find((s) => s?.name === 'speaker') ?? [...statuses].sort((a, b) => Number(b?.restartCount ?? 0) - Number(a?.restartCount ?? 0))[0];
     const restarts = Number(st?.restartCount ?? 0);
     if (!(restarts > 0)) continue;

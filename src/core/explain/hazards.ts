@@ -102,7 +102,7 @@ function ordinaryInterfaces(statuses: ClusterState['serviceL2Statuses'], exclude
   for (const s of statuses) {
     for (const i of s.status?.interfaces ?? []) {
       const name = i?.name ?? '';
-      if (name && !riskyInterfaceKind(name) && !(exclude && exclude.test(name))) out.add(name);
+      if (name && !riskyInterfaceKind(name) && !exclude?.test(name)) out.add(name);
     }
   }
   return [...out];
@@ -207,7 +207,7 @@ export function configHazards(state: ClusterState, config: Config, metallbNamesp
   if (seen.length > 0) {
     const excl = exclusionInForce(state, metallbNamespace);
     const re = excludeRegExp(excl.patterns);
-    const left = seen.filter((x) => !(re && re.test(x.name)));
+    const left = seen.filter((x) => !re?.test(x.name));
     const open = state.l2Advertisements.filter((a) => (a.metadata?.namespace ?? metallbNamespace) === metallbNamespace && ((a.spec as { interfaces?: unknown } | undefined)?.interfaces as unknown[] | undefined ?? []).length === 0);
     const restricted = state.l2Advertisements.length > open.length;
     if (left.length > 0 && open.length > 0) {

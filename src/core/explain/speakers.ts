@@ -11,7 +11,7 @@
  * of groups, often one).
  */
 import { collectConfigErrors } from '../config/parse.ts';
-import { ConfigError } from '../errors.ts';
+import type { ConfigError } from '../errors.ts';
 import type { BGPAdvertisement, BGPPeer, ClusterState } from '../kube.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../kube.ts';
 import { compareStrings } from '../labels.ts';
