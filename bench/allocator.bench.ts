@@ -62,7 +62,9 @@ time(`release every other of ${N} services and reallocate them into a /16`, () =
   const services: Service[] = [];
   for (let i = 0; i < N; i++) {
     services.push({
-      apiVersion: 'v1', kind: 'Service', metadata: { name: `s${i}`, namespace: 'default' },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: `s${i}`, namespace: 'default' },
       spec: { type: 'LoadBalancer', clusterIPs: ['10.96.0.1'], ports: [{ protocol: 'TCP', port: 80 }] },
       ...(i % 2 === 0 ? { status: { loadBalancer: { ingress: [{ ip: `10.0.${(i >> 8) & 255}.${i & 255}` }] } } } : {}),
     });

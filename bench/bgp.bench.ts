@@ -9,9 +9,7 @@
  */
 import { startTestCluster } from '../test/integration/setup/cluster.ts';
 import { checkBGPTestBedPrerequisites, startBGPTestBed } from '../test/integration/setup/frr.ts';
-import {
-  DUAL_STACK_APISERVER_ARGS, TestAPI, dualStackService, spawnBGPSpeaker, spawnController, stopSpeaker, until,
-} from '../test/integration/setup/metallb-bgp.ts';
+import { DUAL_STACK_APISERVER_ARGS, TestAPI, dualStackService, spawnBGPSpeaker, spawnController, stopSpeaker, until } from '../test/integration/setup/metallb-bgp.ts';
 import type { KubeObject, Service } from '../src/core/kube.ts';
 
 const RUNS = Number(process.env.BGP_BENCH_RUNS ?? 3);

@@ -31,9 +31,7 @@ import type { Service } from '../src/core/kube.ts';
 import { startTestCluster } from '../test/integration/setup/cluster.ts';
 import { L2Testbed } from '../test/integration/setup/l2-testbed.ts';
 import { onProcessExit } from '../test/integration/setup/wait.ts';
-import {
-  ApiRelay, NS, SPEAKER_LABELS, createPod, deletePod, metallbBinariesMissing, startController, startSpeaker, type Component, type Kind,
-} from '../test/e2e/setup/metallb.ts';
+import { ApiRelay, NS, SPEAKER_LABELS, createPod, deletePod, metallbBinariesMissing, startController, startSpeaker, type Component, type Kind } from '../test/e2e/setup/metallb.ts';
 
 const SIZES = (process.env['BENCH_SIZES'] ?? '20,1000').split(',').map(Number);
 const NODES = (process.env['BENCH_NODES'] ?? '1').split(',').map(Number);
@@ -61,7 +59,9 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
 /** Samples `c`'s memory every 100 ms until stopped; `peak` is the highest VmHWM seen. */
 function sampler(c: Component): { peak: () => number; rss: () => number; stop: () => void } {
   let peak = 0;
-  const t = setInterval(() => { peak = Math.max(peak, memoryOf(c.proc.pid!).hwm); }, 100);
+  const t = setInterval(() => {
+    peak = Math.max(peak, memoryOf(c.proc.pid!).hwm);
+  }, 100);
   return { peak: () => Math.max(peak, memoryOf(c.proc.pid!).hwm), rss: () => memoryOf(c.proc.pid!).rss, stop: () => clearInterval(t) };
 }
 
@@ -81,9 +81,11 @@ async function settleAndStop(c: Component, mem: ReturnType<typeof sampler>, podN
 
 async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 const nameOf = (i: number): string => `svc-${String(i).padStart(4, '0')}`;
@@ -102,22 +104,37 @@ try {
   const post = (path: string, body: unknown): Promise<unknown> => api.request({ method: 'POST', path, body });
   await post('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE, labels: { 'kubernetes.io/hostname': NODE, 'kubernetes.io/os': 'linux' } } });
   await post(metallbPath(NS, 'ipaddresspools'), { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'bench' }, spec: { addresses: ['10.100.0.0/16'] } });
-  await post(metallbPath(NS, 'l2advertisements'), { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'bench' },
+  await post(metallbPath(NS, 'l2advertisements'), {
+    apiVersion: 'metallb.io/v1beta1',
+    kind: 'L2Advertisement',
+    metadata: { name: 'bench' },
     // n1 only: with memberlist off every Node is a candidate (MetalLB speakersForAds), so the other Nodes would win most Services
-    spec: { ipAddressPools: ['bench'], nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': NODE } }] } });
+    spec: { ipAddressPools: ['bench'], nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': NODE } }] },
+  });
 
   let created = 0;
   const createServices = async (n: number): Promise<void> => {
     const t0 = performance.now();
-    await pool([...Array(n - created).keys()].map((k) => k + created), 16, async (i) => {
-      await post(corePath(SVC_NS, 'services'), { apiVersion: 'v1', kind: 'Service', metadata: { name: nameOf(i) },
-        spec: { type: 'LoadBalancer', allocateLoadBalancerNodePorts: false, ports: [{ name: 'http', port: 80, protocol: 'TCP' }], selector: { app: nameOf(i) } } });
-      await post(`/apis/discovery.k8s.io/v1/namespaces/${SVC_NS}/endpointslices`, {
-        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${nameOf(i)}-1`, labels: { 'kubernetes.io/service-name': nameOf(i) } },
-        addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-        endpoints: [{ addresses: [`10.244.${i >> 8}.${i & 255}`], nodeName: NODE, conditions: { ready: true, serving: true, terminating: false } }],
-      }).catch(() => {}); // kept from an earlier round
-    });
+    await pool(
+      [...Array(n - created).keys()].map((k) => k + created),
+      16,
+      async (i) => {
+        await post(corePath(SVC_NS, 'services'), {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: nameOf(i) },
+          spec: { type: 'LoadBalancer', allocateLoadBalancerNodePorts: false, ports: [{ name: 'http', port: 80, protocol: 'TCP' }], selector: { app: nameOf(i) } },
+        });
+        await post(`/apis/discovery.k8s.io/v1/namespaces/${SVC_NS}/endpointslices`, {
+          apiVersion: 'discovery.k8s.io/v1',
+          kind: 'EndpointSlice',
+          metadata: { name: `${nameOf(i)}-1`, labels: { 'kubernetes.io/service-name': nameOf(i) } },
+          addressType: 'IPv4',
+          ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+          endpoints: [{ addresses: [`10.244.${i >> 8}.${i & 255}`], nodeName: NODE, conditions: { ready: true, serving: true, terminating: false } }],
+        }).catch(() => {}); // kept from an earlier round
+      },
+    );
     created = n;
     console.log(`setup: ${n} services (${(performance.now() - t0).toFixed(0)} ms)`);
   };
@@ -135,33 +152,64 @@ try {
   const createServicesWithAddresses = async (n: number): Promise<void> => {
     await createServices(n);
     const items = (await api.request<{ items: Service[] }>({ method: 'GET', path: corePath(SVC_NS, 'services') })).items;
-    await pool(items.filter((s) => !(s.status?.loadBalancer?.ingress ?? []).length), 16, async (s) => {
-      const i = Number(s.metadata!.name!.slice(4));
-      await api.request({ method: 'PATCH', path: corePath(SVC_NS, 'services', s.metadata!.name!), contentType: 'application/merge-patch+json',
-        body: { metadata: { annotations: { 'metallb.io/ip-allocated-from-pool': 'bench' } } } });
-      await api.request({ method: 'PATCH', path: `${corePath(SVC_NS, 'services', s.metadata!.name!)}/status`, contentType: 'application/merge-patch+json',
-        body: { status: { loadBalancer: { ingress: [{ ip: `10.100.${i >> 8}.${i & 255}`, ipMode: 'VIP' }] } } } });
-    });
+    await pool(
+      items.filter((s) => !(s.status?.loadBalancer?.ingress ?? []).length),
+      16,
+      async (s) => {
+        const i = Number(s.metadata!.name!.slice(4));
+        await api.request({
+          method: 'PATCH',
+          path: corePath(SVC_NS, 'services', s.metadata!.name!),
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { annotations: { 'metallb.io/ip-allocated-from-pool': 'bench' } } },
+        });
+        await api.request({
+          method: 'PATCH',
+          path: `${corePath(SVC_NS, 'services', s.metadata!.name!)}/status`,
+          contentType: 'application/merge-patch+json',
+          body: { status: { loadBalancer: { ingress: [{ ip: `10.100.${i >> 8}.${i & 255}`, ipMode: 'VIP' }] } } },
+        });
+      },
+    );
   };
-  const withAddress = async (): Promise<number> => (await api.request<{ items: Service[] }>({ method: 'GET', path: corePath(SVC_NS, 'services') }))
-    .items.filter((s) => (s.status?.loadBalancer?.ingress ?? []).length > 0).length;
+  const withAddress = async (): Promise<number> =>
+    (await api.request<{ items: Service[] }>({ method: 'GET', path: corePath(SVC_NS, 'services') })).items.filter((s) => (s.status?.loadBalancer?.ingress ?? []).length > 0).length;
 
   let nodes = 1;
   /** Nodes n2..n`k` (none has an endpoint): what a kubelet registers, minus images (dropped by the caches anyway). */
   const createNodes = async (k: number): Promise<void> => {
-    await pool([...Array(Math.max(0, k - nodes)).keys()].map((j) => j + nodes + 1), 16, (j) => post('/api/v1/nodes', {
-      apiVersion: 'v1', kind: 'Node',
-      metadata: { name: `n${j}`, labels: { 'kubernetes.io/hostname': `n${j}`, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
-        'node.kubernetes.io/instance-type': 'm5.large', 'topology.kubernetes.io/zone': `zone-${j % 3}` } },
-      spec: { podCIDR: `10.244.${j}.0/24`, podCIDRs: [`10.244.${j}.0/24`] },
-      status: {
-        addresses: [{ type: 'InternalIP', address: `192.0.2.${10 + j}` }, { type: 'Hostname', address: `n${j}` }],
-        capacity: { cpu: '2', memory: '8Gi', pods: '110' }, allocatable: { cpu: '2', memory: '7Gi', pods: '110' },
-        conditions: ['MemoryPressure', 'DiskPressure', 'PIDPressure'].map((type) => ({ type, status: 'False', reason: `KubeletHas${type === 'MemoryPressure' ? 'SufficientMemory' : 'No' + type}`, message: 'kubelet is posting ready status' }))
-          .concat([{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }]),
-        nodeInfo: { kubeletVersion: 'v1.33.0', containerRuntimeVersion: 'containerd://2.0.0', kernelVersion: '6.8.0', osImage: 'Ubuntu 24.04', architecture: 'amd64', operatingSystem: 'linux' },
-      },
-    }).catch(() => {}));
+    await pool(
+      [...Array(Math.max(0, k - nodes)).keys()].map((j) => j + nodes + 1),
+      16,
+      (j) =>
+        post('/api/v1/nodes', {
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: {
+            name: `n${j}`,
+            labels: {
+              'kubernetes.io/hostname': `n${j}`,
+              'kubernetes.io/os': 'linux',
+              'kubernetes.io/arch': 'amd64',
+              'node.kubernetes.io/instance-type': 'm5.large',
+              'topology.kubernetes.io/zone': `zone-${j % 3}`,
+            },
+          },
+          spec: { podCIDR: `10.244.${j}.0/24`, podCIDRs: [`10.244.${j}.0/24`] },
+          status: {
+            addresses: [
+              { type: 'InternalIP', address: `192.0.2.${10 + j}` },
+              { type: 'Hostname', address: `n${j}` },
+            ],
+            capacity: { cpu: '2', memory: '8Gi', pods: '110' },
+            allocatable: { cpu: '2', memory: '7Gi', pods: '110' },
+            conditions: ['MemoryPressure', 'DiskPressure', 'PIDPressure']
+              .map((type) => ({ type, status: 'False', reason: `KubeletHas${type === 'MemoryPressure' ? 'SufficientMemory' : 'No' + type}`, message: 'kubelet is posting ready status' }))
+              .concat([{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }]),
+            nodeInfo: { kubeletVersion: 'v1.33.0', containerRuntimeVersion: 'containerd://2.0.0', kernelVersion: '6.8.0', osImage: 'Ubuntu 24.04', architecture: 'amd64', operatingSystem: 'linux' },
+          },
+        }).catch(() => {}),
+    );
     nodes = Math.max(nodes, k);
   };
 
@@ -178,7 +226,10 @@ try {
       let converged = 0;
       while (performance.now() - start < 600_000) {
         if (!c.running) throw new Error(`${c.label} exited\n${c.tail()}`);
-        if (await withAddress() === n) { converged = performance.now() - start; break; }
+        if ((await withAddress()) === n) {
+          converged = performance.now() - start;
+          break;
+        }
         await sleep(250);
       }
       if (!converged) throw new Error(`${c.label}: not converged in 600 s\n${c.tail()}`);
@@ -205,7 +256,9 @@ try {
       const all = performance.now() - start;
       const { rest, peak } = await settleAndStop(c, mem, podName);
       await api.request({ method: 'DELETE', path: metallbPath(NS, 'servicel2statuses') });
-      rows.push(`speaker    ${kind.padEnd(10)} ${String(n).padStart(5)} services, ${String(k).padStart(3)} nodes: first decision ${(first / 1000).toFixed(2)} s, ${announced()}/${n} announced ${(all / 1000).toFixed(1)} s, peak ${MiB(peak)}, at rest ${MiB(rest)}`);
+      rows.push(
+        `speaker    ${kind.padEnd(10)} ${String(n).padStart(5)} services, ${String(k).padStart(3)} nodes: first decision ${(first / 1000).toFixed(2)} s, ${announced()}/${n} announced ${(all / 1000).toFixed(1)} s, peak ${MiB(peak)}, at rest ${MiB(rest)}`,
+      );
       console.log(rows.at(-1));
     }
   }

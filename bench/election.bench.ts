@@ -20,7 +20,8 @@ function workload(mixed: boolean) {
   for (let n = 0; n < NODES; n++) {
     const name = `worker-${String(n).padStart(3, '0')}.example.internal`;
     objs.push({
-      apiVersion: 'v1', kind: 'Node',
+      apiVersion: 'v1',
+      kind: 'Node',
       metadata: { name, labels: { 'kubernetes.io/hostname': name, zone: `z${n % 3}` } },
       status: { conditions: [{ type: 'Ready', status: 'True' }, ...(n % 97 === 0 ? [{ type: 'NetworkUnavailable', status: 'True' }] : [])] },
     });
@@ -28,7 +29,12 @@ function workload(mixed: boolean) {
   objs.push({ apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'pool', namespace: 'metallb-system' }, spec: { addresses: ['10.0.0.0/18', '2001:db8::/112'] } });
   if (mixed) {
     for (let z = 0; z < 3; z++) {
-      objs.push({ apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: `adv-z${z}`, namespace: 'metallb-system' }, spec: { nodeSelectors: [{ matchLabels: { zone: `z${z}` } }], interfaces: [`eth${z}`] } });
+      objs.push({
+        apiVersion: 'metallb.io/v1beta1',
+        kind: 'L2Advertisement',
+        metadata: { name: `adv-z${z}`, namespace: 'metallb-system' },
+        spec: { nodeSelectors: [{ matchLabels: { zone: `z${z}` } }], interfaces: [`eth${z}`] },
+      });
     }
   } else {
     objs.push({ apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'adv', namespace: 'metallb-system' }, spec: {} });
@@ -39,12 +45,15 @@ function workload(mixed: boolean) {
     const ip = `10.0.${s >> 8}.${s & 255}`;
     const ingress = mixed && s % 10 === 0 ? [{ ip }, { ip: `2001:db8::${s.toString(16)}` }] : [{ ip }];
     objs.push({
-      apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns, labels: { app: name } },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: ns, labels: { app: name } },
       spec: { type: 'LoadBalancer', externalTrafficPolicy: mixed && s % 2 === 0 ? 'Local' : 'Cluster', ports: [{ port: 80, protocol: 'TCP' }] },
       status: { loadBalancer: { ingress } },
     });
     objs.push({
-      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
       metadata: { name: `${name}-abc`, namespace: ns, labels: { 'kubernetes.io/service-name': name } },
       endpoints: [0, 1, 2].map((k) => ({
         addresses: [`192.168.${k}.${s & 255}`],
@@ -67,7 +76,11 @@ for (const mixed of [false, true]) {
   const label = mixed ? 'mixed' : 'cluster';
   const { state, config, speakers } = workload(mixed);
   let index = buildElectionIndex(state, speakers);
-  console.log(`index ${label} (${NODES} nodes, ${SERVICES} slices): ${time(() => { index = buildElectionIndex(state, speakers); }).toFixed(1)} ms`);
+  console.log(
+    `index ${label} (${NODES} nodes, ${SERVICES} slices): ${time(() => {
+      index = buildElectionIndex(state, speakers);
+    }).toFixed(1)} ms`,
+  );
 
   let announces = 0;
   const everyNode = (): void => {
@@ -87,15 +100,21 @@ for (const mixed of [false, true]) {
   const me = speakers[123];
   const speakerRuns: number[] = [];
   for (let i = 0; i < 3; i++) {
-    speakerRuns.push(time(() => {
-      for (const service of state.services) {
-        decideL2ForNode(electL2({ config, state, service, speakers, ignoreExcludeLB: false, index }), me);
-      }
-    }));
+    speakerRuns.push(
+      time(() => {
+        for (const service of state.services) {
+          decideL2ForNode(electL2({ config, state, service, speakers, ignoreExcludeLB: false, index }), me);
+        }
+      }),
+    );
   }
   console.log(`speaker ${label} on one node, ${SERVICES} services, best of 3: ${Math.min(...speakerRuns).toFixed(1)} ms`);
 
   // Without a prebuilt index (what a careless caller pays), 100 services only.
   const few = state.services.slice(0, 100);
-  console.log(`electL2 ${label} without index, 100 services: ${time(() => { for (const service of few) electL2({ config, state, service, speakers, ignoreExcludeLB: false }); }).toFixed(1)} ms`);
+  console.log(
+    `electL2 ${label} without index, 100 services: ${time(() => {
+      for (const service of few) electL2({ config, state, service, speakers, ignoreExcludeLB: false });
+    }).toFixed(1)} ms`,
+  );
 }

@@ -21,24 +21,59 @@ function snapshot(format: 'yaml' | 'json'): string {
     const labels: Record<string, string> = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' };
     if (i < 3) labels['node.kubernetes.io/exclude-from-external-load-balancers'] = '';
     else labels['node-role/worker'] = 'true';
-    items.push({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels, resourceVersion: String(1000 + i) },
-      status: { conditions: [{ type: 'NetworkUnavailable', status: 'False' }, { type: 'Ready', status: 'True' }] } });
-    items.push({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `speaker-${i}`, namespace: 'metallb-system', labels: { component: 'speaker', app: 'metallb' } },
-      spec: { nodeName: name }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } });
+    items.push({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, labels, resourceVersion: String(1000 + i) },
+      status: {
+        conditions: [
+          { type: 'NetworkUnavailable', status: 'False' },
+          { type: 'Ready', status: 'True' },
+        ],
+      },
+    });
+    items.push({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `speaker-${i}`, namespace: 'metallb-system', labels: { component: 'speaker', app: 'metallb' } },
+      spec: { nodeName: name },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    });
   }
   items.push({ apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'bench', namespace: 'metallb-system' }, spec: { addresses: ['10.100.0.0/16'] } });
-  items.push({ apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'workers', namespace: 'metallb-system' },
-    spec: { ipAddressPools: ['bench'], nodeSelectors: [{ matchLabels: { 'node-role/worker': 'true' } }] } });
+  items.push({
+    apiVersion: 'metallb.io/v1beta1',
+    kind: 'L2Advertisement',
+    metadata: { name: 'workers', namespace: 'metallb-system' },
+    spec: { ipAddressPools: ['bench'], nodeSelectors: [{ matchLabels: { 'node-role/worker': 'true' } }] },
+  });
   for (let i = 0; i < SERVICES; i++) {
     const name = `svc-${i}`;
     const ip = i % 10 === 9 ? undefined : `10.100.${i >> 8}.${i & 255}`;
-    items.push({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'bench', creationTimestamp: '2025-01-01T00:00:00Z' },
-      spec: { type: 'LoadBalancer', clusterIP: `10.96.${i >> 8}.${i & 255}`, selector: { app: name }, externalTrafficPolicy: i % 4 === 0 ? 'Local' : 'Cluster',
-        ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }] },
-      status: { loadBalancer: { ingress: ip ? [{ ip, ipMode: 'VIP' }] : [] } } });
-    items.push({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
+    items.push({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: 'bench', creationTimestamp: '2025-01-01T00:00:00Z' },
+      spec: {
+        type: 'LoadBalancer',
+        clusterIP: `10.96.${i >> 8}.${i & 255}`,
+        selector: { app: name },
+        externalTrafficPolicy: i % 4 === 0 ? 'Local' : 'Cluster',
+        ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }],
+      },
+      status: { loadBalancer: { ingress: ip ? [{ ip, ipMode: 'VIP' }] : [] } },
+    });
+    items.push({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      addressType: 'IPv4',
       metadata: { name: `${name}-abcde`, namespace: 'bench', labels: { 'kubernetes.io/service-name': name } },
-      endpoints: [0, 1].map((k) => ({ addresses: [`10.244.${k}.${i & 255}`], nodeName: `node-${String((i * 7 + k * 13) % NODES).padStart(3, '0')}`, conditions: { ready: true, serving: true, terminating: false } })) });
+      endpoints: [0, 1].map((k) => ({
+        addresses: [`10.244.${k}.${i & 255}`],
+        nodeName: `node-${String((i * 7 + k * 13) % NODES).padStart(3, '0')}`,
+        conditions: { ready: true, serving: true, terminating: false },
+      })),
+    });
   }
   const list = { apiVersion: 'v1', kind: 'List', items };
   return format === 'json' ? JSON.stringify(list) : stringify(list);
@@ -59,7 +94,9 @@ function timed(args: string[]): { wall: number; cpu: number; status: number | nu
 
 /** CPU time (user + system) of this process's waited-for children so far, from /proc/self/stat (ms). */
 function childCpuMs(): number {
-  const fields = readFileSync('/proc/self/stat', 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync('/proc/self/stat', 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   const ticks = Number(fields[13]) + Number(fields[14]); // cutime, cstime (fields 16, 17)
   return ticks * 10; // USER_HZ 100
 }

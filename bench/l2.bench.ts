@@ -11,7 +11,10 @@
  */
 import { L2Testbed, Harness, arpRoundTrips, measureFailover, sh, speakerMac } from '../test/integration/l2-netns.test.ts';
 
-const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!; };
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
 const fmt = (ms: number) => `${ms.toFixed(3)} ms`;
 
 const bed = new L2Testbed(`mltsb${process.pid}`, 2);
@@ -53,13 +56,16 @@ try {
   const times: number[] = [];
   a.announce('bench/failover', ['192.0.2.40']);
   bed.udp('192.0.2.40');
-  let cur = a, next = b;
+  let cur = a,
+    next = b;
   for (let i = 0; i < 5; i++) {
     await new Promise((r) => setTimeout(r, 1200)); // past the client's neighbor locktime (1 s)
     times.push(await measureFailover(bed, cur, next, '192.0.2.40', 'bench/failover'));
     [cur, next] = [next, cur];
   }
-  console.log(`l2 failover (new speaker announces → client neighbor entry has its MAC, ${speakerMac(1)} ⇄ ${speakerMac(2)}): median ${fmt(pct(times, 50))}, max ${fmt(Math.max(...times))} (seen by ip monitor neigh in the client)`);
+  console.log(
+    `l2 failover (new speaker announces → client neighbor entry has its MAC, ${speakerMac(1)} ⇄ ${speakerMac(2)}): median ${fmt(pct(times, 50))}, max ${fmt(Math.max(...times))} (seen by ip monitor neigh in the client)`,
+  );
 } finally {
   await Promise.all(hs.map((h) => h.stop()));
   bed.destroy();

@@ -31,7 +31,10 @@ if (process.argv[2] === 'member') {
   await new Promise(() => {});
 }
 
-interface Proc { proc: ChildProcess; http: string }
+interface Proc {
+  proc: ChildProcess;
+  http: string;
+}
 async function goPeer(name: string, ip: string, joinIp?: string): Promise<Proc> {
   const args = ['-name', name, '-bind', ip, '-port', String(PORT), '-http', '127.0.0.1:0'];
   if (joinIp) args.push('-join', `${joinIp}:${PORT}`);
@@ -96,7 +99,15 @@ function procStat(pid: number): { cpuTicks: number; rssMB: number } {
 // per-event cost of indirect pings (not touching the member table) in the N-member state.
 for (const N of [5_000, 20_000, 65_000]) {
   const s0 = createSwimState(LAN_CONFIG, { name: 'bench', addr: Uint8Array.from([127, 0, 0, 1]), port: 7946 }, 0, 1);
-  const nodes = Array.from({ length: N }, (_, i) => ({ name: `fake-${i}`, addr: Uint8Array.from([10, (i >> 16) & 255, (i >> 8) & 255, i & 255]), port: 7946, meta: null, incarnation: 1, state: 0, vsn: Uint8Array.from(METALLB_VSN) }));
+  const nodes = Array.from({ length: N }, (_, i) => ({
+    name: `fake-${i}`,
+    addr: Uint8Array.from([10, (i >> 16) & 255, (i >> 8) & 255, i & 255]),
+    port: 7946,
+    meta: null,
+    incarnation: 1,
+    state: 0,
+    vsn: Uint8Array.from(METALLB_VSN),
+  }));
   const q = s0.broadcasts;
   let t = performance.now();
   let s = step(s0, { type: 'merge', nodes }, 1).state;
@@ -104,7 +115,12 @@ for (const N of [5_000, 20_000, 65_000]) {
   const mergeOps = q.ops;
   const K = 10_200;
   t = performance.now();
-  for (let i = 0; i < K; i++) s = step(s, { type: 'message', msg: { type: 'indirectPing', seqNo: i, target: Uint8Array.from([127, 5, i >> 8, i & 255]), port: 9, node: 'x', nack: true }, from: { host: '127.0.0.9', port: 7946 } }, 2).state;
+  for (let i = 0; i < K; i++)
+    s = step(
+      s,
+      { type: 'message', msg: { type: 'indirectPing', seqNo: i, target: Uint8Array.from([127, 5, i >> 8, i & 255]), port: 9, node: 'x', nack: true }, from: { host: '127.0.0.9', port: 7946 } },
+      2,
+    ).state;
   const perEventUs = ((performance.now() - t) * 1000) / K;
   console.log(`memberlist swim, ${N} members: merge of ${N} alive states ${mergeMs.toFixed(0)} ms (${mergeOps} broadcast-queue operations); ${K} indirect pings afterwards ${perEventUs.toFixed(1)} µs/event`);
 }
@@ -132,7 +148,9 @@ const windowMs = 20_000;
 await sleep(windowMs);
 const b = { ts: procStat(child.pid!), go: procStat(measured.proc.pid!) };
 const pct = (x: number, y: number): string => (((y - x) / 100 / (windowMs / 1000)) * 100).toFixed(1);
-console.log(`memberlist 50 members (${converged ? 'converged' : 'NOT converged'}): metallb-ts member CPU ${pct(a.ts.cpuTicks, b.ts.cpuTicks)}% of a core, RSS ${b.ts.rssMB.toFixed(0)} MB; Go member CPU ${pct(a.go.cpuTicks, b.go.cpuTicks)}%, RSS ${b.go.rssMB.toFixed(0)} MB`);
+console.log(
+  `memberlist 50 members (${converged ? 'converged' : 'NOT converged'}): metallb-ts member CPU ${pct(a.ts.cpuTicks, b.ts.cpuTicks)}% of a core, RSS ${b.ts.rssMB.toFixed(0)} MB; Go member CPU ${pct(a.go.cpuTicks, b.go.cpuTicks)}%, RSS ${b.go.rssMB.toFixed(0)} MB`,
+);
 child.kill('SIGKILL');
 for (const p of big) p.proc.kill('SIGKILL');
 process.exit(0);

@@ -12,9 +12,7 @@
  * Also the cluster's start-up and deploy/'s roll-out. Needs root and `bash test/setup.sh`.
  */
 import { realNodeSkipReason, startNodeCluster } from '../test/integration/setup/node-cluster.ts';
-import {
-  NeighbourWatch, createL2Service, installMetallb, metallbImageArchive, speakerPodOn, touch, untilAgreed, untilValue,
-} from '../test/integration/setup/node-metallb.ts';
+import { NeighbourWatch, createL2Service, installMetallb, metallbImageArchive, speakerPodOn, touch, untilAgreed, untilValue } from '../test/integration/setup/node-metallb.ts';
 
 const RUNS = Number(process.env.REAL_NODE_BENCH_RUNS ?? 3);
 const skip = realNodeSkipReason();

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 const dir = import.meta.dirname;
 const only = process.argv.slice(2);
 let failed = 0;
-for (const file of readdirSync(dir).filter((f) => f.endsWith('.bench.ts')).sort()) {
+for (const file of readdirSync(dir)
+  .filter((f) => f.endsWith('.bench.ts'))
+  .sort()) {
   if (only.length && !only.some((o) => file.includes(o))) continue;
   console.log(`== ${file}`);
   const r = spawnSync(process.execPath, ['--expose-gc', join(dir, file)], { stdio: 'inherit' });

@@ -22,7 +22,24 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { baseEntries, debianPackages, normalMode } from './base.ts';
@@ -58,7 +75,10 @@ export interface BuildOptions {
 /** A build error the CLI prints as one line (exit 2): something to fix on the machine or in the tree. */
 export class ImageBuildError extends Error {}
 
-export interface PackageSize { name: string; bytes: number }
+export interface PackageSize {
+  name: string;
+  bytes: number;
+}
 
 export interface BuildResult {
   archive: string;
@@ -103,7 +123,7 @@ function fileSha256(path: string): string {
   const fd = openSync(path, 'r');
   try {
     const buf = Buffer.allocUnsafe(4 << 20);
-    for (let n: number; (n = readSync(fd, buf, 0, buf.length, null)) > 0;) h.update(buf.subarray(0, n));
+    for (let n: number; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) h.update(buf.subarray(0, n));
   } finally {
     closeSync(fd);
   }
@@ -148,7 +168,10 @@ function productionInstall(root: string, cacheDir: string, log: (l: string) => v
   writeFileSync(join(tmp, 'package.json'), stagedJson);
   writeFileSync(join(tmp, 'package-lock.json'), lock);
   const r = spawnSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd: tmp, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: tmp,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (r.error || r.status !== 0) {
     rmSync(tmp, { recursive: true, force: true });
@@ -235,7 +258,9 @@ function sizesByLocation(kept: PruneResult['kept']): Map<string, number> {
  * (nearest node_modules up the tree) over the lock's package locations.
  */
 function dependencyClosures(root: string, nodeModules: string, sizes: Map<string, number>): PackageSize[] {
-  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>; dev?: boolean }> };
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>; dev?: boolean }>;
+  };
   const pkgs = lock.packages;
   const resolveFrom = (loc: string, name: string): string | null => {
     // loc: 'node_modules/a/node_modules/b'; candidates: its own node_modules, then each parent's.
@@ -249,20 +274,22 @@ function dependencyClosures(root: string, nodeModules: string, sizes: Map<string
     }
   };
   const rootDeps = Object.keys(pkgs['']?.dependencies ?? {}).sort();
-  return rootDeps.map((dep) => {
-    const seen = new Set<string>();
-    const stack = [resolveFrom('', dep)];
-    while (stack.length) {
-      const loc = stack.pop();
-      if (!loc || seen.has(loc)) continue;
-      seen.add(loc);
-      const p = pkgs[loc]!;
-      for (const name of Object.keys({ ...p.dependencies, ...p.optionalDependencies })) stack.push(resolveFrom(loc, name));
-    }
-    let bytes = 0;
-    for (const loc of seen) bytes += sizes.get(loc.replace(/^node_modules\//, '')) ?? 0;
-    return { name: `${dep} (${seen.size} packages)`, bytes };
-  }).sort((a, b) => b.bytes - a.bytes);
+  return rootDeps
+    .map((dep) => {
+      const seen = new Set<string>();
+      const stack = [resolveFrom('', dep)];
+      while (stack.length) {
+        const loc = stack.pop();
+        if (!loc || seen.has(loc)) continue;
+        seen.add(loc);
+        const p = pkgs[loc]!;
+        for (const name of Object.keys({ ...p.dependencies, ...p.optionalDependencies })) stack.push(resolveFrom(loc, name));
+      }
+      let bytes = 0;
+      for (const loc of seen) bytes += sizes.get(loc.replace(/^node_modules\//, '')) ?? 0;
+      return { name: `${dep} (${seen.size} packages)`, bytes };
+    })
+    .sort((a, b) => b.bytes - a.bytes);
 }
 
 /** What goes into the layers, before parent directories are added. */
@@ -311,27 +338,33 @@ export function layerSpecs(i: LayerInput): [name: string, entries: TarEntry[]][]
   const specs: [string, TarEntry[]][] = [
     ['base', i.base],
     ['node', [file(NODE_PATH.slice(1), i.node, 0o755)]],
-    ['deps', [
-      { type: 'dir', path: app('node_modules'), mode: 0o755 },
-      ...i.kept.map((e): TarEntry => {
-        const path = app(`node_modules/${e.rel}`);
-        if (e.type === 'dir') return { type: 'dir', path, mode: 0o755 };
-        if (e.type === 'symlink') return { type: 'symlink', path, target: readlinkSync(join(i.nodeModules, e.rel)) };
-        return { type: 'file', path, mode: normalMode(e.mode), size: e.size, source: { file: join(i.nodeModules, e.rel) } };
-      }),
-      file(app('native/build/l2.node'), i.addon, 0o755),
-    ]],
-    ['app', [
-      file(app('package.json'), join(i.root, 'package.json'), 0o644),
-      file(app('package-lock.json'), join(i.root, 'package-lock.json'), 0o644),
-      { type: 'dir', path: app('bin'), mode: 0o755 },
-      ...treeEntries(join(i.root, 'bin'), app('bin')),
-      { type: 'dir', path: app('src'), mode: 0o755 },
-      ...treeEntries(join(i.root, 'src'), app('src')),
-      // read-only for everyone: the root file system is (deploy/), Node only reads it
-      { type: 'dir', path: app(COMPILE_CACHE_DIR), mode: 0o555 },
-      ...treeEntries(i.compileCache, app(COMPILE_CACHE_DIR)).map((e): TarEntry => (e.type === 'dir' ? { ...e, mode: 0o555 } : e.type === 'file' ? { ...e, mode: 0o444 } : e)),
-    ]],
+    [
+      'deps',
+      [
+        { type: 'dir', path: app('node_modules'), mode: 0o755 },
+        ...i.kept.map((e): TarEntry => {
+          const path = app(`node_modules/${e.rel}`);
+          if (e.type === 'dir') return { type: 'dir', path, mode: 0o755 };
+          if (e.type === 'symlink') return { type: 'symlink', path, target: readlinkSync(join(i.nodeModules, e.rel)) };
+          return { type: 'file', path, mode: normalMode(e.mode), size: e.size, source: { file: join(i.nodeModules, e.rel) } };
+        }),
+        file(app('native/build/l2.node'), i.addon, 0o755),
+      ],
+    ],
+    [
+      'app',
+      [
+        file(app('package.json'), join(i.root, 'package.json'), 0o644),
+        file(app('package-lock.json'), join(i.root, 'package-lock.json'), 0o644),
+        { type: 'dir', path: app('bin'), mode: 0o755 },
+        ...treeEntries(join(i.root, 'bin'), app('bin')),
+        { type: 'dir', path: app('src'), mode: 0o755 },
+        ...treeEntries(join(i.root, 'src'), app('src')),
+        // read-only for everyone: the root file system is (deploy/), Node only reads it
+        { type: 'dir', path: app(COMPILE_CACHE_DIR), mode: 0o555 },
+        ...treeEntries(i.compileCache, app(COMPILE_CACHE_DIR)).map((e): TarEntry => (e.type === 'dir' ? { ...e, mode: 0o555 } : e.type === 'file' ? { ...e, mode: 0o444 } : e)),
+      ],
+    ],
   ];
   // Every APP_PATHS entry is in some layer (test/unit/image-dockerfile.test.ts checks the Dockerfile's side).
   for (const p of APP_PATHS) if (!specs.some(([, es]) => es.some((e) => e.path === app(p)))) throw new Error(`layout: ${p} is in no layer`);
@@ -423,7 +456,10 @@ export async function buildImage(o: BuildOptions): Promise<BuildResult> {
       installedBytes,
       imageBytes: tree.kept.reduce((n, e) => n + e.size, 0),
       droppedByReason: droppedByReason(tree.dropped),
-      biggest: [...byName].map(([n, bytes]) => ({ name: n, bytes })).sort((a, b) => b.bytes - a.bytes).slice(0, 10),
+      biggest: [...byName]
+        .map(([n, bytes]) => ({ name: n, bytes }))
+        .sort((a, b) => b.bytes - a.bytes)
+        .slice(0, 10),
       dependencies: dependencyClosures(root, nodeModules, sizes),
     },
     baseFiles: base.hostFiles,
@@ -442,11 +478,18 @@ export function summary(r: BuildResult): string {
   for (const l of r.layers) lines.push(`  ${l.name.padEnd(5)} ${MB(l.size).padStart(11)} ${MB(l.uncompressedSize).padStart(13)} ${String(l.entries).padStart(8)}${l.cached ? '  (cached)' : ''}`);
   lines.push(`  total ${MB(total.c).padStart(11)} ${MB(total.u).padStart(13)}`);
   lines.push(`node ${r.node.version}: ${MB(r.node.bytes)}${r.node.strippedBytes === null ? ' (not stripped)' : `, stripped ${MB(r.node.strippedBytes)}`}`);
-  lines.push(`node_modules: ${MB(r.nodeModules.installedBytes)} installed, ${MB(r.nodeModules.imageBytes)} in the image${r.nodeModules.droppedByReason.length ? ` (left out: ${r.nodeModules.droppedByReason.map(([k, b]) => `${k} ${MB(b)}`).join(', ')})` : ''}`);
+  lines.push(
+    `node_modules: ${MB(r.nodeModules.installedBytes)} installed, ${MB(r.nodeModules.imageBytes)} in the image${r.nodeModules.droppedByReason.length ? ` (left out: ${r.nodeModules.droppedByReason.map(([k, b]) => `${k} ${MB(b)}`).join(', ')})` : ''}`,
+  );
   lines.push(`  biggest packages: ${r.nodeModules.biggest.map((p) => `${p.name} ${MB(p.bytes)}`).join(', ')}`);
   lines.push(`  with their dependencies: ${r.nodeModules.dependencies.map((p) => `${p.name} ${MB(p.bytes)}`).join(', ')}`);
   lines.push(`base: ${r.baseFiles.join(' ')}`);
-  lines.push(`time: ${(r.timingsMs.total! / 1000).toFixed(1)} s (${Object.entries(r.timingsMs).filter(([k]) => k !== 'total').map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')})`);
+  lines.push(
+    `time: ${(r.timingsMs.total! / 1000).toFixed(1)} s (${Object.entries(r.timingsMs)
+      .filter(([k]) => k !== 'total')
+      .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
+      .join(', ')})`,
+  );
   lines.push(`import: ctr -n k8s.io images import ${r.archive}`);
   return lines.join('\n');
 }
@@ -487,12 +530,23 @@ export async function cli(argv: readonly string[]): Promise<number> {
     else if (a === '--gzip-level') gzipLevel = Number(value());
     else if (a === '--json') json = true;
     else if (a === '--no-layer-cache') layerCache = false;
-    else if (a === '-h' || a === '--help') { process.stdout.write(`${USAGE}\n`); return 0; }
-    else { process.stderr.write(`image: unknown argument ${a}\n${USAGE}\n`); return 2; }
+    else if (a === '-h' || a === '--help') {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    } else {
+      process.stderr.write(`image: unknown argument ${a}\n${USAGE}\n`);
+      return 2;
+    }
   }
-  if (!Number.isInteger(gzipLevel) || gzipLevel < 1 || gzipLevel > 9) { process.stderr.write('image: --gzip-level must be 1-9\n'); return 2; }
+  if (!Number.isInteger(gzipLevel) || gzipLevel < 1 || gzipLevel > 9) {
+    process.stderr.write('image: --gzip-level must be 1-9\n');
+    return 2;
+  }
   const sde = process.env.SOURCE_DATE_EPOCH;
-  if (sde !== undefined && !/^\d+$/.test(sde)) { process.stderr.write(`image: SOURCE_DATE_EPOCH must be a number of seconds, not ${sde}\n`); return 2; }
+  if (sde !== undefined && !/^\d+$/.test(sde)) {
+    process.stderr.write(`image: SOURCE_DATE_EPOCH must be a number of seconds, not ${sde}\n`);
+    return 2;
+  }
   root = resolve(root);
   const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
   const result = await buildImage({
@@ -511,12 +565,17 @@ export async function cli(argv: readonly string[]): Promise<number> {
 }
 
 if (import.meta.main) {
-  cli(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (err: unknown) => {
-    if (err instanceof ImageBuildError) {
-      process.stderr.write(`image: ${err.message}\n`);
-      process.exitCode = 2;
-    } else {
-      throw err;
-    }
-  });
+  cli(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      if (err instanceof ImageBuildError) {
+        process.stderr.write(`image: ${err.message}\n`);
+        process.exitCode = 2;
+      } else {
+        throw err;
+      }
+    },
+  );
 }

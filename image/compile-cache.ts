@@ -98,7 +98,8 @@ function warmUp(node: string, flags: string[], app: string, cache: string, scrip
   let r: ReturnType<typeof spawnSync>;
   try {
     r = spawnSync(node, [...flags, '--input-type=module', '-e', script], {
-      cwd: app, stdio: ['ignore', 'ignore', fd],
+      cwd: app,
+      stdio: ['ignore', 'ignore', fd],
       env: { PATH: process.env.PATH, NODE_COMPILE_CACHE: own, NODE_COMPILE_CACHE_PORTABLE: '1', NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
     });
   } finally {
@@ -132,7 +133,9 @@ export function buildCompileCache(o: { node: string; app: string; log?: (line: s
   const bin = readFileSync(join(app, 'bin/metallb-ts'), 'utf8');
   daemonNodeFlags(bin); // throws when a daemon's line is not found: its flags would be missed
   const cli = join(app, 'src/cli.ts');
-  const modules = tsFiles(join(app, 'src')).filter((f) => f !== cli).map((f) => pathToFileURL(f).href);
+  const modules = tsFiles(join(app, 'src'))
+    .filter((f) => f !== cli)
+    .map((f) => pathToFileURL(f).href);
   const script = `for (const m of ${JSON.stringify(modules)}) await import(m);
 process.argv = [process.argv[0], ${JSON.stringify(cli)}, '--version'];
 await import(${JSON.stringify(pathToFileURL(cli).href)});`;

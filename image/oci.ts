@@ -17,7 +17,11 @@ export const MEDIA = {
   layer: 'application/vnd.oci.image.layer.v1.tar+gzip',
 } as const;
 
-export interface Descriptor { mediaType: string; digest: string; size: number }
+export interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+}
 
 /** A written layer blob. */
 export interface Layer {
@@ -95,7 +99,11 @@ export async function writeLayer(name: string, entries: readonly TarEntry[], opt
   try {
     const gz = createGzip({ level: opts.gzipLevel, memLevel: 9, chunkSize: 1 << 20 });
     const done = new Promise<void>((resolve, reject) => {
-      gz.on('data', (c: Buffer) => { blobHash.update(c); size += c.length; writeSync(fd, c); });
+      gz.on('data', (c: Buffer) => {
+        blobHash.update(c);
+        size += c.length;
+        writeSync(fd, c);
+      });
       gz.on('end', resolve);
       gz.on('error', reject);
     });
@@ -164,11 +172,13 @@ export async function writeArchive(out: string, name: string, layers: readonly L
   const index = jsonBlob(MEDIA.index, {
     schemaVersion: 2,
     mediaType: MEDIA.index,
-    manifests: [{
-      ...manifest.descriptor,
-      platform: { architecture: config.architecture, os: config.os },
-      annotations: { 'io.containerd.image.name': name, 'org.opencontainers.image.ref.name': tag },
-    }],
+    manifests: [
+      {
+        ...manifest.descriptor,
+        platform: { architecture: config.architecture, os: config.os },
+        annotations: { 'io.containerd.image.name': name, 'org.opencontainers.image.ref.name': tag },
+      },
+    ],
   });
   const file = (path: string, bytes: Buffer): TarEntry => ({ type: 'file', path, mode: 0o644, size: bytes.length, source: { bytes } });
   const entries: TarEntry[] = [

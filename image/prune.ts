@@ -42,7 +42,8 @@ export function pruneReason(rel: string, isDir: boolean): string | null {
   if (/\.(md|markdown)$/i.test(base)) return 'documentation';
   if (/\.bare$/.test(base)) return 'Bare runtime addons';
   if (/\.(c|h|cc|cpp)$/.test(base) || base === 'CMakeLists.txt') return 'C sources';
-  if (/^(\.eslintrc.*|\.eslintignore|\.nycrc.*|\.travis\.yml|\.codeclimate\.yml|\.npmignore|\.nvmrc|\.mailmap|\.prettierrc.*|\.editorconfig|\.jshintrc|\.gitattributes|tsconfig(\..*)?\.json)$/.test(base)) return 'tooling';
+  if (/^(\.eslintrc.*|\.eslintignore|\.nycrc.*|\.travis\.yml|\.codeclimate\.yml|\.npmignore|\.nvmrc|\.mailmap|\.prettierrc.*|\.editorconfig|\.jshintrc|\.gitattributes|tsconfig(\..*)?\.json)$/.test(base))
+    return 'tooling';
   return null;
 }
 
@@ -129,8 +130,14 @@ export function entryPoints(dir: string): Set<string> {
       else if (pkg.bin && typeof pkg.bin === 'object') for (const v of Object.values(pkg.bin)) if (typeof v === 'string') add(v);
       const targets = (v: unknown, key: string): void => {
         if (key === 'types' || key === 'typings') return;
-        if (typeof v === 'string') { if (!v.includes('*')) add(v); return; }
-        if (Array.isArray(v)) { for (const x of v) targets(x, ''); return; }
+        if (typeof v === 'string') {
+          if (!v.includes('*')) add(v);
+          return;
+        }
+        if (Array.isArray(v)) {
+          for (const x of v) targets(x, '');
+          return;
+        }
         if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) targets(x, k);
       };
       targets(pkg.exports, '');
@@ -175,5 +182,9 @@ if (import.meta.main) {
   const { dropped } = pruneTree(dir);
   for (const d of dropped) rmSync(join(dir, d.rel), { recursive: true, force: true });
   const total = dropped.reduce((n, d) => n + d.bytes, 0);
-  process.stdout.write(`image/prune.ts: removed ${dropped.length} paths, ${(total / 1e6).toFixed(1)} MB from ${dir} (${droppedByReason(dropped).map(([r, b]) => `${r} ${(b / 1e6).toFixed(1)} MB`).join(', ')})\n`);
+  process.stdout.write(
+    `image/prune.ts: removed ${dropped.length} paths, ${(total / 1e6).toFixed(1)} MB from ${dir} (${droppedByReason(dropped)
+      .map(([r, b]) => `${r} ${(b / 1e6).toFixed(1)} MB`)
+      .join(', ')})\n`,
+  );
 }

@@ -144,8 +144,14 @@ export interface ReadEntry {
 /** Parses an uncompressed tar (ustar + PAX `path`/`linkpath`), for checking what the writer wrote. */
 export function readTar(buf: Buffer): ReadEntry[] {
   const out: ReadEntry[] = [];
-  const cstr = (b: Buffer): string => { const i = b.indexOf(0); return b.subarray(0, i < 0 ? b.length : i).toString('utf8'); };
-  const num = (b: Buffer): number => { const s = cstr(b).trim(); return s === '' ? 0 : parseInt(s, 8); };
+  const cstr = (b: Buffer): string => {
+    const i = b.indexOf(0);
+    return b.subarray(0, i < 0 ? b.length : i).toString('utf8');
+  };
+  const num = (b: Buffer): number => {
+    const s = cstr(b).trim();
+    return s === '' ? 0 : parseInt(s, 8);
+  };
   let off = 0;
   let pax: Record<string, string> = {};
   while (off + BLOCK <= buf.length) {
@@ -157,7 +163,7 @@ export function readTar(buf: Buffer): ReadEntry[] {
     off += BLOCK + Math.ceil(size / BLOCK) * BLOCK;
     if (flag === 'x') {
       pax = {};
-      for (let p = 0; p < data.length;) {
+      for (let p = 0; p < data.length; ) {
         const sp = data.indexOf(0x20, p);
         const len = Number(data.subarray(p, sp).toString('ascii'));
         const kv = data.subarray(sp + 1, p + len - 1).toString('utf8');

@@ -66,13 +66,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     // A command named first gets a program with that command only: a daemon never loads the
     // diagnostics layer, explain never loads the other commands (see commands/program.ts).
-    const [commander, frame, { setSnapshotWarningHandler }] = await Promise.all([
-      import('commander'), import('./commands/program.ts'), import('./kube/snapshot.ts'),
-    ]);
+    const [commander, frame, { setSnapshotWarningHandler }] = await Promise.all([import('commander'), import('./commands/program.ts'), import('./kube/snapshot.ts')]);
     CommanderError = commander.CommanderError;
     oneLine = frame.oneLine;
     // The snapshot loader's warnings (objects defined twice with different contents): one line each.
-    setSnapshotWarningHandler((message) => { process.stderr.write(`metallb-ts: warning: ${oneLine(message)}\n`); });
+    setSnapshotWarningHandler((message) => {
+      process.stderr.write(`metallb-ts: warning: ${oneLine(message)}\n`);
+    });
     const single = frame.singleCommandOf(argv);
     const program = single ? await frame.buildCommandProgram(single) : (await import('./commands/index.ts')).buildProgram();
     await program.parseAsync([...argv], { from: 'user' });
@@ -92,7 +92,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`metallb-ts: the package ${pkg} is not installed (a runtime dependency); run npm ci in ${ROOT}\n`);
       return EXIT_BAD_INPUT;
     }
-    process.stderr.write(`metallb-ts: internal error (this is a bug):\n${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(`metallb-ts: internal error (this is a bug):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return EXIT_CRASH;
   }
 }

@@ -13,10 +13,7 @@ import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
 import { palette } from '../render/color.ts';
 import { writeResult } from '../render/output.ts';
 import { PENDING, renderTable } from '../render/table.ts';
-import {
-  addFilenameOption, addNamespaceOption, addOutputOption, loadState, rejectedConfig,
-  type OutputOptions, type StateOptions,
-} from './options.ts';
+import { addFilenameOption, addNamespaceOption, addOutputOption, loadState, rejectedConfig, type OutputOptions, type StateOptions } from './options.ts';
 
 /** What `allocate` asks the core. */
 export interface AllocateRequest {
@@ -100,7 +97,10 @@ export function allocateDryRun(state: ClusterState, req: AllocateRequest = {}): 
     .filter((s) => req.namespace === undefined || s.namespace === req.namespace);
   const shown = new Set(services.map((x) => x.service));
   return {
-    services, pools: [...result.pools], passes: result.passes, ...(result.passLimitReached ? { passLimitReached: true as const } : {}),
+    services,
+    pools: [...result.pools],
+    passes: result.passes,
+    ...(result.passLimitReached ? { passLimitReached: true as const } : {}),
     defaulted: defaulted.filter((d) => shown.has(d.service)),
   };
 }
@@ -144,12 +144,14 @@ function eventsText(s: AllocateServiceReport): string {
  * line when the passes stopped at their limit.
  */
 export function allocateTable(report: AllocateReport, wide: boolean, color = palette()): string {
-  const change = (c: AllocationChange) =>
-    c === 'pending' || c === 'cleared' ? color.red(c) : c === 'changed' ? color.yellow(c) : c === 'allocated' ? color.green(c) : c;
-  const svcColumns = ['service', { header: 'external-ip', placeholder: PENDING }, 'pool', 'change', 'message',
-    ...(wide ? ['current-ip', 'events', 'note'] : [])];
+  const change = (c: AllocationChange) => (c === 'pending' || c === 'cleared' ? color.red(c) : c === 'changed' ? color.yellow(c) : c === 'allocated' ? color.green(c) : c);
+  const svcColumns = ['service', { header: 'external-ip', placeholder: PENDING }, 'pool', 'change', 'message', ...(wide ? ['current-ip', 'events', 'note'] : [])];
   const svcRows = report.services.map((s) => [
-    s.service, s.ips.join(','), s.pool, change(s.change), messageOf(s, report.defaulted.find((d) => d.service === s.service)?.refused),
+    s.service,
+    s.ips.join(','),
+    s.pool,
+    change(s.change),
+    messageOf(s, report.defaulted.find((d) => d.service === s.service)?.refused),
     ...(wide ? [s.currentIPs.join(','), eventsText(s), s.nondeterministic] : []),
   ]);
   const services = renderTable(svcColumns, svcRows, 'No LoadBalancer services found.');
@@ -161,9 +163,13 @@ export function allocateTable(report: AllocateReport, wide: boolean, color = pal
   const limit = report.passLimitReached
     ? `\n${color.yellow('Stopped')} after ${report.passes} pass${report.passes === 1 ? '' : 'es'} while a Service still asked MetalLB to reprocess every Service: MetalLB's controller keeps going (with a growing backoff), so the addresses above are where the dry run stopped, not where MetalLB ends\n`
     : '';
-  const defaults = report.defaulted.map((d) => (d.refused
-    ? `${color.yellow('Not defaulted')}: ${d.service} has no cluster IPs and the API server would refuse it: ${d.refused}\n`
-    : `${color.bold('Defaulted')} as the API server would: ${d.service} has no cluster IPs (a manifest not created yet): ipFamilyPolicy ${d.ipFamilyPolicy}, ipFamilies [${d.ipFamilies.join(', ')}], judged from ${d.basis}\n`)).join('');
+  const defaults = report.defaulted
+    .map((d) =>
+      d.refused
+        ? `${color.yellow('Not defaulted')}: ${d.service} has no cluster IPs and the API server would refuse it: ${d.refused}\n`
+        : `${color.bold('Defaulted')} as the API server would: ${d.service} has no cluster IPs (a manifest not created yet): ipFamilyPolicy ${d.ipFamilyPolicy}, ipFamilies [${d.ipFamilies.join(', ')}], judged from ${d.basis}\n`,
+    )
+    .join('');
   return `${defaults}${defaults ? '\n' : ''}${services}\n${pools}${limit}`;
 }
 
@@ -183,7 +189,7 @@ export function registerAllocate(program: Command): void {
   addNamespaceOption(cmd, 'only show services of this namespace');
   addOutputOption(cmd);
   cmd.action(async (opts: AllocateOptions) => {
-    if (!opts.dryRun) throw new UserError('allocate only runs with --dry-run (writing allocations to the cluster is the controller\'s job)');
+    if (!opts.dryRun) throw new UserError("allocate only runs with --dry-run (writing allocations to the cluster is the controller's job)");
     const state = await loadState(opts);
     const report = allocateDryRun(state, {
       ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),

@@ -26,7 +26,6 @@ import type { RunningHttpServer } from '../controller/metrics.ts';
 import { VERSION } from '../runtime/version.ts';
 import type { OwnerRef } from '../core/status.ts';
 
-
 /** Parsed flags (commander's camel-cased names). */
 interface ControllerFlags {
   kubeconfig?: string;
@@ -59,18 +58,19 @@ interface ControllerFlags {
 /** MetalLB's `--webhook-mode` values. */
 const WEBHOOK_MODES = ['enabled', 'disabled', 'onlywebhook'] as const;
 /** Something started that shutdown stops (in reverse order), named for the log when it overruns. */
-interface Cleanup { step: string; run: () => unknown }
+interface Cleanup {
+  step: string;
+  run: () => unknown;
+}
 /** how long one shutdown step (a server's close, a watch's stop) may take before it is left (ms) */
 const SHUTDOWN_STEP_MS = 3000;
 type WebhookMode = (typeof WEBHOOK_MODES)[number];
-
 
 function positive(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError('expected a positive integer.');
   return n;
 }
-
 
 /** Registers `controller`. */
 export function registerController(program: Command): void {
@@ -89,8 +89,11 @@ export function registerController(program: Command): void {
     .option('--ml-secret-name <name>', 'create the memberlist Secret of this name in --namespace at start-up unless it exists (default: METALLB_ML_SECRET_NAME; none: no Secret)')
     .option('--deployment <name>', "the controller's Deployment in --namespace, owner of the memberlist Secret (default: METALLB_DEPLOYMENT)")
     .addOption(new Option('--write-concurrency <n>', 'Service status writes in flight at once').argParser(positive).default(16))
-    .addOption(new Option('--webhook-mode <mode>', "serve MetalLB's admission webhooks: enabled, disabled, or onlywebhook (webhooks only, no allocation); MetalLB's default is enabled, deploy/controller.yaml sets it")
-      .choices(WEBHOOK_MODES).default('disabled'))
+    .addOption(
+      new Option('--webhook-mode <mode>', "serve MetalLB's admission webhooks: enabled, disabled, or onlywebhook (webhooks only, no allocation); MetalLB's default is enabled, deploy/controller.yaml sets it")
+        .choices(WEBHOOK_MODES)
+        .default('disabled'),
+    )
     .option('--webhook-secret <name>', 'Secret of --namespace holding the webhook CA and serving certificate (the rotator writes it)', 'metallb-webhook-cert')
     .option('--cert-service-name <name>', "the webhook Service's name: the certificate is for <name>.<namespace>.svc", 'metallb-webhook-service')
     .option('--disable-cert-rotation', 'do not generate and rotate the webhook certificate: serve tls.crt and tls.key of --cert-dir (e.g. from cert-manager)')
@@ -99,7 +102,7 @@ export function registerController(program: Command): void {
     .option('--webhook-bind-address <addr>', 'address of the webhook server (default: every address)', '')
     .option('--tls-min-version <version>', 'minimum TLS version of the webhook server: VersionTLS12 or VersionTLS13 (default VersionTLS13)', '')
     .option('--tls-cipher-suites <list>', 'comma-separated TLS 1.2 cipher suites of the webhook server, Go names (default: Node.js defaults)', '')
-    .option('--tls-curve-preferences <list>', "comma-separated numeric Go CurveIDs of the webhook server (23 P-256, 24 P-384, 25 P-521, 29 X25519, 4588 X25519MLKEM768)", '')
+    .option('--tls-curve-preferences <list>', 'comma-separated numeric Go CurveIDs of the webhook server (23 P-256, 24 P-384, 25 P-521, 29 X25519, 4588 X25519MLKEM768)', '')
     .option('--webhook-http2', "accepted for MetalLB's manifests: the webhook server speaks HTTP/1.1 only (MetalLB's default)")
     .addOption(new Option('--metrics-cert-dir <dir>', "MetalLB's HTTPS metrics: not supported (metallb-ts serves /metrics over plain HTTP)").hideHelp())
     .addOption(new Option('--pprof-bind-address <addr>', "MetalLB's Go pprof endpoint: not supported").hideHelp())
@@ -133,11 +136,23 @@ async function runController(flags: ControllerFlags): Promise<number> {
   const tls = webhooks ? await webhookTls(flags) : null;
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
-  const [{ KubeClient, loadClusterAccess, serverOf, apiError }, { ClusterStateWatcher }, { ControllerLoop }, { ControllerMetrics, startHttpServer }, { KubeWriter }, { createMlSecret },
-    { ConfigurationStateWriter }] =
-    await Promise.all([import('../kube/client.ts'), import('../kube/live.ts'), import('../controller/loop.ts'),
-      import('../controller/metrics.ts'), import('../controller/writer.ts'), import('../controller/memberlist-secret.ts'),
-      import('../kube/configuration-state.ts')]);
+  const [
+    { KubeClient, loadClusterAccess, serverOf, apiError },
+    { ClusterStateWatcher },
+    { ControllerLoop },
+    { ControllerMetrics, startHttpServer },
+    { KubeWriter },
+    { createMlSecret },
+    { ConfigurationStateWriter },
+  ] = await Promise.all([
+    import('../kube/client.ts'),
+    import('../kube/live.ts'),
+    import('../controller/loop.ts'),
+    import('../controller/metrics.ts'),
+    import('../controller/writer.ts'),
+    import('../controller/memberlist-secret.ts'),
+    import('../kube/configuration-state.ts'),
+  ]);
   const log = jsonLogger({ level: flags.logLevel });
   const main = log.with({ caller: 'main.go' });
   const namespace = metallbNamespaceOf(flags.namespace);
@@ -160,7 +175,7 @@ async function runController(flags: ControllerFlags): Promise<number> {
   const port = flags.metricsPort ?? flags.port ?? 7472;
   let http: RunningHttpServer;
   try {
-    http = await startHttpServer(metrics, { host, port, ready: () => (webhookOnly ? webhookServing : loop?.ready ?? false) });
+    http = await startHttpServer(metrics, { host, port, ready: () => (webhookOnly ? webhookServing : (loop?.ready ?? false)) });
   } catch (err) {
     throw new UserError(`cannot serve metrics on ${host}:${port}: ${(err as Error).message}`);
   }
@@ -168,14 +183,27 @@ async function runController(flags: ControllerFlags): Promise<number> {
 
   const api = new KubeClient(kc, { maxSockets: flags.writeConcurrency + 4, userAgent: 'metallb-ts-controller' });
   // Everything started so far, stopped in reverse order on a failed start-up and at shutdown.
-  const cleanups: Cleanup[] = [{ step: 'API client', run: () => api.close() }, { step: 'metrics server', run: () => http.close() }];
+  const cleanups: Cleanup[] = [
+    { step: 'API client', run: () => api.close() },
+    { step: 'metrics server', run: () => http.close() },
+  ];
   // Each shutdown step gets SHUTDOWN_STEP_MS: a step that hangs (a connection the API server
   // keeps open, a request stuck on a loaded server) is logged and left, so SIGTERM always ends the
   // process well inside a kubelet's 30 s grace period.
   const bounded = async (step: string, fn: () => unknown): Promise<void> => {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((r) => { timer = setTimeout(() => r('late'), SHUTDOWN_STEP_MS); });
-    const r = await Promise.race([Promise.resolve().then(fn).then(() => 'done' as const, () => 'done' as const), late]);
+    const late = new Promise<'late'>((r) => {
+      timer = setTimeout(() => r('late'), SHUTDOWN_STEP_MS);
+    });
+    const r = await Promise.race([
+      Promise.resolve()
+        .then(fn)
+        .then(
+          () => 'done' as const,
+          () => 'done' as const,
+        ),
+      late,
+    ]);
     clearTimeout(timer);
     if (r === 'late') main.warn({ op: 'shutdown', step, ms: SHUTDOWN_STEP_MS, msg: 'a shutdown step did not finish in time, going on' });
   };
@@ -214,11 +242,24 @@ async function runController(flags: ControllerFlags): Promise<number> {
       main.info({ op: 'startup', msg: 'no --pod-name: the ConfigurationState controller gets no owner reference' });
     }
 
-    if (webhooks) await startWebhooks(flags, { api, kc, namespace, log, tls: tls!, cleanups, serving: () => { webhookServing = true; } });
+    if (webhooks)
+      await startWebhooks(flags, {
+        api,
+        kc,
+        namespace,
+        log,
+        tls: tls!,
+        cleanups,
+        serving: () => {
+          webhookServing = true;
+        },
+      });
 
     let stopping: Promise<void> | undefined;
     let resolveDone!: () => void;
-    const done = new Promise<void>((r) => { resolveDone = r; });
+    const done = new Promise<void>((r) => {
+      resolveDone = r;
+    });
     let watcher: InstanceType<typeof ClusterStateWatcher> | undefined;
     const shutdown = (signal: string): void => {
       if (stopping) return;
@@ -271,10 +312,14 @@ async function runController(flags: ControllerFlags): Promise<number> {
       // reportingComponent metallb-controller and an empty reportingInstance.
       writer = new KubeWriter(api, {
         component: 'metallb-controller',
-        onEventError: (err, ev, what) => main.error({
-          op: 'recordEvent', reason: ev.reason, service: `${ev.involvedObject.namespace}/${ev.involvedObject.name}`,
-          error: err instanceof Error ? err.message : String(err), msg: what === 'queue' ? 'unable to record event: too many queued events, dropped event' : 'unable to write event',
-        }),
+        onEventError: (err, ev, what) =>
+          main.error({
+            op: 'recordEvent',
+            reason: ev.reason,
+            service: `${ev.involvedObject.namespace}/${ev.involvedObject.name}`,
+            error: err instanceof Error ? err.message : String(err),
+            msg: what === 'queue' ? 'unable to record event: too many queued events, dropped event' : 'unable to write event',
+          }),
       });
       // MetalLB's PoolReconciler reportCondition + ConfigurationStateReconciler: ConfigurationState `controller`.
       const configState = new ConfigurationStateWriter({ api, namespace, component: 'controller', type: 'poolReconcilerValid', owner, log });
@@ -321,7 +366,9 @@ interface WebhookContext {
  */
 async function startWebhooks(flags: ControllerFlags, ctx: WebhookContext): Promise<void> {
   const [{ WebhookServer, kubeStoredLister }, { CertRotator, CertDirSource, WEBHOOK_CONFIGURATION_NAME, BGPPEER_CRD_NAME }, { clusterValidation }] = await Promise.all([
-    import('../controller/webhook-server.ts'), import('../controller/webhook-rotator.ts'), import('../core/config/webhook.ts'),
+    import('../controller/webhook-server.ts'),
+    import('../controller/webhook-rotator.ts'),
+    import('../core/config/webhook.ts'),
   ]);
   const { api, kc, namespace, log, tls } = ctx;
   const main = log.with({ caller: 'main.go' });
@@ -339,15 +386,28 @@ async function startWebhooks(flags: ControllerFlags, ctx: WebhookContext): Promi
     main.info({ op: 'startup', certDir: flags.certDir, msg: 'cert rotation disabled: serving the certificate of --cert-dir' });
   } else {
     const rotator = new CertRotator({
-      api, kubeConfig: kc, namespace, secretName: flags.webhookSecret, dnsName: `${flags.certServiceName}.${namespace}.svc`,
-      webhookConfigurationName: WEBHOOK_CONFIGURATION_NAME, conversionCRDName: BGPPEER_CRD_NAME, onKeyPair, log: log.with({ caller: 'rotator.go' }),
+      api,
+      kubeConfig: kc,
+      namespace,
+      secretName: flags.webhookSecret,
+      dnsName: `${flags.certServiceName}.${namespace}.svc`,
+      webhookConfigurationName: WEBHOOK_CONFIGURATION_NAME,
+      conversionCRDName: BGPPEER_CRD_NAME,
+      onKeyPair,
+      log: log.with({ caller: 'rotator.go' }),
     });
     ctx.cleanups.push({ step: 'certificate rotator', run: () => rotator.stop() });
     keyPair = await rotator.start();
   }
   server = new WebhookServer({
-    host: flags.webhookBindAddress, port: flags.webhookPort, tls, keyPair: keyPair!,
-    namespace, validation: clusterValidation(bgpType), list: kubeStoredLister(api, namespace), log,
+    host: flags.webhookBindAddress,
+    port: flags.webhookPort,
+    tls,
+    keyPair: keyPair!,
+    namespace,
+    validation: clusterValidation(bgpType),
+    list: kubeStoredLister(api, namespace),
+    log,
   });
   let port: number;
   try {

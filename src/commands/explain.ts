@@ -14,10 +14,7 @@ import { explainService as coreExplainService, isAnnounced, type Explanation } f
 import type { DiagnosticContext } from '../core/explain/context.ts';
 import { writeResult } from '../render/output.ts';
 import { explainText } from '../render/explain.ts';
-import {
-  addFilenameOption, addNamespaceOption, addOutputOption, addSpeakerOptions, addSpeakerViewOption, diagnostics, loadDiagnosticState,
-  type OutputOptions, type StateOptions,
-} from './options.ts';
+import { addFilenameOption, addNamespaceOption, addOutputOption, addSpeakerOptions, addSpeakerViewOption, diagnostics, loadDiagnosticState, type OutputOptions, type StateOptions } from './options.ts';
 
 /** A service reference: `namespace/name`. */
 export interface ServiceRef {
@@ -55,8 +52,10 @@ export function findService(state: ClusterState, ref: ServiceRef): Service {
   const svc = state.services.find((s) => s.metadata?.name === ref.name && (s.metadata?.namespace ?? 'default') === ref.namespace);
   if (svc) return svc;
   const elsewhere = [...new Set(state.services.filter((s) => s.metadata?.name === ref.name).map((s) => s.metadata?.namespace ?? 'default'))].sort();
-  const hint = elsewhere.length === 0 ? ''
-    : `; a Service ${ref.name} exists in namespace${elsewhere.length === 1 ? '' : 's'} ${elsewhere.length <= 8 ? elsewhere.join(', ') : `${elsewhere.slice(0, 8).join(', ')} and ${elsewhere.length - 8} more`}: explain svc/${ref.name} -n ${elsewhere[0]}`;
+  const hint =
+    elsewhere.length === 0
+      ? ''
+      : `; a Service ${ref.name} exists in namespace${elsewhere.length === 1 ? '' : 's'} ${elsewhere.length <= 8 ? elsewhere.join(', ') : `${elsewhere.slice(0, 8).join(', ')} and ${elsewhere.length - 8} more`}: explain svc/${ref.name} -n ${elsewhere[0]}`;
   throw new UserError(`service ${ref.namespace}/${ref.name} not found in the cluster state${hint}`);
 }
 
@@ -77,7 +76,10 @@ export function registerExplain(program: Command): void {
     .command('explain')
     .description('explain how MetalLB treats a LoadBalancer service: its IP, its pool, and which node announces it and why')
     .argument('<service>', 'svc/NAME, NAMESPACE/NAME or NAME')
-    .addHelpText('after', '\nExamples:\n  metallb-ts explain svc/frontend -n shop -f examples/cluster.yaml\n  metallb-ts explain shop/frontend -f dump/ -o json\n  metallb-ts explain svc/frontend -n shop                          # live: asks a speaker pod for its memberlist view\n  metallb-ts explain svc/frontend -n shop --speaker 10.0.0.5:9120');
+    .addHelpText(
+      'after',
+      '\nExamples:\n  metallb-ts explain svc/frontend -n shop -f examples/cluster.yaml\n  metallb-ts explain shop/frontend -f dump/ -o json\n  metallb-ts explain svc/frontend -n shop                          # live: asks a speaker pod for its memberlist view\n  metallb-ts explain svc/frontend -n shop --speaker 10.0.0.5:9120',
+    );
   addFilenameOption(cmd);
   addNamespaceOption(cmd);
   addOutputOption(cmd);
@@ -87,7 +89,9 @@ export function registerExplain(program: Command): void {
     const ref = parseServiceTarget(target, opts.namespace);
     // The Service is looked up as soon as the state is there, before the speaker's answer is
     // awaited: an unknown Service (exit 2) wins over an unreachable speaker (exit 3).
-    const { state, source, speakerView } = await loadDiagnosticState(opts, undefined, (s) => { findService(s, ref); });
+    const { state, source, speakerView } = await loadDiagnosticState(opts, undefined, (s) => {
+      findService(s, ref);
+    });
     const explanation = explainServiceRef(diagnostics(state, opts, speakerView), ref);
     // `source` (live server or snapshot files) and where the speaker view came from (or why live
     // mode fell back) are the command's additions to the core's Explanation.

@@ -25,9 +25,9 @@ export { speakerURL, type MembersView } from '../kube/speaker-view.ts';
  * Strings from the speaker are printed with their control characters escaped (escapeControl).
  */
 export function membersTable(v: MembersView, wide: boolean, from?: SpeakerViewOrigin): string {
-  const rows: string[][] = ('members' in v
-    ? v.members.map((m) => [m.name, m.address, ...(wide ? [String(m.port)] : []), m.state, String(m.incarnation)])
-    : v.alive.map((n) => [n, '-', ...(wide ? ['-'] : []), 'alive', '-'])).map((r) => r.map(escapeControl));
+  const rows: string[][] = (
+    'members' in v ? v.members.map((m) => [m.name, m.address, ...(wide ? [String(m.port)] : []), m.state, String(m.incarnation)]) : v.alive.map((n) => [n, '-', ...(wide ? ['-'] : []), 'alive', '-'])
+  ).map((r) => r.map(escapeControl));
   const head = ['NAME', 'ADDRESS', ...(wide ? ['PORT'] : []), 'STATE', 'INCARNATION'];
   const all = [head, ...rows];
   const widths = head.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
@@ -77,7 +77,8 @@ export async function membersView(opts: MembersOptions): Promise<{ view: Members
     }
   };
   const found = await discoverSpeakerView(get, {
-    namespace, ...(opts.speakerSelector !== undefined ? { selector: opts.speakerSelector } : {}),
+    namespace,
+    ...(opts.speakerSelector !== undefined ? { selector: opts.speakerSelector } : {}),
     ...(opts.node !== undefined ? { node: opts.node } : {}),
     onSlow: (m) => process.stderr.write(`metallb-ts: ${m}\n`),
   });
@@ -90,8 +91,11 @@ export function registerMembers(program: Command): void {
   const cmd = program
     .command('members')
     .description("print a running speaker's memberlist view (from its metrics port; without --speaker, a speaker pod through the API server)")
-    .option('--node <node>', "ask the speaker pod on this node (discovery only)")
-    .addHelpText('after', '\nExamples:\n  metallb-ts members                       # a speaker pod of the current kubeconfig context\n  metallb-ts members --node worker-1 -o wide\n  metallb-ts members --speaker 10.0.0.5:9120 -o json');
+    .option('--node <node>', 'ask the speaker pod on this node (discovery only)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  metallb-ts members                       # a speaker pod of the current kubeconfig context\n  metallb-ts members --node worker-1 -o wide\n  metallb-ts members --speaker 10.0.0.5:9120 -o json',
+    );
   addSpeakerViewOption(cmd, false);
   addClusterOptions(cmd);
   addOutputOption(cmd);

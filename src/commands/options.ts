@@ -13,9 +13,7 @@ import { diagnosticContext, type DiagnosticContext } from '../core/explain/conte
 import { loadSnapshot, STDIN_NAME } from '../kube/snapshot.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { OUTPUT_FORMATS, type OutputFormat } from '../render/output.ts';
-import {
-  DEFAULT_SPEAKER_SELECTOR, discoverSpeakerView, fetchMembers, parseSpeakerAddress, speakersFromView, type SpeakerViewOrigin,
-} from '../kube/speaker-view.ts';
+import { DEFAULT_SPEAKER_SELECTOR, discoverSpeakerView, fetchMembers, parseSpeakerAddress, speakersFromView, type SpeakerViewOrigin } from '../kube/speaker-view.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 /** Parsed `--speaker`, `--speaker-selector` and `--no-speaker-discovery`. */
@@ -61,11 +59,13 @@ export interface OutputOptions {
  * `--kubeconfig <path>`, `--context <name>`, `--metallb-namespace <ns>`.
  */
 export function addFilenameOption(cmd: Command): Command {
-  return addClusterOptions(cmd.option(
-    '-f, --filename <path>',
-    'cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read',
-    (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
-  ));
+  return addClusterOptions(
+    cmd.option(
+      '-f, --filename <path>',
+      'cluster snapshot: a YAML/JSON file, a directory of them, or - for stdin (repeatable); without it, the live cluster is read',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    ),
+  );
 }
 
 /** Adds `--kubeconfig <path>`, `--context <name>` and `--metallb-namespace <ns>` (live cluster access). */
@@ -84,11 +84,7 @@ export function addNamespaceOption(cmd: Command, help = 'namespace of the servic
 /** Adds `--speakers a,b,c` and `--ignore-exclude-lb` (the speaker's view of the cluster). */
 export function addSpeakerOptions(cmd: Command): Command {
   return cmd
-    .option(
-      '--speakers <nodes>',
-      'comma-separated nodes whose speaker is alive in memberlist (default: a running speaker\'s memberlist view, else nodes with a Ready speaker pod)',
-      parseNodeList,
-    )
+    .option('--speakers <nodes>', "comma-separated nodes whose speaker is alive in memberlist (default: a running speaker's memberlist view, else nodes with a Ready speaker pod)", parseNodeList)
     .option('--ignore-exclude-lb', 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label, as the speaker flag does')
     .option('--lb-class <class>', "MetalLB's --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)");
 }
@@ -99,7 +95,7 @@ export function addSpeakerOptions(cmd: Command): Command {
  */
 export function addSpeakerViewOption(cmd: Command, discoveryToggle = true): Command {
   cmd
-    .option('--speaker <host:port>', "ask this speaker (its metrics address: --metrics-bind-address and --port) for its memberlist view instead of finding a speaker pod")
+    .option('--speaker <host:port>', 'ask this speaker (its metrics address: --metrics-bind-address and --port) for its memberlist view instead of finding a speaker pod')
     .option('--speaker-selector <selector>', `label selector of the speaker pods to ask through the API server (default "${DEFAULT_SPEAKER_SELECTOR}": MetalLB's and metallb-ts's)`);
   if (discoveryToggle) {
     cmd.option('--no-speaker-discovery', "live mode: do not ask a speaker pod for its memberlist view; derive the live speakers from the speaker pods' Ready condition");
@@ -108,14 +104,8 @@ export function addSpeakerViewOption(cmd: Command, discoveryToggle = true): Comm
 }
 
 /** Adds `-o, --output <format>` restricted to `choices` (commander rejects others: exit 2). */
-export function addOutputOption(
-  cmd: Command,
-  choices: readonly string[] = OUTPUT_FORMATS,
-  defaultValue: string = 'table',
-): Command {
-  return cmd.addOption(
-    new Option('-o, --output <format>', 'output format').choices(choices).default(defaultValue),
-  );
+export function addOutputOption(cmd: Command, choices: readonly string[] = OUTPUT_FORMATS, defaultValue: string = 'table'): Command {
+  return cmd.addOption(new Option('-o, --output <format>', 'output format').choices(choices).default(defaultValue));
 }
 
 /** `--speakers` value: a comma-separated list of node names, no empty entries (else a usage error). */
@@ -137,9 +127,7 @@ export async function loadState(opts: StateOptions, stdin?: NodeJS.ReadableStrea
 }
 
 /** loadState, and where the state came from (for `explain`'s `source`). Throws as loadState. */
-export async function loadStateWithSource(
-  opts: StateOptions, stdin?: NodeJS.ReadableStream | string,
-): Promise<{ state: ClusterState; source: StateSource }> {
+export async function loadStateWithSource(opts: StateOptions, stdin?: NodeJS.ReadableStream | string): Promise<{ state: ClusterState; source: StateSource }> {
   if (opts.filename && opts.filename.length > 0) {
     if (opts.kubeconfig !== undefined || opts.context !== undefined) {
       throw new UserError('-f reads a snapshot; --kubeconfig and --context are for the live cluster: give one or the other');
@@ -210,7 +198,9 @@ export function checkSpeakerViewOptions(opts: StateOptions): void {
  *   speaker named with `--speaker` cannot be reached or answers no member view.
  */
 export async function loadDiagnosticState(
-  opts: StateOptions, stdin?: NodeJS.ReadableStream | string, check?: (state: ClusterState) => void,
+  opts: StateOptions,
+  stdin?: NodeJS.ReadableStream | string,
+  check?: (state: ClusterState) => void,
 ): Promise<{ state: ClusterState; source: StateSource; speakerView: SpeakerViewChoice }> {
   checkSpeakerViewOptions(opts);
   if (opts.speaker !== undefined) {
@@ -221,10 +211,13 @@ export async function loadDiagnosticState(
       const loaded = await loadStateWithSource(opts, stdin);
       check?.(loaded.state);
       const view = await asked;
-      return { ...loaded, speakerView: {
-        memberlist: { speakers: speakersFromView(view) },
-        report: { from: { via: 'address', address: opts.speaker.trim(), pod: null, node: 'self' in view ? view.self : null } },
-      } };
+      return {
+        ...loaded,
+        speakerView: {
+          memberlist: { speakers: speakersFromView(view) },
+          report: { from: { via: 'address', address: opts.speaker.trim(), pod: null, node: 'self' in view ? view.self : null } },
+        },
+      };
     } finally {
       abort.abort();
     }
@@ -284,6 +277,8 @@ export function diagnostics(state: ClusterState, opts: StateOptions = {}, view?:
  */
 export function rejectedConfig(err: unknown): unknown {
   return err instanceof ConfigError
-    ? new UserError(`MetalLB's controller rejects this configuration: ${err.message}; the controller and every speaker keep running the configuration they accepted last, which a snapshot cannot show (see metallb-ts validate)`)
+    ? new UserError(
+        `MetalLB's controller rejects this configuration: ${err.message}; the controller and every speaker keep running the configuration they accepted last, which a snapshot cannot show (see metallb-ts validate)`,
+      )
     : err;
 }

@@ -18,7 +18,10 @@ export function registerSnapshot(program: Command): void {
   const cmd = program
     .command('snapshot')
     .description('print the cluster state metallb-ts reads (Services, EndpointSlices, Nodes, speaker Pods, metallb.io CRs) as one List')
-    .addHelpText('after', '\nExamples:\n  metallb-ts snapshot -o yaml > dump.yaml                  # the live cluster (kubeconfig), for a bug report\n  metallb-ts explain svc/frontend -n shop -f dump.yaml     # replays what explain saw live\n  metallb-ts snapshot -f dump/ -o json > cluster.json\n  kubectl get nodes,svc,endpointslices -A -o yaml | metallb-ts snapshot -f -');
+    .addHelpText(
+      'after',
+      '\nExamples:\n  metallb-ts snapshot -o yaml > dump.yaml                  # the live cluster (kubeconfig), for a bug report\n  metallb-ts explain svc/frontend -n shop -f dump.yaml     # replays what explain saw live\n  metallb-ts snapshot -f dump/ -o json > cluster.json\n  kubectl get nodes,svc,endpointslices -A -o yaml | metallb-ts snapshot -f -',
+    );
   addFilenameOption(cmd);
   addOutputOption(cmd, DATA_FORMATS, 'yaml');
   cmd.action(async (opts: SnapshotOptions) => {

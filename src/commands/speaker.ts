@@ -30,7 +30,6 @@ import type { Membership } from '../core/membership/types.ts';
 import { VERSION } from '../runtime/version.ts';
 import { isIP } from 'node:net';
 
-
 /** Parsed flags (commander's camel-cased names). */
 interface SpeakerFlags {
   nodeName?: string;
@@ -97,8 +96,6 @@ export function checkBGPType(value: string): 'frr-k8s' {
   throw new UserError(`unknown BGP type "${value}" (METALLB_BGP_TYPE / --bgp-type): MetalLB knows native, frr and frr-k8s; metallb-ts runs frr-k8s`);
 }
 
-
-
 /** Memberlist settings from the flags; null when memberlist is off (MetalLB: no bind address or no labels). */
 export interface MemberlistSettings {
   bindAddr: string;
@@ -129,7 +126,10 @@ export function memberlistSettings(f: Pick<SpeakerFlags, 'mlBindaddr' | 'mlBindp
   if (!(bindPort >= 0 && bindPort <= 65535)) throw new UserError(`--ml-bindport: not a port number: ${portText}`);
   if (!isIP(f.mlBindaddr!)) throw new UserError(`--ml-bindaddr: not an IP address: ${f.mlBindaddr}`);
   return {
-    bindAddr: f.mlBindaddr!, bindPort, labels: f.mlLabels!, wan: f.mlWanConfig === true,
+    bindAddr: f.mlBindaddr!,
+    bindPort,
+    labels: f.mlLabels!,
+    wan: f.mlWanConfig === true,
     ...(f.mlNamespace ? { namespace: f.mlNamespace } : {}),
     ...(f.mlSecretKeyPath ? { secretKeyPath: f.mlSecretKeyPath } : {}),
     ...(f.mlConfigPath ? { configPath: f.mlConfigPath } : {}),
@@ -153,26 +153,47 @@ export function registerSpeaker(program: Command): void {
     .addOption(new Option('--log-level <level>', 'log level').choices([...LOG_LEVELS]).default('info'))
     .option('--lb-class <class>', 'handle only services of this spec.loadBalancerClass (default: only those without one)')
     .option('--ignore-exclude-lb', 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label')
-    .addOption(new Option('--no-unannounced-events', 'do not record the Warning Event notAnnounced on Services no node announces (env METALLB_TS_UNANNOUNCED_EVENTS=false; the log line and the metallb_speaker_unannounced gauge stay)')
-      .default(env.METALLB_TS_UNANNOUNCED_EVENTS !== 'false'))
-    .addOption(new Option('--l2-data-plane <mode>', 'raw: answer ARP/NDP on the node\'s interfaces (needs CAP_NET_RAW); log: only log announcements (env METALLB_TS_L2_DATA_PLANE)')
-      .choices(['raw', 'log']).default(env.METALLB_TS_L2_DATA_PLANE === 'log' ? 'log' : 'raw'))
+    .addOption(
+      new Option(
+        '--no-unannounced-events',
+        'do not record the Warning Event notAnnounced on Services no node announces (env METALLB_TS_UNANNOUNCED_EVENTS=false; the log line and the metallb_speaker_unannounced gauge stay)',
+      ).default(env.METALLB_TS_UNANNOUNCED_EVENTS !== 'false'),
+    )
+    .addOption(
+      new Option('--l2-data-plane <mode>', "raw: answer ARP/NDP on the node's interfaces (needs CAP_NET_RAW); log: only log announcements (env METALLB_TS_L2_DATA_PLANE)")
+        .choices(['raw', 'log'])
+        .default(env.METALLB_TS_L2_DATA_PLANE === 'log' ? 'log' : 'raw'),
+    )
     .option('--ml-bindaddr <addr>', 'memberlist bind address, the pod IP; with --ml-labels turns memberlist on (env METALLB_ML_BIND_ADDR)', env.METALLB_ML_BIND_ADDR)
     .option('--ml-bindport <port>', 'memberlist bind port (env METALLB_ML_BIND_PORT)', env.METALLB_ML_BIND_PORT || '7946')
     .option('--ml-labels <labels>', 'label selector of the speaker pods to join; with --ml-bindaddr turns memberlist on (env METALLB_ML_LABELS)', env.METALLB_ML_LABELS)
     .option('--ml-namespace <ns>', 'namespace of the speaker pods to join (default: the MetalLB namespace)')
     .option('--ml-secret-key-path <dir>', 'directory holding the memberlist secret file `secretkey` (env METALLB_ML_SECRET_KEY_PATH; none: unencrypted)', env.METALLB_ML_SECRET_KEY_PATH)
     .option('--ml-wan-config', "memberlist's WAN timings instead of the LAN ones")
-    .option('--ml-config-path <file>', "MetalLB's optional memberlist config file (JSON, every field required; replaces the LAN/WAN timings when it exists, a missing file means the defaults). metallb-ts's addition: MetalLB has the path fixed", DEFAULT_ML_CONFIG_PATH)
+    .option(
+      '--ml-config-path <file>',
+      "MetalLB's optional memberlist config file (JSON, every field required; replaces the LAN/WAN timings when it exists, a missing file means the defaults). metallb-ts's addition: MetalLB has the path fixed",
+      DEFAULT_ML_CONFIG_PATH,
+    )
     .option('--bgp-type <type>', 'BGP implementation (env METALLB_BGP_TYPE): only frr-k8s is supported', env.METALLB_BGP_TYPE || 'frr-k8s')
-    .option('--bgp-debounce-timeout <ms>', 'debounce of FRRConfiguration writes in milliseconds, a positive integer (env METALLB_BGP_DEBOUNCE_TIMEOUT; default 3000, MetalLB\'s)', env.METALLB_BGP_DEBOUNCE_TIMEOUT || undefined)
+    .option(
+      '--bgp-debounce-timeout <ms>',
+      "debounce of FRRConfiguration writes in milliseconds, a positive integer (env METALLB_BGP_DEBOUNCE_TIMEOUT; default 3000, MetalLB's)",
+      env.METALLB_BGP_DEBOUNCE_TIMEOUT || undefined,
+    )
     .option('--frrk8s-namespace <ns>', 'namespace frr-k8s runs in, where metallb-<node> is written (env FRRK8S_NAMESPACE; default: the MetalLB namespace)', env.FRRK8S_NAMESPACE || undefined)
     .option('--dry-run', 'write nothing: print what the speaker on --node-name would write (FRRConfiguration, ServiceBGPStatus, ServiceL2Status, Events)')
-    .option('-f, --filename <path>', 'with --dry-run: a cluster snapshot (file, directory or - for stdin; repeatable) instead of a read-only read of the live cluster',
-      (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+    .option(
+      '-f, --filename <path>',
+      'with --dry-run: a cluster snapshot (file, directory or - for stdin; repeatable) instead of a read-only read of the live cluster',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
     .addOption(new Option('-o, --output <format>', 'with --dry-run: output format').choices(['table', 'yaml', 'json']).default('table'))
     .option('--speakers <nodes>', 'with --dry-run: the nodes memberlist counts as alive, comma-separated (default: every Node)')
-    .addHelpText('after', '\nExamples:\n  metallb-ts speaker --node-name worker-1 --kubeconfig ~/.kube/config --port 0 --health-probe-port 0\n  metallb-ts speaker --node-name worker-1 --dry-run -f dump.yaml -o yaml');
+    .addHelpText(
+      'after',
+      '\nExamples:\n  metallb-ts speaker --node-name worker-1 --kubeconfig ~/.kube/config --port 0 --health-probe-port 0\n  metallb-ts speaker --node-name worker-1 --dry-run -f dump.yaml -o yaml',
+    );
   cmd.action(async (opts: SpeakerFlags, command: Command) => {
     if (opts.dryRun) {
       process.exitCode = await runDryRun(opts, command);
@@ -196,12 +217,30 @@ export function registerSpeaker(program: Command): void {
 async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { configPathGiven?: boolean } = {}): Promise<number> {
   // The Kubernetes client and the runtime load here, not at start-up: every other command
   // (explain, validate, completion...) would otherwise pay about a second for them.
-  const [{ apiError, KubeClient, loadClusterAccess, serverOf }, { ClusterStateWatcher }, { createL2Announcer },
-    { restL2StatusApi, restBGPStatusApi, restFRRConfigurationApi }, { SpeakerEvents }, { serveEndpoints }, { NodeListMembership }, { speakerMetrics },
-    { Speaker, SPEAKER_BGP_KINDS, nodeChangeMatters }, { frrConfigurationName }, { ConfigurationStateWriter }] = await Promise.all([
-    import('../kube/client.ts'), import('../kube/live.ts'), import('../speaker/announcer.ts'), import('../speaker/api.ts'),
-    import('../speaker/events.ts'), import('../speaker/http.ts'), import('../speaker/membership.ts'), import('../speaker/metrics.ts'),
-    import('../speaker/speaker.ts'), import('../core/frrk8s/config.ts'), import('../kube/configuration-state.ts'),
+  const [
+    { apiError, KubeClient, loadClusterAccess, serverOf },
+    { ClusterStateWatcher },
+    { createL2Announcer },
+    { restL2StatusApi, restBGPStatusApi, restFRRConfigurationApi },
+    { SpeakerEvents },
+    { serveEndpoints },
+    { NodeListMembership },
+    { speakerMetrics },
+    { Speaker, SPEAKER_BGP_KINDS, nodeChangeMatters },
+    { frrConfigurationName },
+    { ConfigurationStateWriter },
+  ] = await Promise.all([
+    import('../kube/client.ts'),
+    import('../kube/live.ts'),
+    import('../speaker/announcer.ts'),
+    import('../speaker/api.ts'),
+    import('../speaker/events.ts'),
+    import('../speaker/http.ts'),
+    import('../speaker/membership.ts'),
+    import('../speaker/metrics.ts'),
+    import('../speaker/speaker.ts'),
+    import('../core/frrk8s/config.ts'),
+    import('../kube/configuration-state.ts'),
   ]);
   const node = opts.nodeName;
   if (!node) throw new UserError('missing --node-name (or METALLB_NODE_NAME): the name of the node this speaker runs on');
@@ -248,10 +287,20 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, source);
   let membership: Membership;
   // The view served on /debug/members (`metallb-ts members`): every Node when memberlist is off.
-  let membersView: () => unknown = () => ({ memberlist: false, alive: source.state().nodes.map((n) => n.metadata?.name ?? '').filter(Boolean).sort() });
+  let membersView: () => unknown = () => ({
+    memberlist: false,
+    alive: source
+      .state()
+      .nodes.map((n) => n.metadata?.name ?? '')
+      .filter(Boolean)
+      .sort(),
+  });
   if (ml) {
     const [{ MemberlistMember, readMemberlistKey, readMemberlistConfigFile }, { SpeakerListMembership, speakerPodIPs }, { LAN_CONFIG, WAN_CONFIG }, { registerMemberlistMetrics }] = await Promise.all([
-      import('../speaker/membership-memberlist.ts'), import('../speaker/membership-speakerlist.ts'), import('../core/membership/config.ts'), import('../speaker/memberlist-metrics.ts'),
+      import('../speaker/membership-memberlist.ts'),
+      import('../speaker/membership-speakerlist.ts'),
+      import('../core/membership/config.ts'),
+      import('../speaker/memberlist-metrics.ts'),
     ]);
     // MetalLB: a file there replaces the LAN/WAN defaults; absent = defaults; unreadable or invalid = exit (here: one line, exit 2).
     // Unknown fields: MetalLB (Go's encoding/json) ignores them; here each is a warn line with a "did you mean".
@@ -275,7 +324,8 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     registerMemberlistMetrics(metrics.registry, member);
     membersView = () => ({ self: node, members: member.members().map((m) => ({ name: m.name, address: m.addr, port: m.port, state: m.state, incarnation: m.incarnation })) });
     const list = new SpeakerListMembership({
-      member, log: mlLog,
+      member,
+      log: mlLog,
       speakerIPs: () => speakerPodIPs((path, query) => api.request({ path, query, timeoutMs: 30_000 }), mlNamespace, ml.labels, ml.bindAddr),
     });
     // MetalLB's layer 2 controller calls Rejoin() on every Node change it handles.
@@ -288,9 +338,10 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     log.info({ op: 'startup', bindAddr: ml.bindAddr, bindPort: ml.bindPort, labels: ml.labels, namespace: mlNamespace, msg: 'memberlist on: joining the speaker pods' });
     membership = {
       // A bind failure (address not on this host, port taken) is one line, exit 2, like bad flags.
-      start: () => list.start().catch((err: Error) => {
-        throw new UserError(`memberlist cannot start on ${ml.bindAddr}:${ml.bindPort}: ${err.message.replace(/^memberlist: /, '')}`);
-      }),
+      start: () =>
+        list.start().catch((err: Error) => {
+          throw new UserError(`memberlist cannot start on ${ml.bindAddr}:${ml.bindPort}: ${err.message.replace(/^memberlist: /, '')}`);
+        }),
       stop: () => list.stop(),
       alive: () => list.alive(),
       onChange: (cb) => list.onChange(cb),
@@ -302,10 +353,20 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   }
   const configState = new ConfigurationStateWriter({ api, namespace, component: { speaker: node }, type: 'configReconcilerValid', owner, log });
   const speaker = new Speaker({
-    node, namespace, source, membership,
-    l2, log, metrics,
-    l2StatusApi: restL2StatusApi(api), bgpStatusApi: restBGPStatusApi(api), frrApi: restFRRConfigurationApi(api),
-    bgpType, frrk8sNamespace, event: events.sink, owner,
+    node,
+    namespace,
+    source,
+    membership,
+    l2,
+    log,
+    metrics,
+    l2StatusApi: restL2StatusApi(api),
+    bgpStatusApi: restBGPStatusApi(api),
+    frrApi: restFRRConfigurationApi(api),
+    bgpType,
+    frrk8sNamespace,
+    event: events.sink,
+    owner,
     configReported: (error) => configState.report(error),
     ...(frrDebounceMs !== undefined ? { frrDebounceMs } : {}),
     ignoreExcludeLB: opts.ignoreExcludeLb === true,
@@ -325,7 +386,9 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
   log.info({ op: 'startup', metrics: servers[0]!.address, health: servers[1]!.address, msg: 'serving /metrics on the metrics address, /healthz and /readyz on the health address' });
 
   let signalled: (sig: string) => void = () => {};
-  const stopRequested = new Promise<string>((r) => { signalled = r; });
+  const stopRequested = new Promise<string>((r) => {
+    signalled = r;
+  });
   const onSignal = (sig: NodeJS.Signals) => signalled(sig);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -347,7 +410,8 @@ async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { con
     source.stop();
     throw err;
   }
-  if (!speaker.isReady) { // a signal before the first sync
+  if (!speaker.isReady) {
+    // a signal before the first sync
     await shutdown();
     return 0;
   }
@@ -366,7 +430,11 @@ async function runDryRun(opts: SpeakerFlags, command: Command): Promise<number> 
   const node = opts.nodeName;
   if (!node) throw new UserError('missing --node-name (or METALLB_NODE_NAME): the node whose speaker to run');
   const bgpType = checkBGPType(opts.bgpType);
-  for (const [k, flag] of [['mlBindaddr', '--ml-bindaddr'], ['mlLabels', '--ml-labels'], ['l2DataPlane', '--l2-data-plane']] as const) {
+  for (const [k, flag] of [
+    ['mlBindaddr', '--ml-bindaddr'],
+    ['mlLabels', '--ml-labels'],
+    ['l2DataPlane', '--l2-data-plane'],
+  ] as const) {
     if (command.getOptionValueSource(k) === 'cli') throw new UserError(`${flag} has no effect with --dry-run (use --speakers for the live speakers)`);
   }
   const namespace = opts.namespace || process.env.METALLB_NAMESPACE || DEFAULT_METALLB_NAMESPACE;
@@ -387,17 +455,31 @@ async function runDryRun(opts: SpeakerFlags, command: Command): Promise<number> 
     const known = state.nodes.map((n) => n.metadata?.name).filter(Boolean);
     throw new UserError(`no Node "${node}" in the ${opts.filename ? 'snapshot' : 'cluster'}${known.length ? ` (nodes: ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', …' : ''})` : ''}`);
   }
-  const speakers = opts.speakers === undefined ? null : opts.speakers.split(',').map((s) => s.trim()).filter(Boolean);
+  const speakers =
+    opts.speakers === undefined
+      ? null
+      : opts.speakers
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
   const [{ speakerDryRun, redactPasswords }, { renderSpeakerDryRun }, { writeResult }] = await Promise.all([
-    import('../speaker/dry-run.ts'), import('../render/speaker-dry-run.ts'), import('../render/output.ts'),
+    import('../speaker/dry-run.ts'),
+    import('../render/speaker-dry-run.ts'),
+    import('../render/output.ts'),
   ]);
-  const result = redactPasswords(await speakerDryRun(state, {
-    node, namespace, frrk8sNamespace, bgpType, speakers,
-    ignoreExcludeLB: opts.ignoreExcludeLb === true,
-    unannouncedEvents: opts.unannouncedEvents !== false,
-    ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
-    ...(opts.podName ? { podName: opts.podName } : {}),
-  }));
+  const result = redactPasswords(
+    await speakerDryRun(state, {
+      node,
+      namespace,
+      frrk8sNamespace,
+      bgpType,
+      speakers,
+      ignoreExcludeLB: opts.ignoreExcludeLb === true,
+      unannouncedEvents: opts.unannouncedEvents !== false,
+      ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
+      ...(opts.podName ? { podName: opts.podName } : {}),
+    }),
+  );
   writeResult((opts.output ?? 'table') as 'table' | 'json' | 'yaml', result, () => renderSpeakerDryRun(result));
   return result.configuration.accepted ? 0 : 1;
 }

@@ -16,10 +16,7 @@ import { EXIT_NO, EXIT_OK } from '../core/errors.ts';
 import { palette } from '../render/color.ts';
 import { writeResult } from '../render/output.ts';
 import { renderTable } from '../render/table.ts';
-import {
-  addFilenameOption, addOutputOption, loadState,
-  type OutputOptions, type StateOptions,
-} from './options.ts';
+import { addFilenameOption, addOutputOption, loadState, type OutputOptions, type StateOptions } from './options.ts';
 
 /** One finding. `object` is the objectRef of the object to fix (absent for cluster-wide errors). */
 export interface ValidationFinding {
@@ -70,8 +67,7 @@ export function validateConfig(all: ClusterState, metallbNamespace: string = DEF
     const object = e.object;
     const message = object && e.message.startsWith(`${object}: `) ? e.message.slice(object.length + 2) : e.message;
     const source = object ? sources.get(object) : undefined;
-    return { severity: 'error', ...(object ? { object } : {}), message, ...(source ? { source } : {}),
-      rejectedBy: { controller, speakers: speakers === null || speakers === 'all' ? speakers : [...speakers] } };
+    return { severity: 'error', ...(object ? { object } : {}), message, ...(source ? { source } : {}), rejectedBy: { controller, speakers: speakers === null || speakers === 'all' ? speakers : [...speakers] } };
   });
   const warnings = [...configWarnings(state), ...bgpTraps(all, speakerConfigs)].map((w): ValidationFinding => {
     const source = sources.get(w.object);
@@ -94,15 +90,26 @@ export function validateConfig(all: ClusterState, metallbNamespace: string = DEF
   const reported = reportedConfiguration(all, metallbNamespace, speakerConfigs, { accepted: controllerError === null, error: controllerError });
   for (const g of groupReports(reported.filter((r) => r.agreement === 'disagrees' || r.agreement === 'otherError'))) {
     const object = `${metallbNamespace}/ConfigurationState/${g[0]!.name}${g.length > 1 ? ` (and ${g.length - 1} more)` : ''}`;
-    warnings.push({ severity: 'warning', object, id: 'configuration-state-disagrees', message: disagreementText(g),
-      fix: 'validate a fresh snapshot (metallb-ts snapshot) or the live cluster; if it persists, read the component\'s log and its ConfigurationState (kubectl get configurationstates -n ' + metallbNamespace + ')' });
+    warnings.push({
+      severity: 'warning',
+      object,
+      id: 'configuration-state-disagrees',
+      message: disagreementText(g),
+      fix:
+        "validate a fresh snapshot (metallb-ts snapshot) or the live cluster; if it persists, read the component's log and its ConfigurationState (kubectl get configurationstates -n " + metallbNamespace + ')',
+    });
   }
   for (const obj of ignored) {
     const object = objectRef(obj);
     const source = sources.get(object);
-    warnings.push({ severity: 'warning', object, id: 'outside-metallb-namespace',
+    warnings.push({
+      severity: 'warning',
+      object,
+      id: 'outside-metallb-namespace',
       message: `MetalLB reads its configuration only from namespace ${metallbNamespace}: this object is ignored`,
-      fix: `move it to ${metallbNamespace}, or pass --metallb-namespace if MetalLB runs in ${obj.metadata?.namespace}`, ...(source ? { source } : {}) });
+      fix: `move it to ${metallbNamespace}, or pass --metallb-namespace if MetalLB runs in ${obj.metadata?.namespace}`,
+      ...(source ? { source } : {}),
+    });
   }
   return { errors, warnings, reported };
 }

@@ -14,10 +14,7 @@ import { changedState, parseLabelEdits, whatIf, type WhatIfChange, type WhatIfRe
 import { loadSnapshot } from '../kube/snapshot.ts';
 import { writeResult } from '../render/output.ts';
 import { whatIfText } from '../render/whatif.ts';
-import {
-  addFilenameOption, addOutputOption, addSpeakerViewOption, loadDiagnosticState, parseNodeList, rejectedConfig,
-  type OutputOptions, type StateOptions,
-} from './options.ts';
+import { addFilenameOption, addOutputOption, addSpeakerViewOption, loadDiagnosticState, parseNodeList, rejectedConfig, type OutputOptions, type StateOptions } from './options.ts';
 
 interface WhatIfOptions extends Omit<StateOptions, 'ignoreExcludeLb'>, OutputOptions {
   nodeDown?: string[];
@@ -61,7 +58,10 @@ export function registerWhatIf(program: Command): void {
   const cmd = program
     .command('whatif')
     .description('what changes for every LoadBalancer service (address, pool, announcer) if a node goes down, a label changes, a flag changes or manifests are applied')
-    .option('--node-down <node>', 'this node goes down: its speaker leaves memberlist, its endpoints turn not ready (repeatable; a,b,c)', (v: string, prev: string[] | undefined) => [...(prev ?? []), ...parseNodeList(v)])
+    .option('--node-down <node>', 'this node goes down: its speaker leaves memberlist, its endpoints turn not ready (repeatable; a,b,c)', (v: string, prev: string[] | undefined) => [
+      ...(prev ?? []),
+      ...parseNodeList(v),
+    ])
     .option('--label <node-and-labels...>', 'NODE key=value (add or change) or NODE key- (remove), as kubectl label (repeatable)', repeat)
     .option('--ignore-exclude-lb', 'the speakers run with --ignore-exclude-lb (they run without it now)')
     .option('--no-ignore-exclude-lb', 'the speakers run without --ignore-exclude-lb (they run with it now)')
@@ -69,27 +69,30 @@ export function registerWhatIf(program: Command): void {
     .option('--delete <path>', 'delete the objects of these manifests (repeatable)', repeat)
     .option('--speakers <nodes>', "comma-separated nodes whose speaker is alive in memberlist now (default: a running speaker's memberlist view, else nodes with a Ready speaker pod)", parseNodeList)
     .option('--lb-class <class>', "MetalLB's --lb-class: it handles only Services with this spec.loadBalancerClass (default: only Services without one)")
-    .addHelpText('after', [
-      '',
-      'Exit status: 0 no Service loses its address or announcer, 1 some would, 2 bad input, 3 cluster unreachable.',
-      '',
-      'Examples:',
-      '  metallb-ts whatif --node-down lab-worker-b -f examples/cluster.yaml',
-      '  metallb-ts whatif --label lab-worker-a node-role/worker- -f examples/cluster.yaml',
-      '  metallb-ts whatif --ignore-exclude-lb -f examples/cluster-cp-only.yaml',
-      '  metallb-ts whatif --apply metallb-config/ -o json        # live: CI check of edited manifests',
-    ].join('\n'));
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Exit status: 0 no Service loses its address or announcer, 1 some would, 2 bad input, 3 cluster unreachable.',
+        '',
+        'Examples:',
+        '  metallb-ts whatif --node-down lab-worker-b -f examples/cluster.yaml',
+        '  metallb-ts whatif --label lab-worker-a node-role/worker- -f examples/cluster.yaml',
+        '  metallb-ts whatif --ignore-exclude-lb -f examples/cluster-cp-only.yaml',
+        '  metallb-ts whatif --apply metallb-config/ -o json        # live: CI check of edited manifests',
+      ].join('\n'),
+    );
   addFilenameOption(cmd);
   addOutputOption(cmd);
   addSpeakerViewOption(cmd);
   cmd.action(async (opts: WhatIfOptions) => {
     const labels = parseLabelEdits(opts.label ?? []);
-    const [apply, remove] = await Promise.all([
-      opts.apply ? loadManifests('--apply', opts.apply) : Promise.resolve([]),
-      opts.delete ? loadManifests('--delete', opts.delete) : Promise.resolve([]),
-    ]);
+    const [apply, remove] = await Promise.all([opts.apply ? loadManifests('--apply', opts.apply) : Promise.resolve([]), opts.delete ? loadManifests('--delete', opts.delete) : Promise.resolve([])]);
     const change: WhatIfChange = {
-      nodesDown: [...new Set(opts.nodeDown ?? [])], labels, apply, remove,
+      nodesDown: [...new Set(opts.nodeDown ?? [])],
+      labels,
+      apply,
+      remove,
       ...(opts.ignoreExcludeLb !== undefined ? { ignoreExcludeLB: opts.ignoreExcludeLb } : {}),
     };
     const metallbNamespace = opts.metallbNamespace;

@@ -9,10 +9,7 @@ import { whoisIP, type WhoisResult } from '../core/explain/index.ts';
 import { canonicalIP } from '../core/ip.ts';
 import { writeResult } from '../render/output.ts';
 import { whoisText } from '../render/explain.ts';
-import {
-  addFilenameOption, addOutputOption, addSpeakerOptions, addSpeakerViewOption, diagnostics, loadDiagnosticState,
-  type OutputOptions, type StateOptions,
-} from './options.ts';
+import { addFilenameOption, addOutputOption, addSpeakerOptions, addSpeakerViewOption, diagnostics, loadDiagnosticState, type OutputOptions, type StateOptions } from './options.ts';
 
 /**
  * The canonical form of a `whois` argument.

@@ -34,8 +34,18 @@
 import { parseConfig, poolSummary } from '../core/config/index.ts';
 import type { Config } from '../core/config/index.ts';
 import {
-  filteredByLoadBalancerClass, newController, processingOrder, reconcileService, serviceInputs, serviceKey, setControllerPools, statusIPs,
-  statusKept, WriteHistory, type ControllerState, type ReconcileOutcome,
+  filteredByLoadBalancerClass,
+  newController,
+  processingOrder,
+  reconcileService,
+  serviceInputs,
+  serviceKey,
+  setControllerPools,
+  statusIPs,
+  statusKept,
+  WriteHistory,
+  type ControllerState,
+  type ReconcileOutcome,
 } from '../core/controller/index.ts';
 import { emptyClusterState, type ClusterState, type IPAddressPool, type KubeObject, type Service } from '../core/kube.ts';
 import { silentLogger, type Logger } from '../runtime/log.ts';
@@ -146,8 +156,7 @@ export function storesSame(current: Service, desired: Service): boolean {
 /** The pool status the counters give, compared with a stored one (numbers lose nothing that matters for equality). */
 function sameCounts(status: Record<string, unknown> | undefined, c: PoolStatusCounts): boolean {
   if (!status) return false;
-  return (['assignedIPv4', 'assignedIPv6', 'availableIPv4', 'availableIPv6'] as const)
-    .every((k) => typeof status[k] === 'number' && status[k] === Number(c[k]));
+  return (['assignedIPv4', 'assignedIPv6', 'availableIPv4', 'availableIPv6'] as const).every((k) => typeof status[k] === 'number' && status[k] === Number(c[k]));
 }
 
 /** The controller loop (see the module comment). */
@@ -155,8 +164,17 @@ export class ControllerLoop {
   readonly ctrl: ControllerState;
   readonly queue: WorkQueue;
   readonly stats: LoopStats = {
-    reconciles: 0, reloads: 0, serviceWrites: 0, conflicts: 0, writeErrors: 0, events: 0, poolStatusWrites: 0, poolStatusErrors: 0,
-    configLoads: 0, configErrors: 0, cycles: 0,
+    reconciles: 0,
+    reloads: 0,
+    serviceWrites: 0,
+    conflicts: 0,
+    writeErrors: 0,
+    events: 0,
+    poolStatusWrites: 0,
+    poolStatusErrors: 0,
+    configLoads: 0,
+    configErrors: 0,
+    cycles: 0,
   };
   private readonly source: StateSource;
   private readonly writer: ControllerWriter;
@@ -215,11 +233,13 @@ export class ControllerLoop {
     this.queue = new WorkQueue({
       clock: this.clock,
       ...(opts.backoff ? { backoff: opts.backoff } : {}),
-      hooks: m ? {
-        onAdd: () => m.queueAdds.inc({ name: 'service' }),
-        onRetry: () => m.queueRetries.inc({ name: 'service' }),
-        onDepth: (d) => m.queueDepth.set({ name: 'service' }, d),
-      } : {},
+      hooks: m
+        ? {
+            onAdd: () => m.queueAdds.inc({ name: 'service' }),
+            onRetry: () => m.queueRetries.inc({ name: 'service' }),
+            onDepth: (d) => m.queueDepth.set({ name: 'service' }, d),
+          }
+        : {},
     });
     this.ctrl = newController((pool) => this.poolChanged(pool));
   }
@@ -262,7 +282,10 @@ export class ControllerLoop {
     this.poolRetry.clear();
     for (const w of this.writeSlotWaiters.splice(0)) w();
     let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<void>((r) => { timer = setTimeout(r, timeoutMs); timer.unref?.(); });
+    const limit = new Promise<void>((r) => {
+      timer = setTimeout(r, timeoutMs);
+      timer.unref?.();
+    });
     await Promise.race([Promise.allSettled([this.worker, ...this.writesInFlight, this.poolFlush]), limit]);
     clearTimeout(timer);
   }
@@ -321,8 +344,12 @@ export class ControllerLoop {
         if (written && (c.type === 'delete' || rv === null || written.rv === null || rv > written.rv)) this.writtenPoolStatus.delete(name);
         // PoolReconciler ignores status-only updates (generation unchanged); the status reconciler looks at every change.
         const old = c.old as IPAddressPool | undefined;
-        const specChanged = c.type !== 'update' || !old || old.metadata?.generation !== pool.metadata?.generation
-          || old.metadata?.generation === undefined || JSON.stringify(old.metadata?.labels ?? {}) !== JSON.stringify(pool.metadata?.labels ?? {});
+        const specChanged =
+          c.type !== 'update'
+          || !old
+          || old.metadata?.generation !== pool.metadata?.generation
+          || old.metadata?.generation === undefined
+          || JSON.stringify(old.metadata?.labels ?? {}) !== JSON.stringify(pool.metadata?.labels ?? {});
         if (specChanged) this.queue.add(CONFIG_KEY);
         if (c.type !== 'delete') this.poolChanged(name);
         break;
@@ -365,7 +392,9 @@ export class ControllerLoop {
             // grows to 1000 s); say so when it goes on.
             if (this.reloadRetries >= 10 && (this.reloadRetries & (this.reloadRetries - 1)) === 0) {
               this.log.warn({
-                controller: 'ServiceReconciler - reprocessAll', passes: this.reloadRetries, services: this.reprocessAsked.slice(0, 20),
+                controller: 'ServiceReconciler - reprocessAll',
+                passes: this.reloadRetries,
+                services: this.reprocessAsked.slice(0, 20),
                 msg: 'full passes keep asking for another one (a Service asks to reprocess all, or a write fails); retrying with backoff, as MetalLB does',
               });
             }
@@ -573,7 +602,8 @@ export class ControllerLoop {
     this.cycling.set(key, serviceInputs(desired));
     this.stats.cycles++;
     log.error({
-      event: 'serviceNeverConverges', states: cycle.states,
+      event: 'serviceNeverConverges',
+      states: cycle.states,
       msg: "each reconcile of this Service writes the next of these states, and each write triggers another reconcile: MetalLB's controller rewrites it forever; metallb-ts writes this state and ignores its own writes of the Service until it changes",
     });
   }
@@ -687,7 +717,9 @@ export class ControllerLoop {
   private flushPools(): void {
     if (this.poolFlush) {
       // a flush is running: come back when it ends
-      void this.poolFlush.then(() => { if (this.dirtyPools.size > 0) this.poolChanged([...this.dirtyPools][0]!); });
+      void this.poolFlush.then(() => {
+        if (this.dirtyPools.size > 0) this.poolChanged([...this.dirtyPools][0]!);
+      });
       return;
     }
     const names = [...this.dirtyPools];
@@ -705,7 +737,12 @@ export class ControllerLoop {
       if (cap) {
         const c = alloc.counters(name);
         this.metrics?.setPool(name, {
-          total: cap.total, ipv4: cap.ipv4, ipv6: cap.ipv6, inUseIPv4: c.assignedIPv4, inUseIPv6: c.assignedIPv6, services: perPool.get(name) ?? 0,
+          total: cap.total,
+          ipv4: cap.ipv4,
+          ipv6: cap.ipv6,
+          inUseIPv4: c.assignedIPv4,
+          inUseIPv6: c.assignedIPv6,
+          services: perPool.get(name) ?? 0,
         });
       } else {
         this.metrics?.deletePool(name);
@@ -768,10 +805,13 @@ export class ControllerLoop {
 
   private retryPool(name: string, delayMs: number): void {
     if (this.stopped || this.poolRetry.has(name)) return;
-    this.poolRetry.set(name, this.clock.setTimeout(() => {
-      this.poolRetry.delete(name);
-      this.poolChanged(name);
-      this.checkIdle();
-    }, delayMs));
+    this.poolRetry.set(
+      name,
+      this.clock.setTimeout(() => {
+        this.poolRetry.delete(name);
+        this.poolChanged(name);
+        this.checkIdle();
+      }, delayMs),
+    );
   }
 }

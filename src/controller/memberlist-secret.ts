@@ -40,7 +40,10 @@ export function newMlSecretKey(randomBytes: (n: number) => Uint8Array = cryptoRa
   return Buffer.from(bytes).toString('base64').replace(/=+$/, '');
 }
 
-interface ObjectMeta { name?: string; uid?: string }
+interface ObjectMeta {
+  name?: string;
+  uid?: string;
+}
 
 /**
  * Makes sure the memberlist Secret `namespace/secretName` exists, as MetalLB v0.16.1's
@@ -78,7 +81,9 @@ export async function createMlSecret(api: KubeClient, opts: MlSecretOptions): Pr
   let list: { items?: unknown[] };
   try {
     list = await api.request<{ items?: unknown[] }>({
-      method: 'GET', path: corePath(namespace, 'secrets'), query: { fieldSelector: `metadata.name=${secretName}` },
+      method: 'GET',
+      path: corePath(namespace, 'secrets'),
+      query: { fieldSelector: `metadata.name=${secretName}` },
     });
   } catch (err) {
     throw fail(err, 'list', `v1 secrets (metadata.name=${secretName}) in ${namespace}`);
@@ -91,7 +96,8 @@ export async function createMlSecret(api: KubeClient, opts: MlSecretOptions): Pr
   let deployment: { metadata?: ObjectMeta };
   try {
     deployment = await api.request<{ metadata?: ObjectMeta }>({
-      method: 'GET', path: `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/deployments/${encodeURIComponent(deploymentName)}`,
+      method: 'GET',
+      path: `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/deployments/${encodeURIComponent(deploymentName)}`,
     });
   } catch (err) {
     if (httpStatusOf(err) === 404) {
@@ -106,9 +112,11 @@ export async function createMlSecret(api: KubeClient, opts: MlSecretOptions): Pr
   const key = newMlSecretKey(opts.randomBytes);
   try {
     await api.request({
-      method: 'POST', path: corePath(namespace, 'secrets'),
+      method: 'POST',
+      path: corePath(namespace, 'secrets'),
       body: {
-        apiVersion: 'v1', kind: 'Secret',
+        apiVersion: 'v1',
+        kind: 'Secret',
         metadata: { name: secretName, namespace, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid }] },
         data: { [ML_SECRET_KEY_NAME]: Buffer.from(key, 'utf8').toString('base64') },
       },

@@ -154,10 +154,11 @@ export function startHttpServer(metrics: ControllerMetrics, opts: HttpServerOpti
       const port = (server.address() as AddressInfo).port;
       resolve({
         port,
-        close: () => new Promise<void>((r) => {
-          server.closeAllConnections();
-          server.close(() => r());
-        }),
+        close: () =>
+          new Promise<void>((r) => {
+            server.closeAllConnections();
+            server.close(() => r());
+          }),
       });
     });
   });

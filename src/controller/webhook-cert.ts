@@ -134,7 +134,9 @@ function rsaKeyPair(): KeyPair {
 
 /** SHA-1 of the subjectPublicKey bits (the PKCS#1 RSAPublicKey), as Go derives a SubjectKeyId. */
 function keyId(publicKey: KeyObject): Buffer {
-  return createHash('sha1').update(publicKey.export({ type: 'pkcs1', format: 'der' })).digest();
+  return createHash('sha1')
+    .update(publicKey.export({ type: 'pkcs1', format: 'der' }))
+    .digest();
 }
 
 /**
@@ -181,10 +183,18 @@ export function createCA(opts: { now?: Date; validityMs?: number; caName?: strin
   const caName = opts.caName ?? CA_NAME;
   const keys = rsaKeyPair();
   const subject = { cn: caName, organization: opts.organization ?? CA_ORGANIZATION };
-  const der = createCertificate({
-    serial: 0n, subject, dnsNames: [caName], isCA: true,
-    notBefore: new Date(now.getTime() - 3600_000), notAfter: new Date(now.getTime() + (opts.validityMs ?? CA_VALIDITY_MS)),
-  }, keys.publicKey, { name: name(subject.cn, subject.organization), key: keys.privateKey, keyId: null });
+  const der = createCertificate(
+    {
+      serial: 0n,
+      subject,
+      dnsNames: [caName],
+      isCA: true,
+      notBefore: new Date(now.getTime() - 3600_000),
+      notAfter: new Date(now.getTime() + (opts.validityMs ?? CA_VALIDITY_MS)),
+    },
+    keys.publicKey,
+    { name: name(subject.cn, subject.organization), key: keys.privateKey, keyId: null },
+  );
   return { certPem: pem('CERTIFICATE', der), keyPem: keys.privateKey.export({ type: 'pkcs1', format: 'pem' }) as string };
 }
 
@@ -199,10 +209,18 @@ export function createServingCert(ca: KeyPairPem, dnsName: string, opts: { now?:
   const caCert = new X509Certificate(ca.certPem);
   const caKey = createPrivateKey(ca.keyPem);
   const keys = rsaKeyPair();
-  const der = createCertificate({
-    serial: 1n, subject: { cn: dnsName }, dnsNames: [dnsName], isCA: false,
-    notBefore: new Date(now.getTime() - 3600_000), notAfter: new Date(now.getTime() + (opts.validityMs ?? SERVER_CERT_VALIDITY_MS)),
-  }, keys.publicKey, { name: subjectNameDer(caCert), key: caKey, keyId: keyId(caCert.publicKey) });
+  const der = createCertificate(
+    {
+      serial: 1n,
+      subject: { cn: dnsName },
+      dnsNames: [dnsName],
+      isCA: false,
+      notBefore: new Date(now.getTime() - 3600_000),
+      notAfter: new Date(now.getTime() + (opts.validityMs ?? SERVER_CERT_VALIDITY_MS)),
+    },
+    keys.publicKey,
+    { name: subjectNameDer(caCert), key: caKey, keyId: keyId(caCert.publicKey) },
+  );
   return { certPem: pem('CERTIFICATE', der), keyPem: keys.privateKey.export({ type: 'pkcs1', format: 'pem' }) as string };
 }
 
@@ -268,7 +286,10 @@ export function certProblem(caPem: string | undefined, certPem: string | undefin
   }
   if (!ca.ca) return 'the CA certificate is not a CA';
   if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return 'the certificate is not signed by the CA';
-  for (const [what, c] of [['certificate', cert], ['CA certificate', ca]] as const) {
+  for (const [what, c] of [
+    ['certificate', cert],
+    ['CA certificate', ca],
+  ] as const) {
     if (at < c.validFromDate) return `the ${what} is not valid yet at ${at.toISOString()}`;
     if (at > c.validToDate) return `the ${what} has expired or expires before ${at.toISOString()}`;
     const eku = c.keyUsage;

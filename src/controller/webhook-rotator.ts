@@ -33,9 +33,7 @@ import { ClusterUnreachableError, UserError } from '../core/errors.ts';
 import { apiError, httpStatusOf, type KubeClient } from '../kube/client.ts';
 import { silentLogger, type Logger } from '../runtime/log.ts';
 import { corePath } from './api.ts';
-import {
-  CA_NAME, certProblem, createCA, createServingCert, LOOKAHEAD_MS, ROTATION_CHECK_MS, type KeyPairPem,
-} from './webhook-cert.ts';
+import { CA_NAME, certProblem, createCA, createServingCert, LOOKAHEAD_MS, ROTATION_CHECK_MS, type KeyPairPem } from './webhook-cert.ts';
 
 // MetalLB's names (internal/k8s/k8s.go, controller/main.go defaults):
 /** the ValidatingWebhookConfiguration whose webhooks get the CA (k8s.go validatingWebhookName) */
@@ -283,7 +281,8 @@ export class CertRotator {
       if (decision.certs) {
         const c = decision.certs;
         this.log.info({
-          op: 'refreshCerts', reason: decision.reason,
+          op: 'refreshCerts',
+          reason: decision.reason,
           msg: decision.outcome === 'ca' ? 'refreshing CA and server certs' : 'refreshing server certs',
         });
         const data = { ...(secret?.data ?? {}), 'ca.crt': b64(c.caCert), 'ca.key': b64(c.caKey), 'tls.crt': b64(c.cert), 'tls.key': b64(c.key) };
@@ -291,9 +290,10 @@ export class CertRotator {
           stored = secret
             ? await api.request<SecretObject>({ method: 'PUT', path, body: { ...secret, apiVersion: 'v1', kind: 'Secret', data } })
             : await api.request<SecretObject>({
-              method: 'POST', path: corePath(namespace, 'secrets'),
-              body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: secretName, namespace }, data },
-            });
+                method: 'POST',
+                path: corePath(namespace, 'secrets'),
+                body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: secretName, namespace }, data },
+              });
         } catch (err) {
           const code = httpStatusOf(err);
           if ((code === 409 || (code === 404 && secret)) && attempt < 9) continue; // changed or deleted meanwhile: decide again
@@ -337,21 +337,23 @@ export class CertRotator {
     const bundle = b64(this.caPem);
     let allThere = true;
     let firstError: unknown;
-    const targets: Array<{ what: string; path: string; apply: (obj: CABundleHolder) => boolean | null }> = [{
-      what: `ValidatingWebhookConfiguration ${this.o.webhookConfigurationName}`,
-      path: `${VWC_BASE}/${encodeURIComponent(this.o.webhookConfigurationName)}`,
-      apply: (obj) => {
-        let changed = false;
-        for (const hook of Array.isArray(obj.webhooks) ? obj.webhooks : []) {
-          hook.clientConfig ??= {};
-          if (hook.clientConfig.caBundle !== bundle) {
-            hook.clientConfig.caBundle = bundle;
-            changed = true;
+    const targets: Array<{ what: string; path: string; apply: (obj: CABundleHolder) => boolean | null }> = [
+      {
+        what: `ValidatingWebhookConfiguration ${this.o.webhookConfigurationName}`,
+        path: `${VWC_BASE}/${encodeURIComponent(this.o.webhookConfigurationName)}`,
+        apply: (obj) => {
+          let changed = false;
+          for (const hook of Array.isArray(obj.webhooks) ? obj.webhooks : []) {
+            hook.clientConfig ??= {};
+            if (hook.clientConfig.caBundle !== bundle) {
+              hook.clientConfig.caBundle = bundle;
+              changed = true;
+            }
           }
-        }
-        return changed;
+          return changed;
+        },
       },
-    }];
+    ];
     if (this.o.conversionCRDName) {
       targets.push({
         what: `CustomResourceDefinition ${this.o.conversionCRDName}`,
@@ -450,7 +452,10 @@ export class CertRotator {
       lw.on('error', failed);
       this.watches.push(w);
       // A change between the start-up reconcile and this first list would be missed: look again once.
-      lw.start().then(() => { synced = true; this.trigger(`${t.what} watch started`); }, failed);
+      lw.start().then(() => {
+        synced = true;
+        this.trigger(`${t.what} watch started`);
+      }, failed);
     }
   }
 }

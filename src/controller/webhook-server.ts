@@ -14,9 +14,7 @@
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  admissionReview, convertBGPPeer, METALLB_WEBHOOKS, storedKindsFor, type AdmissionDecision, type ClusterValidation, type WebhookSpec,
-} from '../core/config/webhook.ts';
+import { admissionReview, convertBGPPeer, METALLB_WEBHOOKS, storedKindsFor, type AdmissionDecision, type ClusterValidation, type WebhookSpec } from '../core/config/webhook.ts';
 import type { KubeObject } from '../core/kube.ts';
 import { silentLogger, type Logger } from '../runtime/log.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -102,7 +100,8 @@ export async function handleAdmission(spec: WebhookSpec, body: Buffer, contentTy
   const log = (deps.log ?? silentLogger).with({ webhook: spec.kind.toLowerCase() });
   let apiVersion = 'admission.k8s.io/v1';
   const answer = (response: Record<string, unknown>, uid: unknown = ''): HttpAnswer => ({
-    status: 200, body: { apiVersion, kind: 'AdmissionReview', response: { uid, ...response } },
+    status: 200,
+    body: { apiVersion, kind: 'AdmissionReview', response: { uid, ...response } },
   });
   if (body.length === 0) return answer(errored(400, 'request body is empty'));
   if (body.length > MAX_REQUEST_BYTES) return answer(errored(413, `request entity is too large; limit is ${MAX_REQUEST_BYTES} bytes`));
@@ -132,7 +131,7 @@ export async function handleAdmission(spec: WebhookSpec, body: Buffer, contentTy
   const stored: KubeObject[] = [];
   for (const kind of storedKindsFor(base)) {
     try {
-      stored.push(...await deps.list(kind));
+      stored.push(...(await deps.list(kind)));
     } catch (err) {
       const message = listFailure(kind, spec.kind, err);
       log.error({ action: op, name, namespace, error: message });
@@ -229,7 +228,10 @@ export class WebhookServer {
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
       timer.unref?.();
-      this.server.close(() => { clearTimeout(timer); resolve(); });
+      this.server.close(() => {
+        clearTimeout(timer);
+        resolve();
+      });
       this.server.closeIdleConnections();
     });
   }
@@ -252,17 +254,18 @@ export class WebhookServer {
     req.on('error', () => res.destroy());
     req.on('end', () => {
       const body = tooLarge ? Buffer.alloc(MAX_REQUEST_BYTES + 1) : Buffer.concat(chunks);
-      const answered = spec
-        ? handleAdmission(spec, body, req.headers['content-type'], this.o)
-        : Promise.resolve(handleConversion(body, this.log));
-      answered.then((a) => {
-        const text = typeof a.body === 'string' ? a.body : JSON.stringify(a.body);
-        res.writeHead(a.status, { 'Content-Type': a.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
-      }, (err: unknown) => {
-        // A bug: answer 500 with the message, as Go's http server recovers a handler panic.
-        this.log.error({ op: 'webhook', path, error: (err as Error)?.message, stack: (err as Error)?.stack, msg: 'internal error in the webhook' });
-        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('internal error\n');
-      });
+      const answered = spec ? handleAdmission(spec, body, req.headers['content-type'], this.o) : Promise.resolve(handleConversion(body, this.log));
+      answered.then(
+        (a) => {
+          const text = typeof a.body === 'string' ? a.body : JSON.stringify(a.body);
+          res.writeHead(a.status, { 'Content-Type': a.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+        },
+        (err: unknown) => {
+          // A bug: answer 500 with the message, as Go's http server recovers a handler panic.
+          this.log.error({ op: 'webhook', path, error: (err as Error)?.message, stack: (err as Error)?.stack, msg: 'internal error in the webhook' });
+          res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('internal error\n');
+        },
+      );
     });
   }
 }

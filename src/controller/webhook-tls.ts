@@ -25,7 +25,10 @@ export interface WebhookTlsOptions {
 
 /** cliflag's TLS versions. */
 const VERSIONS: Record<string, NonNullable<SecureContextOptions['minVersion']>> = {
-  VersionTLS10: 'TLSv1', VersionTLS11: 'TLSv1.1', VersionTLS12: 'TLSv1.2', VersionTLS13: 'TLSv1.3',
+  VersionTLS10: 'TLSv1',
+  VersionTLS11: 'TLSv1.1',
+  VersionTLS12: 'TLSv1.2',
+  VersionTLS13: 'TLSv1.3',
 };
 
 /** Go's cipher suite names (tls.CipherSuites, tls.InsecureCipherSuites, cliflag's aliases) → OpenSSL names; TLS 1.3 suites map to null. */
@@ -105,7 +108,9 @@ function parseCurves(text: string): string[] | null {
     seen.add(id);
     const name = CURVES[id];
     if (!name) {
-      const known = Object.entries(CURVES).map(([k, v]) => `${k} (${v})`).join(', ');
+      const known = Object.entries(CURVES)
+        .map(([k, v]) => `${k} (${v})`)
+        .join(', ');
       throw new TlsFlagError(`parsing tls-curve-preferences: curve preference ${id} is not supported by metallb-ts (supported: ${known})`);
     }
     out.push(name);

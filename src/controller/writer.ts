@@ -136,7 +136,9 @@ export class KubeWriter implements ControllerWriter {
       Object.assign(patch, desired.metadata?.annotations ?? {});
       try {
         stored = await this.api.request<Service>({
-          method: 'PATCH', path: corePath(ns, 'services', name), contentType: MERGE_PATCH,
+          method: 'PATCH',
+          path: corePath(ns, 'services', name),
+          contentType: MERGE_PATCH,
           body: { metadata: { resourceVersion: stored.metadata?.resourceVersion, annotations: patch } },
         });
       } catch (err) {
@@ -168,7 +170,13 @@ export class KubeWriter implements ControllerWriter {
   /** Waits (at most `timeoutMs`) for the queued events, then drops the rest. */
   async closeEvents(timeoutMs = 2000): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.events.idle(), new Promise<void>((r) => { timer = setTimeout(r, timeoutMs); timer.unref?.(); })]);
+    await Promise.race([
+      this.events.idle(),
+      new Promise<void>((r) => {
+        timer = setTimeout(r, timeoutMs);
+        timer.unref?.();
+      }),
+    ]);
     clearTimeout(timer);
     await this.events.close();
   }
@@ -178,8 +186,10 @@ export class KubeWriter implements ControllerWriter {
     const name = pool.metadata?.name ?? '';
     // int64 counts beyond 2^53 must be written exactly: splice them into the JSON text.
     const placeholder = '__metallb_ts_status__';
-    const text = JSON.stringify({ ...pool, status: placeholder }).replace(`"${placeholder}"`,
-      `{"assignedIPv4":${counts.assignedIPv4},"assignedIPv6":${counts.assignedIPv6},"availableIPv4":${counts.availableIPv4},"availableIPv6":${counts.availableIPv6}}`);
+    const text = JSON.stringify({ ...pool, status: placeholder }).replace(
+      `"${placeholder}"`,
+      `{"assignedIPv4":${counts.assignedIPv4},"assignedIPv6":${counts.assignedIPv6},"availableIPv4":${counts.availableIPv4},"availableIPv6":${counts.availableIPv6}}`,
+    );
     try {
       return await this.api.request<IPAddressPool>({ method: 'PUT', path: `${metallbPath(ns, 'ipaddresspools', name)}/status`, rawBody: text });
     } catch (err) {

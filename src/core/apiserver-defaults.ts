@@ -66,7 +66,7 @@ export function serviceNetwork(services: readonly Service[]): ServiceNetwork {
     basis = `the cluster IPs of ${firsts.ipv4 + firsts.ipv6} Service${firsts.ipv4 + firsts.ipv6 === 1 ? '' : 's'} of the snapshot`;
   } else {
     primary = 'ipv4';
-    basis = 'no cluster IP in the snapshot: the API server\'s single-stack IPv4 default';
+    basis = "no cluster IP in the snapshot: the API server's single-stack IPv4 default";
   }
   const other: IPFamily = primary === 'ipv4' ? 'ipv6' : 'ipv4';
   const families = dual ? [primary, other] : [primary];

@@ -42,12 +42,11 @@ export function configurationStateMeta(component: { speaker: string } | 'control
  * `result` Invalid with the error in `errorSummary`, else Valid.
  */
 export function configurationStateStatus(type: ConfigurationConditionType, error: string | null, now: string): ConfigurationStateStatus {
-  const condition: ConfigurationCondition = error === null
-    ? { type, status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: now }
-    : { type, status: 'False', reason: 'ConfigurationError', message: `configuration error: ${error}`, lastTransitionTime: now };
-  return error === null
-    ? { conditions: [condition], result: 'Valid' }
-    : { conditions: [condition], result: 'Invalid', errorSummary: condition.message };
+  const condition: ConfigurationCondition =
+    error === null
+      ? { type, status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: now }
+      : { type, status: 'False', reason: 'ConfigurationError', message: `configuration error: ${error}`, lastTransitionTime: now };
+  return error === null ? { conditions: [condition], result: 'Valid' } : { conditions: [condition], result: 'Invalid', errorSummary: condition.message };
 }
 
 /** A new ConfigurationState object (status is written separately, through the status subresource). */

@@ -25,7 +25,7 @@ export const MAX_QUOTED_CHARS = 80;
 export function quote(value: unknown): string {
   let text: string;
   try {
-    text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+    text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   } catch {
     text = String(value);
   }

@@ -108,9 +108,7 @@ export function prefixMask(prefix: number, bits: number): bigint {
  * length a decimal number no larger than the family's bits. Host bits are cleared.
  * IPv4-mapped literals are reported through `mapped` with the prefix as written (0-128).
  */
-export function parseCIDRLiteral(s: string):
-  | { family: IPFamily; base: bigint; prefix: number; mapped: boolean }
-  | undefined {
+export function parseCIDRLiteral(s: string): { family: IPFamily; base: bigint; prefix: number; mapped: boolean } | undefined {
   if (typeof s !== 'string') return undefined;
   const slash = s.indexOf('/');
   if (slash < 0) return undefined;

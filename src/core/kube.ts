@@ -293,9 +293,24 @@ export const KIND_TO_LIST = {
 /** A ClusterState with every list empty. */
 export function emptyClusterState(): ClusterState {
   return {
-    services: [], endpointSlices: [], nodes: [], namespaces: [], pods: [], secrets: [], configMaps: [],
-    ipAddressPools: [], l2Advertisements: [], bgpAdvertisements: [], bgpPeers: [], communities: [],
-    bfdProfiles: [], serviceL2Statuses: [], serviceBGPStatuses: [], frrConfigurations: [], configurationStates: [], events: [],
+    services: [],
+    endpointSlices: [],
+    nodes: [],
+    namespaces: [],
+    pods: [],
+    secrets: [],
+    configMaps: [],
+    ipAddressPools: [],
+    l2Advertisements: [],
+    bgpAdvertisements: [],
+    bgpPeers: [],
+    communities: [],
+    bfdProfiles: [],
+    serviceL2Statuses: [],
+    serviceBGPStatuses: [],
+    frrConfigurations: [],
+    configurationStates: [],
+    events: [],
   };
 }
 

@@ -69,22 +69,32 @@ interface Requirement {
 
 function requirementText(r: Requirement): string {
   switch (r.op) {
-    case '=': return `${r.key}=${r.values[0]}`;
-    case 'in': return `${r.key} in (${r.values.join(',')})`;
-    case 'notin': return `${r.key} notin (${r.values.join(',')})`;
-    case 'exists': return r.key;
-    case '!': return `!${r.key}`;
+    case '=':
+      return `${r.key}=${r.values[0]}`;
+    case 'in':
+      return `${r.key} in (${r.values.join(',')})`;
+    case 'notin':
+      return `${r.key} notin (${r.values.join(',')})`;
+    case 'exists':
+      return r.key;
+    case '!':
+      return `!${r.key}`;
   }
 }
 
 function requirementMatches(r: Requirement, labels: Readonly<Record<string, string>>): boolean {
   const has = Object.hasOwn(labels, r.key);
   switch (r.op) {
-    case '=': return has && labels[r.key] === r.values[0];
-    case 'in': return has && r.values.includes(labels[r.key]);
-    case 'notin': return !has || !r.values.includes(labels[r.key]);
-    case 'exists': return has;
-    case '!': return !has;
+    case '=':
+      return has && labels[r.key] === r.values[0];
+    case 'in':
+      return has && r.values.includes(labels[r.key]);
+    case 'notin':
+      return !has || !r.values.includes(labels[r.key]);
+    case 'exists':
+      return has;
+    case '!':
+      return !has;
   }
 }
 
@@ -167,7 +177,9 @@ function exprKey(e: LabelSelectorRequirement): string {
 
 function selectorKey(s: LabelSelector): string {
   const ml = s?.matchLabels ?? {};
-  const labels = Object.keys(ml).sort().map((k) => [k, ml[k]]);
+  const labels = Object.keys(ml)
+    .sort()
+    .map((k) => [k, ml[k]]);
   return JSON.stringify([labels, (s?.matchExpressions ?? []).map(exprKey)]);
 }
 

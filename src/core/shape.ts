@@ -41,9 +41,17 @@ export function obj(fields: Record<string, Shape>, required: readonly string[] =
   return required.length > 0 ? { t: 'obj', fields, required } : { t: 'obj', fields };
 }
 
-const metadata = obj({
-  name: str, namespace: str, labels: strMap, annotations: strMap, uid: str, creationTimestamp: str,
-}, ['name']);
+const metadata = obj(
+  {
+    name: str,
+    namespace: str,
+    labels: strMap,
+    annotations: strMap,
+    uid: str,
+    creationTimestamp: str,
+  },
+  ['name'],
+);
 const conditions = list(obj({ type: str, status: str }));
 const selector = obj({ matchLabels: strMap, matchExpressions: list(obj({ key: str, operator: str, values: list(str) })) });
 const selectors = list(selector);
@@ -53,19 +61,29 @@ export const KIND_SHAPES: Readonly<Record<string, Shape>> = {
   Service: obj({
     metadata,
     spec: obj({
-      type: str, loadBalancerIP: str, loadBalancerClass: str, externalTrafficPolicy: str, ipFamilyPolicy: str,
+      type: str,
+      loadBalancerIP: str,
+      loadBalancerClass: str,
+      externalTrafficPolicy: str,
+      ipFamilyPolicy: str,
       ports: list(obj({ name: str, port: int, protocol: str, nodePort: int })),
-      selector: strMap, clusterIP: str, clusterIPs: list(str), ipFamilies: list(str),
+      selector: strMap,
+      clusterIP: str,
+      clusterIPs: list(str),
+      ipFamilies: list(str),
     }),
     status: obj({ loadBalancer: obj({ ingress: list(obj({ ip: str, hostname: str })) }) }),
   }),
   EndpointSlice: obj({
     metadata,
     addressType: str,
-    endpoints: list(obj({
-      addresses: list(str), nodeName: str,
-      conditions: obj({ ready: bool, serving: bool, terminating: bool }),
-    })),
+    endpoints: list(
+      obj({
+        addresses: list(str),
+        nodeName: str,
+        conditions: obj({ ready: bool, serving: bool, terminating: bool }),
+      }),
+    ),
   }),
   Node: obj({ metadata, status: obj({ conditions }) }),
   Namespace: obj({ metadata }),
@@ -75,12 +93,18 @@ export const KIND_SHAPES: Readonly<Record<string, Shape>> = {
   Event: obj({
     metadata,
     involvedObject: obj({ kind: str, namespace: str, name: str, uid: str }),
-    reason: str, message: str, type: str, lastTimestamp: str, eventTime: str,
+    reason: str,
+    message: str,
+    type: str,
+    lastTimestamp: str,
+    eventTime: str,
   }),
   IPAddressPool: obj({
     metadata,
     spec: obj({
-      addresses: list(str), autoAssign: bool, avoidBuggyIPs: bool,
+      addresses: list(str),
+      autoAssign: bool,
+      avoidBuggyIPs: bool,
       serviceAllocation: obj({ priority: int, namespaces: list(str), namespaceSelectors: selectors, serviceSelectors: selectors }),
     }),
     status: obj({ assignedIPv4: int, assignedIPv6: int, availableIPv4: int, availableIPv6: int }),
@@ -88,25 +112,50 @@ export const KIND_SHAPES: Readonly<Record<string, Shape>> = {
   L2Advertisement: obj({
     metadata,
     spec: obj({
-      ipAddressPools: list(str), ipAddressPoolSelectors: selectors, nodeSelectors: selectors,
-      serviceSelectors: selectors, interfaces: list(str),
+      ipAddressPools: list(str),
+      ipAddressPoolSelectors: selectors,
+      nodeSelectors: selectors,
+      serviceSelectors: selectors,
+      interfaces: list(str),
     }),
   }),
   BGPAdvertisement: obj({
     metadata,
     spec: obj({
-      aggregationLength: int, aggregationLengthV6: int, localPref: int, communities: list(str),
-      ipAddressPools: list(str), ipAddressPoolSelectors: selectors, nodeSelectors: selectors,
-      peers: list(str), serviceSelectors: selectors,
+      aggregationLength: int,
+      aggregationLengthV6: int,
+      localPref: int,
+      communities: list(str),
+      ipAddressPools: list(str),
+      ipAddressPoolSelectors: selectors,
+      nodeSelectors: selectors,
+      peers: list(str),
+      serviceSelectors: selectors,
     }),
   }),
   BGPPeer: obj({
     metadata,
     spec: obj({
-      myASN: int, peerASN: int, localASN: int, dynamicASN: str, peerAddress: str, peerPort: int, interface: str,
-      sourceAddress: str, routerID: str, holdTime: str, keepaliveTime: str, connectTime: str,
-      nodeSelectors: selectors, password: str, passwordSecret: obj({ name: str, namespace: str }),
-      bfdProfile: str, ebgpMultiHop: bool, enableGracefulRestart: bool, vrf: str, disableMP: bool,
+      myASN: int,
+      peerASN: int,
+      localASN: int,
+      dynamicASN: str,
+      peerAddress: str,
+      peerPort: int,
+      interface: str,
+      sourceAddress: str,
+      routerID: str,
+      holdTime: str,
+      keepaliveTime: str,
+      connectTime: str,
+      nodeSelectors: selectors,
+      password: str,
+      passwordSecret: obj({ name: str, namespace: str }),
+      bfdProfile: str,
+      ebgpMultiHop: bool,
+      enableGracefulRestart: bool,
+      vrf: str,
+      disableMP: bool,
       dualStackAddressFamily: bool,
     }),
   }),
@@ -114,8 +163,13 @@ export const KIND_SHAPES: Readonly<Record<string, Shape>> = {
   BFDProfile: obj({
     metadata,
     spec: obj({
-      receiveInterval: int, transmitInterval: int, detectMultiplier: int, echoInterval: int,
-      echoMode: bool, passiveMode: bool, minimumTtl: int,
+      receiveInterval: int,
+      transmitInterval: int,
+      detectMultiplier: int,
+      echoInterval: int,
+      echoMode: bool,
+      passiveMode: bool,
+      minimumTtl: int,
     }),
   }),
   ServiceL2Status: obj({
@@ -129,7 +183,12 @@ export const KIND_SHAPES: Readonly<Record<string, Shape>> = {
 };
 
 const EXPECTED: Record<Shape['t'], string> = {
-  str: 'string', int: 'integer', bool: 'boolean', strMap: 'map of strings', list: 'list', obj: 'object',
+  str: 'string',
+  int: 'integer',
+  bool: 'boolean',
+  strMap: 'map of strings',
+  list: 'list',
+  obj: 'object',
 };
 
 /** What a value is, in words: `null`, `string`, `number`, `boolean`, `list` or `object`. */
@@ -153,15 +212,20 @@ function pathOf(stack: readonly (string | number)[], key?: string | number): str
   return key === undefined ? path : step(path, key);
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Checks `v` against `shape`; `stack` holds the keys leading to `v` (pushed and popped in place). */
 function check(v: unknown, shape: Shape, stack: (string | number)[], out: string[]): void {
-  const bad = (): void => { out.push(`${pathOf(stack)}: expected ${EXPECTED[shape.t]}, got ${typeOf(v)}`); };
+  const bad = (): void => {
+    out.push(`${pathOf(stack)}: expected ${EXPECTED[shape.t]}, got ${typeOf(v)}`);
+  };
   switch (shape.t) {
-    case 'str': if (typeof v !== 'string') bad(); return;
-    case 'bool': if (typeof v !== 'boolean') bad(); return;
+    case 'str':
+      if (typeof v !== 'string') bad();
+      return;
+    case 'bool':
+      if (typeof v !== 'boolean') bad();
+      return;
     case 'int':
       if (typeof v !== 'number') bad();
       else if (!Number.isInteger(v)) out.push(`${pathOf(stack)}: expected integer, got number (${v})`);

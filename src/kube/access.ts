@@ -105,10 +105,7 @@ export function inClusterConfig(env: { KUBERNETES_SERVICE_HOST?: string | undefi
   const host = env.KUBERNETES_SERVICE_HOST ?? '';
   const port = env.KUBERNETES_SERVICE_PORT ?? '';
   const scheme = port === '80' || port === '8080' || port === '8001' ? 'http' : 'https';
-  return new LiteKubeConfig(
-    { name: 'inCluster', server: `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile: join(dir, 'ca.crt') },
-    { tokenFile: join(dir, 'token') },
-  );
+  return new LiteKubeConfig({ name: 'inCluster', server: `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile: join(dir, 'ca.crt') }, { tokenFile: join(dir, 'token') });
 }
 
 const CLUSTER_KEYS = new Set(['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name', 'extensions']);
@@ -136,7 +133,7 @@ export function liteKubeConfigFromFile(file: string, context?: string): LiteKube
   const named = (list: unknown, name: string | undefined, field: string): Entry | undefined => {
     if (!Array.isArray(list) || !name) return undefined;
     const hits = list.filter((e) => isEntry(e) && e['name'] === name);
-    return hits.length === 1 && isEntry(hits[0]![field]) ? hits[0]![field] as Entry : undefined;
+    return hits.length === 1 && isEntry(hits[0]![field]) ? (hits[0]![field] as Entry) : undefined;
   };
   const ctx = named(doc['contexts'], context ?? str(doc['current-context']), 'context');
   const clusterName = str(ctx?.['cluster']);
@@ -153,14 +150,20 @@ export function liteKubeConfigFromFile(file: string, context?: string): LiteKube
   };
   const lite = {
     cluster: {
-      name: clusterName!, server,
-      caFile: path(cluster['certificate-authority']), caData: str(cluster['certificate-authority-data']),
-      skipTLSVerify: cluster['insecure-skip-tls-verify'] === true, tlsServerName: str(cluster['tls-server-name']),
+      name: clusterName!,
+      server,
+      caFile: path(cluster['certificate-authority']),
+      caData: str(cluster['certificate-authority-data']),
+      skipTLSVerify: cluster['insecure-skip-tls-verify'] === true,
+      tlsServerName: str(cluster['tls-server-name']),
     },
     user: {
-      certFile: path(user['client-certificate']), certData: str(user['client-certificate-data']),
-      keyFile: path(user['client-key']), keyData: str(user['client-key-data']),
-      token: str(user['token']), tokenFile: path(user['tokenFile']),
+      certFile: path(user['client-certificate']),
+      certData: str(user['client-certificate-data']),
+      keyFile: path(user['client-key']),
+      keyData: str(user['client-key-data']),
+      token: str(user['token']),
+      tokenFile: path(user['tokenFile']),
     },
   };
   for (const f of [lite.cluster.caFile, lite.user.certFile, lite.user.keyFile, lite.user.tokenFile]) {

@@ -36,10 +36,7 @@ export interface KubeConfigOptions {
 }
 
 /** Where the configuration comes from (see kubeConfigSource). */
-export type KubeConfigSource =
-  | { kind: 'flag' | 'env' | 'home'; files: string[] }
-  | { kind: 'in-cluster' }
-  | { kind: 'none' };
+export type KubeConfigSource = { kind: 'flag' | 'env' | 'home'; files: string[] } | { kind: 'in-cluster' } | { kind: 'none' };
 
 /** The environment kubeConfigSource looks at (tests pass their own). */
 export interface KubeConfigEnv {
@@ -132,7 +129,9 @@ export function loadKubeConfig(opts: KubeConfigOptions = {}, env: KubeConfigEnv 
   const user = ctx.user ? kc.getUser(ctx.user) : null;
   if (ctx.user && !user) throw new UserError(`${where}: context "${ctxName}" names user "${ctx.user}", which is not defined`);
   const files: Array<[string, string | undefined]> = [
-    ['certificate-authority', cluster.caFile], ['client-certificate', user?.certFile], ['client-key', user?.keyFile],
+    ['certificate-authority', cluster.caFile],
+    ['client-certificate', user?.certFile],
+    ['client-key', user?.keyFile],
   ];
   for (const [what, file] of files) {
     if (file && !existsSync(file)) throw new UserError(`${where}: ${what} file ${file} does not exist`);
@@ -236,9 +235,17 @@ const NETWORK_CODES: Record<string, string> = {
 };
 
 const TLS_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID',
-  'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_SIGNATURE_FAILURE', 'ERR_SSL_WRONG_VERSION_NUMBER', 'EPROTO',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'EPROTO',
 ]);
 
 /** The cause chain of an error (fetch wraps socket errors in `cause`, undici in `cause.cause`). */
@@ -276,7 +283,9 @@ function networkReason(err: unknown): string | undefined {
     if (c.name === 'TimeoutError') return 'timed out';
     if (code === RESPONSE_TOO_LARGE) return oneLineMessage(c);
   }
-  const msg = causes(err).map((c) => String(c.message ?? '')).join(' ');
+  const msg = causes(err)
+    .map((c) => String(c.message ?? ''))
+    .join(' ');
   if (/certificate|self[- ]signed|tls|ssl/i.test(msg)) return `TLS: ${oneLineMessage(err)}`;
   return undefined;
 }
@@ -314,7 +323,11 @@ function apiMessage(err: unknown): string {
   const body = (err as { body?: unknown }).body;
   let parsed: unknown = body;
   if (typeof body === 'string') {
-    try { parsed = JSON.parse(body); } catch { parsed = body; }
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = body;
+    }
   }
   if (parsed && typeof parsed === 'object' && typeof (parsed as { message?: unknown }).message === 'string') {
     return oneLineMessage({ message: (parsed as { message: string }).message });
@@ -326,7 +339,11 @@ function apiMessage(err: unknown): string {
 
 function oneLineMessage(err: unknown): string {
   const m = err && typeof err === 'object' && 'message' in err ? String((err as { message: unknown }).message) : String(err);
-  return m.split('\n').map((s) => s.trim()).filter(Boolean).join(' ');
+  return m
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join(' ');
 }
 
 /** Content type of a JSON merge patch (the default for PATCH). */
@@ -433,7 +450,11 @@ export class KubeClient {
         const waitMs = wait * 1000;
         if (req.deadlineMs !== undefined && Date.now() - start + waitMs >= req.deadlineMs) throw err;
         await new Promise<void>((resolve) => {
-          const done = (): void => { clearTimeout(t); req.signal?.removeEventListener('abort', done); resolve(); };
+          const done = (): void => {
+            clearTimeout(t);
+            req.signal?.removeEventListener('abort', done);
+            resolve();
+          };
           const t = setTimeout(done, waitMs);
           req.signal?.addEventListener('abort', done, { once: true });
         });
@@ -500,9 +521,13 @@ export class KubeClient {
             const text = Buffer.concat(chunks).toString('utf8');
             const code = response.statusCode ?? 0;
             let parsed: unknown;
-            try { parsed = JSON.parse(text); } catch { parsed = undefined; }
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              parsed = undefined;
+            }
             if (code < 200 || code >= 300) {
-              const status = parsed && typeof parsed === 'object' ? parsed as KubeApiError['status'] : undefined;
+              const status = parsed && typeof parsed === 'object' ? (parsed as KubeApiError['status']) : undefined;
               reject(new KubeApiError(code, status, text.trim().slice(0, 200) || (http.STATUS_CODES[code] ?? ''), retryAfterOf(response.headers['retry-after'])));
               return;
             }

@@ -4,9 +4,7 @@
  * condition's status, reason or message changed (MetalLB re-applies it with a fresh timestamp on
  * every reconcile). Best effort: a failure is logged and retried with backoff; the daemon goes on.
  */
-import {
-  configurationStateMeta, configurationStateStatus, newConfigurationState, type ConfigurationConditionType,
-} from '../core/configuration-state.ts';
+import { configurationStateMeta, configurationStateStatus, newConfigurationState, type ConfigurationConditionType } from '../core/configuration-state.ts';
 import type { KubeObject } from '../core/kube.ts';
 import type { OwnerRef } from '../core/status.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -58,7 +56,9 @@ export class ConfigurationStateWriter {
 
   private kick(): void {
     if (this.running || this.retry) return;
-    this.running = this.write().finally(() => { this.running = null; });
+    this.running = this.write().finally(() => {
+      this.running = null;
+    });
   }
 
   private async write(): Promise<void> {
@@ -77,7 +77,9 @@ export class ConfigurationStateWriter {
         if (!current) await api.request({ method: 'POST', path: base, body: newConfigurationState(namespace, component, owner) });
         const status = configurationStateStatus(this.o.type, error, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
         await api.request({
-          method: 'PATCH', path: `${base}/${encodeURIComponent(name)}/status`, contentType: MERGE_PATCH,
+          method: 'PATCH',
+          path: `${base}/${encodeURIComponent(name)}/status`,
+          contentType: MERGE_PATCH,
           body: { status: { ...status, errorSummary: status.errorSummary ?? null } },
         });
         this.written = error;
@@ -88,7 +90,10 @@ export class ConfigurationStateWriter {
         const hint = httpStatusOf(err) === 404 ? ' (is the ConfigurationState CRD installed?)' : '';
         log.error({ controller: 'ConfigurationStateReconciler', name, error: `${err instanceof Error ? err.message : String(err)}${hint}`, retryInMs: delay, msg: 'failed to report the ConfigurationState' });
         if (!this.stopped) {
-          this.retry = setTimeout(() => { this.retry = undefined; this.kick(); }, delay);
+          this.retry = setTimeout(() => {
+            this.retry = undefined;
+            this.kick();
+          }, delay);
           this.retry.unref?.();
         }
         return;

@@ -74,10 +74,7 @@ export function eventTime(ms: number): string {
  * client-go's `makeEvent` + `generateEvent` for `obj`. `nowNs` is the record time in nanoseconds
  * since the epoch (it names the Event). Objects without a namespace get their Event in `default`.
  */
-export function makeEvent(
-  obj: EventObject, type: 'Normal' | 'Warning', reason: string, message: string,
-  source: { component: string; host?: string }, nowNs: bigint,
-): KubeEvent {
+export function makeEvent(obj: EventObject, type: 'Normal' | 'Warning', reason: string, message: string, source: { component: string; host?: string }, nowNs: bigint): KubeEvent {
   const name = obj.metadata?.name ?? '';
   const namespace = obj.metadata?.namespace || 'default';
   const t = eventTime(Number(nowNs / 1_000_000n));
@@ -86,7 +83,10 @@ export function makeEvent(
     kind: 'Event',
     metadata: { name: `${name}.${nowNs.toString(16)}`, namespace },
     involvedObject: {
-      apiVersion: obj.apiVersion ?? 'v1', kind: obj.kind ?? '', ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}), name,
+      apiVersion: obj.apiVersion ?? 'v1',
+      kind: obj.kind ?? '',
+      ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
+      name,
       ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}),
       ...(obj.metadata?.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
     },
@@ -129,15 +129,13 @@ const io = (e: KubeEvent) => e.involvedObject;
 /** getEventKey: source, object (with fieldPath), type, reason, message. */
 function eventKey(e: KubeEvent): string {
   const o = io(e);
-  return [e.source.component, e.source.host, o.kind, o.namespace, o.name, o.fieldPath, o.uid, o.apiVersion, e.type, e.reason, e.message]
-    .map((x) => x ?? '').join('\u0000');
+  return [e.source.component, e.source.host, o.kind, o.namespace, o.name, o.fieldPath, o.uid, o.apiVersion, e.type, e.reason, e.message].map((x) => x ?? '').join('\u0000');
 }
 
 /** EventAggregatorByReasonFunc's aggregate key (the message is the local key). */
 function aggregateKey(e: KubeEvent): string {
   const o = io(e);
-  return [e.source.component, e.source.host, o.kind, o.namespace, o.name, o.uid, o.apiVersion, e.type, e.reason, e.reportingComponent, e.reportingInstance]
-    .map((x) => x ?? '').join('\u0000');
+  return [e.source.component, e.source.host, o.kind, o.namespace, o.name, o.uid, o.apiVersion, e.type, e.reason, e.reportingComponent, e.reportingInstance].map((x) => x ?? '').join('\u0000');
 }
 
 /** getSpamKey: source, object, type. */
@@ -196,7 +194,10 @@ export class EventCorrelator {
   /** UpdateState: remember the Event the server stored (its name, count, resourceVersion). */
   updateState(ev: KubeEvent): void {
     this.observed.add(eventKey(ev), {
-      count: ev.count, firstTimestamp: ev.firstTimestamp, name: ev.metadata.name, resourceVersion: ev.metadata.resourceVersion ?? '',
+      count: ev.count,
+      firstTimestamp: ev.firstTimestamp,
+      name: ev.metadata.name,
+      resourceVersion: ev.metadata.resourceVersion ?? '',
     });
   }
 
@@ -213,18 +214,22 @@ export class EventCorrelator {
     rec.localKeys.delete(rec.localKeys.values().next().value!);
     const t = eventTime(nowMs);
     const nowNs = BigInt(Math.floor(nowMs)) * 1_000_000n;
-    return [{
-      apiVersion: 'v1', kind: 'Event',
-      metadata: { name: `${io(ev).name}.${nowNs.toString(16)}`, namespace: ev.metadata.namespace },
-      involvedObject: ev.involvedObject,
-      reason: ev.reason,
-      message: COMBINED_PREFIX + ev.message,
-      type: ev.type,
-      source: ev.source,
-      firstTimestamp: t,
-      lastTimestamp: t,
-      count: 1,
-    }, aKey];
+    return [
+      {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: `${io(ev).name}.${nowNs.toString(16)}`, namespace: ev.metadata.namespace },
+        involvedObject: ev.involvedObject,
+        reason: ev.reason,
+        message: COMBINED_PREFIX + ev.message,
+        type: ev.type,
+        source: ev.source,
+        firstTimestamp: t,
+        lastTimestamp: t,
+        count: 1,
+      },
+      aKey,
+    ];
   }
 
   private observe(ev: KubeEvent, key: string): [KubeEvent, CorrelateResult['patch'] | undefined] {
@@ -356,9 +361,16 @@ export class EventRecorder {
         }
         const delay = tries === 1 ? this.opts.sleepMs * Math.random() : this.opts.sleepMs;
         await new Promise<void>((resolve) => {
-          const t = setTimeout(() => { this.stopTimers.delete(stop); resolve(); }, delay);
+          const t = setTimeout(() => {
+            this.stopTimers.delete(stop);
+            resolve();
+          }, delay);
           t.unref?.();
-          const stop = (): void => { clearTimeout(t); this.stopTimers.delete(stop); resolve(); };
+          const stop = (): void => {
+            clearTimeout(t);
+            this.stopTimers.delete(stop);
+            resolve();
+          };
           this.stopTimers.add(stop);
         });
       }
@@ -396,12 +408,15 @@ export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
 /** An EventSink writing to the API server (POST, and PATCH with a strategic merge patch). */
 export function kubeEventSink(api: KubeClient): EventSink {
-  const path = (ns: string, name?: string): string =>
-    `/api/v1/namespaces/${encodeURIComponent(ns)}/events${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+  const path = (ns: string, name?: string): string => `/api/v1/namespaces/${encodeURIComponent(ns)}/events${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
   return {
     create: (ev) => api.request<KubeEvent>({ method: 'POST', path: path(ev.metadata.namespace), body: ev }),
-    patch: (ev, patch) => api.request<KubeEvent>({
-      method: 'PATCH', path: path(ev.metadata.namespace, ev.metadata.name), contentType: STRATEGIC_MERGE_PATCH, body: patch,
-    }),
+    patch: (ev, patch) =>
+      api.request<KubeEvent>({
+        method: 'PATCH',
+        path: path(ev.metadata.namespace, ev.metadata.name),
+        contentType: STRATEGIC_MERGE_PATCH,
+        body: patch,
+      }),
   };
 }

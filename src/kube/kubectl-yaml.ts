@@ -446,10 +446,20 @@ function unquote(body: string, quote: number): string {
     }
     const e = body[++i];
     switch (e) {
-      case '"': case '\\': case '/': out += e; break;
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
+      case '"':
+      case '\\':
+      case '/':
+        out += e;
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
       case 'u': {
         const hex = body.slice(i + 1, i + 5);
         if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw UNSUPPORTED;
@@ -457,7 +467,8 @@ function unquote(body: string, quote: number): string {
         i += 4;
         break;
       }
-      default: throw UNSUPPORTED;
+      default:
+        throw UNSUPPORTED;
     }
   }
   return out;
@@ -478,13 +489,29 @@ function plainLine(t: string, p: number, end: number): string {
 function plainStart(t: string, p: number, end: number): boolean {
   if (p >= end) return false;
   switch (t.charCodeAt(p)) {
-    case 0x2d: case 0x3f: {
+    case 0x2d:
+    case 0x3f: {
       // `-` and `?` start a plain scalar when something other than a space follows.
       const n = t.charCodeAt(p + 1);
       return p + 1 < end && n !== SPACE;
     }
-    case 0x3a: case 0x2c: case 0x5b: case 0x5d: case 0x7b: case 0x7d: case 0x23:
-    case 0x26: case 0x2a: case 0x21: case 0x7c: case 0x3e: case 0x27: case 0x22: case 0x25: case 0x40: case 0x60:
+    case 0x3a:
+    case 0x2c:
+    case 0x5b:
+    case 0x5d:
+    case 0x7b:
+    case 0x7d:
+    case 0x23:
+    case 0x26:
+    case 0x2a:
+    case 0x21:
+    case 0x7c:
+    case 0x3e:
+    case 0x27:
+    case 0x22:
+    case 0x25:
+    case 0x40:
+    case 0x60:
       return false;
     default:
       return true;
@@ -504,9 +531,19 @@ export function resolvePlain(s: string): unknown {
   // Only null, booleans and numbers start otherwise; everything else is a string.
   if (!((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x7e || c === 0x6e || c === 0x4e || c === 0x74 || c === 0x54 || c === 0x66 || c === 0x46)) return s;
   switch (s) {
-    case '~': case 'null': case 'Null': case 'NULL': return null;
-    case 'true': case 'True': case 'TRUE': return true;
-    case 'false': case 'False': case 'FALSE': return false;
+    case '~':
+    case 'null':
+    case 'Null':
+    case 'NULL':
+      return null;
+    case 'true':
+    case 'True':
+    case 'TRUE':
+      return true;
+    case 'false':
+    case 'False':
+    case 'FALSE':
+      return false;
   }
   if (INT.test(s)) {
     const v = parseInteger(s);

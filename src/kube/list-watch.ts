@@ -207,13 +207,21 @@ export class ListWatch {
     };
     const req = (url.protocol === 'http:' ? http : https).request(url, opts);
     this.request = req;
-    req.setTimeout(WATCH_IDLE_MS, () => { timedOut = true; end(null); });
+    req.setTimeout(WATCH_IDLE_MS, () => {
+      timedOut = true;
+      end(null);
+    });
     await new Promise<void>((resolve, reject) => {
       req.once('error', (e) => {
-        if (!ended) { ended = true; if (this.request === req) this.request = undefined; }
+        if (!ended) {
+          ended = true;
+          if (this.request === req) this.request = undefined;
+        }
         reject(e);
       });
-      req.once('close', () => { if (!ended) resolve(); }); // destroyed by stop() before an answer
+      req.once('close', () => {
+        if (!ended) resolve();
+      }); // destroyed by stop() before an answer
       req.once('response', (res: IncomingMessage) => {
         if (res.statusCode !== 200) {
           res.resume();
@@ -236,7 +244,11 @@ export class ListWatch {
             buf = buf.slice(nl + 1);
             if (ended) return;
             let data: { type?: string; object?: KubeObject } | undefined;
-            try { data = JSON.parse(line); } catch { data = undefined; } // as client-node: a bad line is skipped
+            try {
+              data = JSON.parse(line);
+            } catch {
+              data = undefined;
+            } // as client-node: a bad line is skipped
             if (data?.type && data.object) this.event(data.type, data.object);
           }
         });

@@ -111,9 +111,9 @@ export async function listResource(kc: KubeConfig, spec: ResourceSpec, metallbNa
   let resourceVersion = '';
   let cont: string | undefined;
   do {
-    const page = await kubeGet(kc, path, {
+    const page = (await kubeGet(kc, path, {
       query: { limit: PAGE_SIZE, continue: cont, labelSelector: spec.labelSelector, fieldSelector: spec.fieldSelector },
-    }) as { metadata?: { resourceVersion?: string; continue?: string }; items?: unknown[] | null };
+    })) as { metadata?: { resourceVersion?: string; continue?: string }; items?: unknown[] | null };
     if (!resourceVersion) resourceVersion = page.metadata?.resourceVersion ?? '';
     for (const item of page.items ?? []) {
       // trimmed page by page: the pages parsed so far are not held whole until the last arrives
@@ -204,13 +204,15 @@ export async function readClusterState(kc: KubeConfig, opts: ReadClusterStateOpt
   timer.unref();
   let results: Array<PromiseSettledResult<ListResult>>;
   try {
-    results = await Promise.allSettled(RESOURCES.map(async (spec) => {
-      try {
-        return await listResource(kc, spec, ns, opts.frrk8sNamespace ?? ns);
-      } finally {
-        done++;
-      }
-    }));
+    results = await Promise.allSettled(
+      RESOURCES.map(async (spec) => {
+        try {
+          return await listResource(kc, spec, ns, opts.frrk8sNamespace ?? ns);
+        } finally {
+          done++;
+        }
+      }),
+    );
   } finally {
     clearTimeout(timer);
   }
@@ -352,8 +354,7 @@ export class ClusterStateWatcher {
     this.trim = opts.trim ?? false;
     this.syncTimeoutMs = opts.syncTimeoutMs ?? 60_000;
     const kinds = new Set(opts.kinds ?? RESOURCES.map((r) => r.list).filter((l) => l !== 'events' && l !== 'frrConfigurations' && l !== 'configurationStates'));
-    this.feeds = RESOURCES.filter((spec) => kinds.has(spec.list))
-      .map((spec) => this.makeFeed(this.fieldSelectors[spec.list] !== undefined ? { ...spec, fieldSelector: this.fieldSelectors[spec.list] } : spec));
+    this.feeds = RESOURCES.filter((spec) => kinds.has(spec.list)).map((spec) => this.makeFeed(this.fieldSelectors[spec.list] !== undefined ? { ...spec, fieldSelector: this.fieldSelectors[spec.list] } : spec));
   }
 
   private makeFeed(spec: ResourceSpec): Feed {
@@ -428,7 +429,11 @@ export class ClusterStateWatcher {
       this.log({
         level: absent || throttled ? 'info' : 'error',
         msg: absent ? 'resource not available, retrying' : throttled ? 'throttled by the API server (HTTP 429), backing off' : 'list/watch failed, retrying',
-        op: 'watch', resource: resourceName(feed.spec), server: this.server, error: errorText(err), retryInMs: delay,
+        op: 'watch',
+        resource: resourceName(feed.spec),
+        server: this.server,
+        error: errorText(err),
+        retryInMs: delay,
       });
     }
     clearTimeout(feed.retry);
@@ -443,9 +448,12 @@ export class ClusterStateWatcher {
     const failures = feed.failures;
     // ListWatch.start resolves once its list and watch request are through, and also after a
     // failed list it reported as an error: only a start without a new failure is a recovery.
-    const p = feed.lw.start().then(() => {
-      if (feed.failures === failures) this.recovered(feed);
-    }, (err: unknown) => this.failed(feed, err));
+    const p = feed.lw.start().then(
+      () => {
+        if (feed.failures === failures) this.recovered(feed);
+      },
+      (err: unknown) => this.failed(feed, err),
+    );
     feed.starting = p;
     return p;
   }
@@ -462,8 +470,12 @@ export class ClusterStateWatcher {
     const outageMs = Date.now() - this.outageSince;
     this.outageSince = undefined;
     this.log({
-      level: 'info', msg: `list/watch recovered after an outage of ${(outageMs / 1000).toFixed(1)} s`, op: 'watch', server: this.server,
-      outageMs, resources: [...this.recoveredResources].sort(),
+      level: 'info',
+      msg: `list/watch recovered after an outage of ${(outageMs / 1000).toFixed(1)} s`,
+      op: 'watch',
+      server: this.server,
+      outageMs,
+      resources: [...this.recoveredResources].sort(),
     });
     this.recoveredResources.clear();
   }
@@ -498,8 +510,7 @@ export class ClusterStateWatcher {
         if (permanent || (f.lastError !== undefined && Date.now() > deadline)) {
           const err = listError(f.lastError, f.spec, this.server);
           this.stop();
-          throw err instanceof UserError ? err
-            : new ClusterUnreachableError(`cannot list ${resourceName(f.spec)} at ${this.server}: ${errorText(f.lastError)}`);
+          throw err instanceof UserError ? err : new ClusterUnreachableError(`cannot list ${resourceName(f.spec)} at ${this.server}: ${errorText(f.lastError)}`);
         }
       }
       if (Date.now() > deadline) {

@@ -105,7 +105,7 @@ function withoutDuplicates(all: readonly KubeObject[], warn: (message: string) =
   const objects = all.filter((o) => Object.hasOwn(KIND_TO_LIST, o.kind!));
   const byKey = new Map<string, number[]>();
   objects.forEach((o, i) => {
-    const key = JSON.stringify([o.kind, clusterScoped(o.kind!) ? '' : o.metadata?.namespace ?? 'default', o.metadata?.name]);
+    const key = JSON.stringify([o.kind, clusterScoped(o.kind!) ? '' : (o.metadata?.namespace ?? 'default'), o.metadata?.name]);
     const at = byKey.get(key);
     if (at) at.push(i);
     else byKey.set(key, [i]);
@@ -120,7 +120,10 @@ function withoutDuplicates(all: readonly KubeObject[], warn: (message: string) =
     // node:util only when an object is repeated (about 3 ms to load on every start otherwise).
     const { isDeepStrictEqual } = process.getBuiltinModule('node:util');
     if (at.slice(0, -1).every((i) => isDeepStrictEqual(objects[i], last))) continue;
-    const places = at.map((i) => { const o = originOf(objects[i]!); return o ? `${o.file}:${o.line}` : '?'; });
+    const places = at.map((i) => {
+      const o = originOf(objects[i]!);
+      return o ? `${o.file}:${o.line}` : '?';
+    });
     warn(`${describe(last)} is defined ${at.length === 2 ? 'twice' : `${at.length} times`} in the input, with different contents (${places.join(', ')}); using the last one, as kubectl apply would`);
   }
   return drop.size === 0 ? objects : objects.filter((_, i) => !drop.has(i));
@@ -156,8 +159,7 @@ export function parseSnapshotText(text: string, file: string): KubeObject[] {
   } catch (err) {
     throw yamlThrown(err, file, 1);
   }
-  const lineOf = (node: YamlNode | null | undefined, fallback: number): number =>
-    node?.range ? lineCounter.linePos(node.range[0]).line : fallback;
+  const lineOf = (node: YamlNode | null | undefined, fallback: number): number => (node?.range ? lineCounter.linePos(node.range[0]).line : fallback);
 
   const out: KubeObject[] = [];
   for (const doc of docs) {
@@ -254,8 +256,8 @@ function parseYAMLFast(text: string, file: string): KubeObject[] | undefined {
   const out: KubeObject[] = [];
   try {
     for (const doc of docs) {
-      const docLine = doc !== null && typeof doc === 'object' ? lines.get(doc) ?? 1 : 1;
-      out.push(...objectsOf(doc, docLine, file, (item) => (item !== null && typeof item === 'object' ? lines.get(item) ?? docLine : docLine)));
+      const docLine = doc !== null && typeof doc === 'object' ? (lines.get(doc) ?? 1) : 1;
+      out.push(...objectsOf(doc, docLine, file, (item) => (item !== null && typeof item === 'object' ? (lines.get(item) ?? docLine) : docLine)));
     }
   } catch (err) {
     // Lines are only known for objects here: let the `yaml` path report the problem exactly.
@@ -303,7 +305,8 @@ function jsonItemLines(text: string): { top: number; items: number[]; tooDeep?: 
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) {
         inString = false;
         if (depth === 1) lastKey = text.slice(stringStart + 1, i);
@@ -411,7 +414,10 @@ async function expandPath(path: string): Promise<string[]> {
   } catch (err) {
     throw fsError(err, path);
   }
-  const files = names.filter((n) => /\.(ya?ml|json)$/i.test(n)).sort().map((n) => join(path, n));
+  const files = names
+    .filter((n) => /\.(ya?ml|json)$/i.test(n))
+    .sort()
+    .map((n) => join(path, n));
   const regular: string[] = [];
   for (const f of files) {
     if ((await stat(f).catch(() => undefined))?.isFile()) regular.push(f);
@@ -431,10 +437,15 @@ async function readText(file: string): Promise<string> {
 function fsError(err: unknown, path: string): InputError {
   const code = (err as NodeJS.ErrnoException).code;
   switch (code) {
-    case 'ENOENT': return new InputError(path, 'no such file or directory');
-    case 'EACCES': case 'EPERM': return new InputError(path, 'permission denied');
-    case 'EISDIR': return new InputError(path, 'is a directory');
-    default: return new InputError(path, `cannot read: ${(err as Error).message}`);
+    case 'ENOENT':
+      return new InputError(path, 'no such file or directory');
+    case 'EACCES':
+    case 'EPERM':
+      return new InputError(path, 'permission denied');
+    case 'EISDIR':
+      return new InputError(path, 'is a directory');
+    default:
+      return new InputError(path, `cannot read: ${(err as Error).message}`);
   }
 }
 

@@ -152,7 +152,7 @@ interface ContainerLike {
 
 function containers(pod: Pod): ContainerLike[] {
   const c = (pod.spec as { containers?: unknown } | undefined)?.containers;
-  return Array.isArray(c) ? c as ContainerLike[] : [];
+  return Array.isArray(c) ? (c as ContainerLike[]) : [];
 }
 
 /**
@@ -183,8 +183,7 @@ export function speakerMetricsPort(pod: Pod): number {
  * image `…metallb/speaker[:tag|@digest]` (`quay.io/metallb/speaker:v0.16.1`). Pure.
  */
 export function isMetalLBSpeaker(pod: Pod): boolean {
-  return containers(pod).some((c) => (c.ports ?? []).some((p) => p?.name === 'metricshttps')
-    || (typeof c.image === 'string' && /(?:^|\/)metallb\/speaker(?:[:@]|$)/.test(c.image)));
+  return containers(pod).some((c) => (c.ports ?? []).some((p) => p?.name === 'metricshttps') || (typeof c.image === 'string' && /(?:^|\/)metallb\/speaker(?:[:@]|$)/.test(c.image)));
 }
 
 /** The fallback reason for a MetalLB speaker pod (isMetalLBSpeaker, or one answering "HTTP request to an HTTPS server"). */
@@ -269,7 +268,15 @@ export interface DiscoveryOptions {
  */
 export function failureReason(err: unknown, timeoutMs?: number): string {
   const e = err as { statusCode?: unknown; message?: unknown; code?: unknown; name?: unknown; cause?: { code?: unknown } } | null;
-  const oneLine = (s: unknown) => escapeControl(String(s ?? '').split('\n').map((x) => x.trim()).filter(Boolean).join(' ').slice(0, 300));
+  const oneLine = (s: unknown) =>
+    escapeControl(
+      String(s ?? '')
+        .split('\n')
+        .map((x) => x.trim())
+        .filter(Boolean)
+        .join(' ')
+        .slice(0, 300),
+    );
   if (e && typeof e.statusCode === 'number') {
     const msg = oneLine(e.message);
     const hint = e.statusCode === 403 ? ' (reading a speaker through the API server needs get on pods/proxy)' : '';
@@ -302,14 +309,16 @@ interface PodFailure {
 function failuresText(failures: readonly PodFailure[]): string {
   const byReason = new Map<string, PodFailure[]>();
   for (const f of failures) byReason.set(f.reason, [...(byReason.get(f.reason) ?? []), f]);
-  return [...byReason].map(([reason, fs]) => {
-    const ports = new Set(fs.map((f) => f.port));
-    const samePort = ports.size === 1;
-    const one = (f: PodFailure, withPort: boolean) => `${f.pod}${f.node ? ` (node ${f.node})` : ''}${withPort && f.port !== null ? ` port ${f.port}` : ''}`;
-    const pods = fs.map((f) => one(f, !samePort)).join(', ');
-    const port = samePort && fs[0]!.port !== null ? ` port ${fs[0]!.port}` : '';
-    return `${fs.length === 1 ? 'pod' : 'pods'} ${pods}${port}: ${reason}`;
-  }).join('; ');
+  return [...byReason]
+    .map(([reason, fs]) => {
+      const ports = new Set(fs.map((f) => f.port));
+      const samePort = ports.size === 1;
+      const one = (f: PodFailure, withPort: boolean) => `${f.pod}${f.node ? ` (node ${f.node})` : ''}${withPort && f.port !== null ? ` port ${f.port}` : ''}`;
+      const pods = fs.map((f) => one(f, !samePort)).join(', ');
+      const port = samePort && fs[0]!.port !== null ? ` port ${fs[0]!.port}` : '';
+      return `${fs.length === 1 ? 'pod' : 'pods'} ${pods}${port}: ${reason}`;
+    })
+    .join('; ');
 }
 
 /**
@@ -333,7 +342,7 @@ export async function discoverSpeakerView(get: ApiGet, opts: DiscoveryOptions): 
   const where = `${selector} in ${opts.namespace}${opts.node !== undefined ? ` on node ${opts.node}` : ''}`;
   let pods: Pod[];
   try {
-    const list = await get(`/api/v1/namespaces/${encodeURIComponent(opts.namespace)}/pods`, { query: { labelSelector: selector }, timeoutMs: 10_000, deadlineMs: 30_000, ...signal }) as { items?: Pod[] };
+    const list = (await get(`/api/v1/namespaces/${encodeURIComponent(opts.namespace)}/pods`, { query: { labelSelector: selector }, timeoutMs: 10_000, deadlineMs: 30_000, ...signal })) as { items?: Pod[] };
     pods = (list.items ?? []).map((p) => ({ ...p, metadata: { ...p.metadata, namespace: p.metadata?.namespace ?? opts.namespace } }));
   } catch (err) {
     if (opts.signal?.aborted) throw err;
@@ -457,9 +466,7 @@ export async function fetchMembers(speaker: string, opts: FetchMembersOptions = 
     if (opts.signal?.aborted) throw err;
     const e = err as { code?: unknown; message?: unknown; errors?: Array<{ code?: unknown }> };
     if (e.code === RESPONSE_TOO_LARGE) throw new UserError(`speaker ${speaker}: GET /debug/members: ${String(e.message)}`, EXIT_UNREACHABLE);
-    const why = e.code === TIMED_OUT ? String(e.message)
-      : typeof e.code === 'string' ? e.code
-        : typeof e.errors?.[0]?.code === 'string' ? e.errors[0].code : escapeControl(String(e.message ?? err));
+    const why = e.code === TIMED_OUT ? String(e.message) : typeof e.code === 'string' ? e.code : typeof e.errors?.[0]?.code === 'string' ? e.errors[0].code : escapeControl(String(e.message ?? err));
     throw new UserError(`cannot reach speaker ${speaker}: ${why}`, EXIT_UNREACHABLE);
   }
   if (got.status < 200 || got.status >= 300) {

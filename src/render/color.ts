@@ -5,10 +5,7 @@
 import { createRequire } from 'node:module';
 
 /** Whether output written to `stream` should be coloured. */
-export function colorEnabled(
-  stream: { isTTY?: boolean } = process.stdout,
-  env: NodeJS.ProcessEnv = process.env,
-): boolean {
+export function colorEnabled(stream: { isTTY?: boolean } = process.stdout, env: NodeJS.ProcessEnv = process.env): boolean {
   return stream.isTTY === true && (env['NO_COLOR'] === undefined || env['NO_COLOR'] === '');
 }
 

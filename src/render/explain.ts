@@ -39,12 +39,12 @@ export interface SpeakersReport {
  */
 export function speakersText(sp: SpeakersReport, wide = false): string {
   const f = sp.from;
-  const speaker = !f ? 'a speaker'
-    : f.via === 'pod-proxy' ? `the speaker on ${f.node ? `node ${f.node}` : 'an unknown node'} (pod ${f.pod}, through the API server)`
+  const speaker = !f
+    ? 'a speaker'
+    : f.via === 'pod-proxy'
+      ? `the speaker on ${f.node ? `node ${f.node}` : 'an unknown node'} (pod ${f.pod}, through the API server)`
       : `speaker ${f.address}${f.node ? ` (node ${f.node})` : ''}`;
-  const what = sp.source === 'memberlist' ? `memberlist of ${speaker}`
-    : sp.source === 'memberlist-disabled' ? `memberlist off on ${speaker}`
-      : `${sp.source}${sp.fallback ? `; ${sp.fallback}` : ''}`;
+  const what = sp.source === 'memberlist' ? `memberlist of ${speaker}` : sp.source === 'memberlist-disabled' ? `memberlist off on ${speaker}` : `${sp.source}${sp.fallback ? `; ${sp.fallback}` : ''}`;
   return escapeControl(sp.nodes === null ? `every node (${what})` : sp.nodes.length === 0 ? `none alive (${what})` : `${sp.nodes.length} alive (${what}): ${cutNames(sp.nodes, wide)}`);
 }
 
@@ -69,8 +69,10 @@ function configLine(e: Explanation, wide: boolean): string | null {
   for (const g of rejected) byError.set(g.error ?? '', [...(byError.get(g.error ?? '') ?? []), ...g.nodes]);
   const count = [...byError.values()].reduce((n, xs) => n + xs.length, 0);
   if (count === total) return `rejected by every speaker: ${[...byError.keys()].join('; ')}`;
-  return [...byError].map(([error, nodes]) => `rejected by the speaker${nodes.length === 1 ? '' : 's'} of ${cutNames(nodes, wide)} (${nodes.length} of ${total} nodes): ${error}`).join('; ')
-    + '; the other speakers accept it';
+  return (
+    [...byError].map(([error, nodes]) => `rejected by the speaker${nodes.length === 1 ? '' : 's'} of ${cutNames(nodes, wide)} (${nodes.length} of ${total} nodes): ${error}`).join('; ')
+    + '; the other speakers accept it'
+  );
 }
 
 /**
@@ -123,7 +125,12 @@ function eventsText(e: Explanation, wide: boolean): string {
   const max = wide ? Infinity : 5;
   const shown = events.slice(0, max);
   let out = '\nController events (dry run, as kubectl describe lists them):\n';
-  out += indent(renderTable(['type', 'reason', 'count', 'message'], shown.map((x) => [x.type, x.reason, x.count, escapeControl(x.message)])));
+  out += indent(
+    renderTable(
+      ['type', 'reason', 'count', 'message'],
+      shown.map((x) => [x.type, x.reason, x.count, escapeControl(x.message)]),
+    ),
+  );
   if (shown.length < events.length) out += `  … and ${events.length - shown.length} more (-o wide shows every one)\n`;
   return out;
 }
@@ -172,15 +179,14 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
   }
   if (e.l2 && e.l2.trace.length > 0 && e.mode !== 'bgp' && e.allocation.status !== 'ignored') {
     out += `\nCandidates${e.l2.hashedIP ? ` for ${e.l2.hashedIP}` : ''}:\n`;
-    out += indent(renderTable(
-      ['step', 'kept', 'dropped'],
-      e.l2.trace.map((t) => [
-        t.step,
-        `${t.kept.length}`,
-        escapeControl(t.dropped.length > 0 ? dropSummary(t.dropped, wide) : t.note ?? ''),
-      ]),
-      undefined, wide ? {} : { maxWidth: MAX_LINE - 2 },
-    ));
+    out += indent(
+      renderTable(
+        ['step', 'kept', 'dropped'],
+        e.l2.trace.map((t) => [t.step, `${t.kept.length}`, escapeControl(t.dropped.length > 0 ? dropSummary(t.dropped, wide) : (t.note ?? ''))]),
+        undefined,
+        wide ? {} : { maxWidth: MAX_LINE - 2 },
+      ),
+    );
   }
   if (e.hashOrder.length > 0) {
     const entries = e.hashOrder.map((h) => `${h.node} (${wide ? h.digest : h.digest.slice(0, 8)})`);
@@ -193,10 +199,12 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
     const groups = groupedNodes(e);
     const shown = wide ? groups : groups.slice(0, 20);
     const cols = [groups.length < e.nodes.length ? 'nodes' : 'node', 'decision', 'detail', ...(wide ? ['interfaces'] : [])];
-    out += renderTable(cols, shown.map((g) => [
-      escapeControl(cutNames(g.nodes, wide, 8, 72)), verdict(g.decision, c), escapeControl(g.detail),
-      ...(wide ? [g.interfaces] : []),
-    ]), 'No nodes in the cluster state.', wide ? {} : { maxWidth: MAX_LINE });
+    out += renderTable(
+      cols,
+      shown.map((g) => [escapeControl(cutNames(g.nodes, wide, 8, 72)), verdict(g.decision, c), escapeControl(g.detail), ...(wide ? [g.interfaces] : [])]),
+      'No nodes in the cluster state.',
+      wide ? {} : { maxWidth: MAX_LINE },
+    );
     if (shown.length < groups.length) out += `… and ${groups.length - shown.length} more groups of nodes (-o wide shows every one)\n`;
   }
   if (bgpSection && e.bgp) out += `\nBGP, per node and peer:\n${bgpNodesText(e.bgp.nodes, e.bgp.peers, wide, c)}`;
@@ -208,10 +216,12 @@ export function explainText(e: Explanation & { source?: ExplainSource }, wide: b
 /** One peer's line: what it gets, or why nothing. */
 function peerText(p: PeerView): string {
   if (p.prefixes.length > 0) {
-    const got = p.prefixes.map((x) => {
-      const attrs = [...(x.localPref ? [`localPref ${x.localPref}`] : []), ...(x.communities.length ? [`communities ${x.communities.join(' ')}`] : [])];
-      return attrs.length ? `${x.prefix} (${attrs.join('; ')})` : x.prefix;
-    }).join(', ');
+    const got = p.prefixes
+      .map((x) => {
+        const attrs = [...(x.localPref ? [`localPref ${x.localPref}`] : []), ...(x.communities.length ? [`communities ${x.communities.join(' ')}`] : [])];
+        return attrs.length ? `${x.prefix} (${attrs.join('; ')})` : x.prefix;
+      })
+      .join(', ');
     return p.why ? `${got}; ${p.why}` : got;
   }
   return `nothing: ${p.why ?? p.outcome}`;
@@ -256,9 +266,7 @@ export function bgpNodesText(nodes: readonly BGPNodeView[], allPeers: readonly s
       else lines.set(key, { peers: [p], text });
     }
     for (const { peers, text } of lines.values()) {
-      const label = peers.length === 1
-        ? `${peers[0]!.peer}${peers[0]!.address ? ` (${peers[0]!.address})` : ''}`
-        : cut(peers.map((p) => p.peer));
+      const label = peers.length === 1 ? `${peers[0]!.peer}${peers[0]!.address ? ` (${peers[0]!.address})` : ''}` : cut(peers.map((p) => p.peer));
       out += `    ${escapeControl(label)}: ${escapeControl(text)}\n`;
     }
     const listed = new Set(view.peers.map((p) => p.peer));
@@ -291,9 +299,8 @@ function whyLine(e: Explanation): string {
   }
   if (!e.l2) return 'nobody announces: no speaker runs (the snapshot has no Node object)';
   const ips = e.allocation.ips.join(', ');
-  const bgp = e.bgpAnnouncers.length > 0
-    ? `${e.bgpAnnouncers.join(', ')} advertise${e.bgpAnnouncers.length === 1 ? 's' : ''} ${ips} to their BGP peers`
-    : `no node advertises ${ips || 'the Service'} to a BGP peer`;
+  const bgp =
+    e.bgpAnnouncers.length > 0 ? `${e.bgpAnnouncers.join(', ')} advertise${e.bgpAnnouncers.length === 1 ? 's' : ''} ${ips} to their BGP peers` : `no node advertises ${ips || 'the Service'} to a BGP peer`;
   if (e.mode === 'bgp') return bgp;
   let l2 = e.l2?.detail ?? '';
   const winner = e.l2?.winner;
@@ -306,7 +313,10 @@ function whyLine(e: Explanation): string {
 }
 
 function indent(text: string): string {
-  return text.split('\n').map((l) => (l ? `  ${l}` : l)).join('\n');
+  return text
+    .split('\n')
+    .map((l) => (l ? `  ${l}` : l))
+    .join('\n');
 }
 
 /** `whois` for people: the address and pool, one row per Service holding it, then the BGP view of its prefix. */
@@ -320,7 +330,9 @@ export function whoisText(w: WhoisResult & { speakers?: SpeakersReport }, wide: 
   const rows = w.holders.map((h) => {
     const by = h.announcer ?? (h.bgpAnnouncers.length > 0 ? h.bgpAnnouncers.join(',') : undefined);
     return [
-      h.service, h.mode, by ? c.green(by) : undefined,
+      h.service,
+      h.mode,
+      by ? c.green(by) : undefined,
       h.l2Status.map((s) => s.node + (s.interfaces.length > 0 ? ` (${s.interfaces.join(',')})` : '')).join(', '),
       escapeControl(h.problems.join('; ')),
       ...(wide ? [h.ips.join(','), h.pool] : []),

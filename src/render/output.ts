@@ -38,16 +38,19 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 /**
  * Writes a command's result: json/yaml of `data`, or the text `table(wide)` returns for table/wide.
  */
-export function writeResult(
-  format: OutputFormat,
-  data: unknown,
-  table: (wide: boolean) => string,
-  out: NodeJS.WritableStream = process.stdout,
-): void {
+export function writeResult(format: OutputFormat, data: unknown, table: (wide: boolean) => string, out: NodeJS.WritableStream = process.stdout): void {
   switch (format) {
-    case 'json': out.write(toJson(data)); break;
-    case 'yaml': out.write(toYaml(data)); break;
-    case 'table': out.write(table(false)); break;
-    case 'wide': out.write(table(true)); break;
+    case 'json':
+      out.write(toJson(data));
+      break;
+    case 'yaml':
+      out.write(toYaml(data));
+      break;
+    case 'table':
+      out.write(table(false));
+      break;
+    case 'wide':
+      out.write(table(true));
+      break;
   }
 }

@@ -41,10 +41,7 @@ export function renderSpeakerDryRun(r: SpeakerDryRun): string {
     lines.push(`Configuration: REJECTED by this speaker (${r.configuration.stage}): ${escapeControl(r.configuration.error)}`);
     lines.push('  It keeps acting on the last configuration it accepted (none when it starts with this one: then it announces nothing).');
   }
-  const dropped = [
-    ...r.configuration.droppedPeers.map((p) => `BGPPeer ${p}`),
-    ...r.configuration.droppedBGPAdvertisements.map((a) => `BGPAdvertisement ${a}`),
-  ];
+  const dropped = [...r.configuration.droppedPeers.map((p) => `BGPPeer ${p}`), ...r.configuration.droppedBGPAdvertisements.map((a) => `BGPAdvertisement ${a}`)];
   if (dropped.length > 0) lines.push(`  Not for this node (nodeSelectors): ${dropped.join(', ')}`);
   const frrVerb = frrWrites.length === 0 ? (r.frrConfiguration ? 'unchanged' : 'none written') : frrWrites.map((w) => w.verb).join(', then ');
   lines.push(`FRRConfiguration ${frrName}: ${frrVerb}`);

@@ -18,9 +18,21 @@ export interface Column {
 export type Cell = string | number | boolean | null | undefined;
 
 const NO_BORDERS = {
-  top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-  bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '',
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
+  middle: '',
 };
 
 export const NONE = '<none>';
@@ -54,7 +66,13 @@ export function renderTable(columns: readonly (Column | string)[], rows: readonl
     ...(colWidths ? { colWidths, wordWrap: true } : {}),
   });
   for (const row of cells) table.push(row);
-  return table.toString().split('\n').map((l) => l.trimEnd()).join('\n') + '\n';
+  return (
+    table
+      .toString()
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .join('\n') + '\n'
+  );
 }
 
 /** Options of renderTable. */
@@ -82,7 +100,16 @@ function isPlainLine(cell: string): boolean {
 function plainTable(head: readonly string[], rows: readonly (readonly string[])[]): string {
   const all = [head, ...rows];
   const widths = head.map((_, i) => Math.max(...all.map((r) => visibleLength(r[i]!))) + 3);
-  return all.map((r) => r.map((cell, i) => cell + ' '.repeat(widths[i]! - visibleLength(cell))).join('').trimEnd()).join('\n') + '\n';
+  return (
+    all
+      .map((r) =>
+        r
+          .map((cell, i) => cell + ' '.repeat(widths[i]! - visibleLength(cell)))
+          .join('')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** The printed width of a cell (colour codes do not count). */

@@ -89,11 +89,11 @@ export function whatIfText(r: WhatIfReport, wide: boolean, c: Palette = palette(
   let out = `${verdict}\n${changeLine(r)}\n`;
   const changed = r.services.filter((s) => s.change !== 'unchanged');
   if (changed.length > 0) {
-    const columns = [
-      'SERVICE', 'CHANGE', 'EXTERNAL-IP', ...(wide ? ['POOL', 'MODE'] : []), 'ANNOUNCER', { header: 'WHY', placeholder: '' },
-    ];
+    const columns = ['SERVICE', 'CHANGE', 'EXTERNAL-IP', ...(wide ? ['POOL', 'MODE'] : []), 'ANNOUNCER', { header: 'WHY', placeholder: '' }];
     const rows = changed.map((s) => [
-      s.service, changeText(s, c), arrow(ipsText(s.before), ipsText(s.after)),
+      s.service,
+      changeText(s, c),
+      arrow(ipsText(s.before), ipsText(s.after)),
       ...(wide ? [arrow(s.before?.pool ?? null, s.after?.pool ?? null), arrow(s.before?.mode ?? null, s.after?.mode ?? null)] : []),
       announcerCell(s, wide),
       s.after?.why && (s.after.ips.length === 0 || (s.after.announcer === null && s.after.bgp.length === 0)) ? escapeControl(s.after.why) : '',

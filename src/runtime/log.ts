@@ -46,7 +46,11 @@ function jsonValue(v: unknown): unknown {
 /** A logger writing MetalLB-style JSON lines. */
 export function jsonLogger(opts: JsonLoggerOptions = {}, context: LogFields = {}): Logger {
   const min = RANK[opts.level ?? 'info'];
-  const write = opts.write ?? ((line: string) => { process.stdout.write(line); });
+  const write =
+    opts.write
+    ?? ((line: string) => {
+      process.stdout.write(line);
+    });
   const now = opts.now ?? Date.now;
   const emit = (severity: Severity, fields: LogFields): void => {
     if (RANK[severity] < min) return;

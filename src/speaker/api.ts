@@ -63,7 +63,9 @@ export function restL2StatusApi(api: KubeClient): L2StatusApi {
     async patchStatus(namespace: string, name: string, status: L2StatusBody): Promise<void> {
       // A merge patch replaces the interfaces list; null removes a list no longer wanted.
       await api.request({
-        method: 'PATCH', path: `${L2}/${seg(namespace)}/servicel2statuses/${seg(name)}/status`, contentType: MERGE_PATCH,
+        method: 'PATCH',
+        path: `${L2}/${seg(namespace)}/servicel2statuses/${seg(name)}/status`,
+        contentType: MERGE_PATCH,
         body: { status: { ...status, interfaces: status.interfaces ?? null } },
       });
     },

@@ -10,10 +10,7 @@
  * is given. No I/O of its own; every call is synchronous.
  */
 import type { Config } from '../core/config/types.ts';
-import {
-  decideBGPForNode, decideL2ForNode, electL2, evaluateBGP, poolForIPs,
-  type ElectionIndex, type InterfaceSet, type L2Election,
-} from '../core/election/index.ts';
+import { decideBGPForNode, decideL2ForNode, electL2, evaluateBGP, poolForIPs, type ElectionIndex, type InterfaceSet, type L2Election } from '../core/election/index.ts';
 import { parseIP, type IP } from '../core/ip.ts';
 import type { ClusterState, Service } from '../core/kube.ts';
 import { communityLimitError, routesFor, type BGPRoute } from '../core/bgp/routes.ts';
@@ -148,8 +145,11 @@ export class SpeakerController {
     if (!ips) return null;
     const protocols = PROTOCOLS.filter((p) => this.announced[p].has(service));
     return {
-      service, ips, pool: this.svcPool.get(service) ?? null, protocols,
-      interfaces: this.announced.layer2.has(service) ? this.l2Interfaces.get(service) ?? 'all' : null,
+      service,
+      ips,
+      pool: this.svcPool.get(service) ?? null,
+      protocols,
+      interfaces: this.announced.layer2.has(service) ? (this.l2Interfaces.get(service) ?? 'all') : null,
     };
   }
 

@@ -155,8 +155,12 @@ export async function speakerDryRun(state: ClusterState, opts: SpeakerDryRunOpti
   };
   const owner = ownerOf(state, namespace, opts.node, opts.podName);
   const speaker = new Speaker({
-    node: opts.node, namespace, frrk8sNamespace, bgpType: opts.bgpType ?? 'frr-k8s',
-    source: fixedSource(state), membership: fixedMembership(opts.speakers ?? null),
+    node: opts.node,
+    namespace,
+    frrk8sNamespace,
+    bgpType: opts.bgpType ?? 'frr-k8s',
+    source: fixedSource(state),
+    membership: fixedMembership(opts.speakers ?? null),
     l2: { announce: () => {}, withdraw: () => {} },
     log: jsonLogger({ level: opts.logLevel ?? 'info', write: opts.log ?? (() => {}) }),
     metrics: speakerMetrics(),
@@ -185,37 +189,54 @@ export async function speakerDryRun(state: ClusterState, opts: SpeakerDryRunOpti
   await speaker.frr.flush();
 
   const c = speaker.configuration;
-  const configuration: SpeakerDryRun['configuration'] = c === null || c.ok
-    ? { accepted: true, droppedPeers: c?.droppedPeers ?? [], droppedBGPAdvertisements: c?.droppedBGPAdvertisements ?? [] }
-    : { accepted: false, stage: c.stage, error: c.error.message, droppedPeers: c.droppedPeers, droppedBGPAdvertisements: c.droppedBGPAdvertisements };
+  const configuration: SpeakerDryRun['configuration'] =
+    c === null || c.ok
+      ? { accepted: true, droppedPeers: c?.droppedPeers ?? [], droppedBGPAdvertisements: c?.droppedBGPAdvertisements ?? [] }
+      : { accepted: false, stage: c.stage, error: c.error.message, droppedPeers: c.droppedPeers, droppedBGPAdvertisements: c.droppedBGPAdvertisements };
   const peers = speaker.bgpPeersByService();
-  const services: DryRunService[] = state.services.map((svc) => {
-    const key = namespacedName(svc);
-    const v = speaker.controller.verdict(key);
-    return { service: key, bgp: v?.bgp ?? 'ignored', layer2: v?.layer2 ?? 'ignored', peers: [...(peers.get(key) ?? [])] };
-  }).sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
+  const services: DryRunService[] = state.services
+    .map((svc) => {
+      const key = namespacedName(svc);
+      const v = speaker.controller.verdict(key);
+      return { service: key, bgp: v?.bgp ?? 'ignored', layer2: v?.layer2 ?? 'ignored', peers: [...(peers.get(key) ?? [])] };
+    })
+    .sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
 
   const serviceBGPStatuses: ServiceBGPStatus[] = [];
   const serviceL2Statuses: ServiceL2Status[] = [];
   for (const { service } of services) {
     const [serviceNamespace, serviceName] = [service.slice(0, service.indexOf('/')), service.slice(service.indexOf('/') + 1)];
     const bgp = desiredServiceBGPStatus({
-      node: opts.node, namespace, serviceNamespace, serviceName, peers: peers.get(service) ?? [], owner, existing: state.serviceBGPStatuses,
+      node: opts.node,
+      namespace,
+      serviceNamespace,
+      serviceName,
+      peers: peers.get(service) ?? [],
+      owner,
+      existing: state.serviceBGPStatuses,
     });
     if (bgp) serviceBGPStatuses.push(bgp.metadata?.name ? bgp : generated(bgp, false));
     const interfaces = speaker.controller.announcement(service)?.interfaces ?? null;
     if (interfaces !== null) {
       const status = desiredL2Status(opts.node, serviceNamespace, serviceName, interfaces);
-      const mine = state.serviceL2Statuses.find((s) => s.metadata?.labels?.[LABEL_ANNOUNCE_NODE] === opts.node
-        && s.metadata?.labels?.[LABEL_SERVICE_NAME] === serviceName && s.metadata?.labels?.[LABEL_SERVICE_NAMESPACE] === serviceNamespace);
+      const mine = state.serviceL2Statuses.find(
+        (s) => s.metadata?.labels?.[LABEL_ANNOUNCE_NODE] === opts.node && s.metadata?.labels?.[LABEL_SERVICE_NAME] === serviceName && s.metadata?.labels?.[LABEL_SERVICE_NAMESPACE] === serviceNamespace,
+      );
       const base = mine ?? generated(planL2Status({ node: opts.node, namespace, serviceNamespace, serviceName, desired: interfaces, existing: [], owner }).create!, false);
       serviceL2Statuses.push({ ...base, status: { ...status } });
     }
   }
   const result: SpeakerDryRun = {
-    node: opts.node, namespace, frrk8sNamespace, configuration, services,
+    node: opts.node,
+    namespace,
+    frrk8sNamespace,
+    configuration,
+    services,
     frrConfiguration: speaker.frr.current ?? null,
-    serviceBGPStatuses, serviceL2Statuses, events, writes: [...writes],
+    serviceBGPStatuses,
+    serviceL2Statuses,
+    events,
+    writes: [...writes],
   };
   await speaker.bgpStatus.stop();
   await speaker.l2Status.stop();

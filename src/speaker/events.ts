@@ -24,13 +24,17 @@ export class SpeakerEvents {
     this.recorder = new EventRecorder(sink, {
       component: SPEAKER_COMPONENT,
       ...(now ? { now } : {}),
-      onError: (err, ev, what) => log.error({
-        op: 'recordEvent', reason: ev.reason, service: `${ev.involvedObject.namespace}/${ev.involvedObject.name}`, what,
-        error: err instanceof Error ? err.message : String(err), msg: 'failed to record event',
-      }),
+      onError: (err, ev, what) =>
+        log.error({
+          op: 'recordEvent',
+          reason: ev.reason,
+          service: `${ev.involvedObject.namespace}/${ev.involvedObject.name}`,
+          what,
+          error: err instanceof Error ? err.message : String(err),
+          msg: 'failed to record event',
+        }),
     });
-    this.sink = (service: Service, type, reason, message) =>
-      this.recorder.record({ apiVersion: 'v1', kind: 'Service', metadata: service.metadata ?? {} }, type, reason, message);
+    this.sink = (service: Service, type, reason, message) => this.recorder.record({ apiVersion: 'v1', kind: 'Service', metadata: service.metadata ?? {} }, type, reason, message);
   }
 
   /** Resolves when every queued event was written (or given up). */

@@ -167,9 +167,18 @@ export class FRRConfigurationWriter {
       const conflict = (error as { statusCode?: unknown } | null)?.statusCode === 409;
       this.failures++;
       const delay = conflict ? 0 : Math.min((this.o.backoffMs ?? 1000) * 2 ** (this.failures - 1), 30_000);
-      const notServed = (error as { statusCode?: unknown } | null)?.statusCode === 404 && desired !== null
-        ? ' (the API server does not serve frrconfigurations.frrk8s.metallb.io there: is frr-k8s installed, in that namespace?)' : '';
-      log.error({ controller: 'FRRK8sReconciler', name, namespace, error: `${error instanceof Error ? error.message : String(error)}${notServed}`, retryInMs: delay, msg: 'failed to write the FRRConfiguration' });
+      const notServed =
+        (error as { statusCode?: unknown } | null)?.statusCode === 404 && desired !== null
+          ? ' (the API server does not serve frrconfigurations.frrk8s.metallb.io there: is frr-k8s installed, in that namespace?)'
+          : '';
+      log.error({
+        controller: 'FRRK8sReconciler',
+        name,
+        namespace,
+        error: `${error instanceof Error ? error.message : String(error)}${notServed}`,
+        retryInMs: delay,
+        msg: 'failed to write the FRRConfiguration',
+      });
       if (!this.stopped && !this.retry) {
         this.retry = setTimeout(() => {
           this.retry = undefined;

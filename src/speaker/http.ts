@@ -48,6 +48,10 @@ export async function serveEndpoints(host: string, port: number, opts: { registr
   return {
     server,
     address: `${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

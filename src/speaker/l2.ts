@@ -7,8 +7,24 @@
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import type { InterfaceSet } from '../core/election/types.ts';
 import {
-  addAnnounced, arp, countDrop, excludeRegExp, gratuitousARP, GRATUITOUS_INTERVAL_MS, ipBytes, ipFamily,
-  ndp, removeAnnounced, respondARP, respondNDP, selectInterfaces, solicitedNodeMulticast, takeOverInPlace, tick, unsolicitedNA, ipv6At,
+  addAnnounced,
+  arp,
+  countDrop,
+  excludeRegExp,
+  gratuitousARP,
+  GRATUITOUS_INTERVAL_MS,
+  ipBytes,
+  ipFamily,
+  ndp,
+  removeAnnounced,
+  respondARP,
+  respondNDP,
+  selectInterfaces,
+  solicitedNodeMulticast,
+  takeOverInPlace,
+  tick,
+  unsolicitedNA,
+  ipv6At,
 } from '../core/arp/index.ts';
 import type { DropCounts, InterfaceChoice, LinkInfo } from '../core/arp/index.ts';
 import { canonicalIP } from '../core/ip.ts';
@@ -28,7 +44,11 @@ const IFA_F_TENTATIVE = 0x40;
 export function readLinks(sys = '/sys/class/net', ifInet6 = '/proc/net/if_inet6'): LinkInfo[] {
   const linkLocal = new Map<number, string>();
   let v6 = '';
-  try { v6 = readFileSync(ifInet6, 'utf8'); } catch { /* IPv6 disabled */ }
+  try {
+    v6 = readFileSync(ifInet6, 'utf8');
+  } catch {
+    /* IPv6 disabled */
+  }
   for (const line of v6.split('\n')) {
     const [hex, idx, , scope, flags] = line.trim().split(/\s+/);
     if (hex?.length !== 32 || scope !== '20') continue;
@@ -38,14 +58,23 @@ export function readLinks(sys = '/sys/class/net', ifInet6 = '/proc/net/if_inet6'
   }
   const out: LinkInfo[] = [];
   for (const name of readdirSync(sys).sort()) {
-    const read = (f: string) => { try { return readFileSync(`${sys}/${name}/${f}`, 'utf8').trim(); } catch { return ''; } };
+    const read = (f: string) => {
+      try {
+        return readFileSync(`${sys}/${name}/${f}`, 'utf8').trim();
+      } catch {
+        return '';
+      }
+    };
     const index = parseInt(read('ifindex'), 10);
     if (!Number.isFinite(index)) continue;
     const flags = parseInt(read('flags') || '0', 16);
     const mac = read('address');
     out.push({
-      name, index,
-      up: (flags & IFF_UP) !== 0, broadcast: (flags & IFF_BROADCAST) !== 0, noarp: (flags & IFF_NOARP) !== 0,
+      name,
+      index,
+      up: (flags & IFF_UP) !== 0,
+      broadcast: (flags & IFF_BROADCAST) !== 0,
+      noarp: (flags & IFF_NOARP) !== 0,
       master: existsSync(`${sys}/${name}/master`) ? 'master' : null,
       hardwareAddress: /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(mac) && mac !== '00:00:00:00:00:00' ? mac : null,
       linkLocal: linkLocal.get(index) ?? null,
@@ -150,7 +179,10 @@ export class RawL2Announcer implements L2Announcer {
   /** A netlink link/address change: rescan once the burst settles. */
   private changed(): void {
     if (this.rescanTimer) return;
-    this.rescanTimer = setTimeout(() => { this.rescanTimer = undefined; this.scan(); }, this.opts.rescanDebounceMs ?? 100);
+    this.rescanTimer = setTimeout(() => {
+      this.rescanTimer = undefined;
+      this.scan();
+    }, this.opts.rescanDebounceMs ?? 100);
     this.rescanTimer.unref();
   }
 
@@ -172,8 +204,14 @@ export class RawL2Announcer implements L2Announcer {
     const keep = new Set<string>();
     for (const c of this.choices) {
       const link = links.find((l) => l.index === c.index)!;
-      if (c.arp) { keep.add(`arp/${c.index}`); this.ensure('arp', link); }
-      if (c.ndp) { keep.add(`ndp/${c.index}`); this.ensure('ndp', link); }
+      if (c.arp) {
+        keep.add(`arp/${c.index}`);
+        this.ensure('arp', link);
+      }
+      if (c.ndp) {
+        keep.add(`ndp/${c.index}`);
+        this.ensure('ndp', link);
+      }
     }
     for (const [key, r] of this.responders) {
       if (keep.has(key)) continue;
@@ -188,15 +226,24 @@ export class RawL2Announcer implements L2Announcer {
     const key = `${protocol}/${link.index}`;
     const have = this.responders.get(key);
     if (have && have.mac === link.hardwareAddress && have.name === link.name && (protocol === 'arp' || have.linkLocal === link.linkLocal)) return;
-    if (have) { this.native.stop(have.handle); this.responders.delete(key); }
+    if (have) {
+      this.native.stop(have.handle);
+      this.responders.delete(key);
+    }
     const mac = link.hardwareAddress!;
     let fd = -1;
     try {
       fd = protocol === 'arp' ? this.native.openArp(link.index) : this.native.openNdp(link.index, ipBytes(link.linkLocal!, 'ipv6'));
       const groups = new Map<string, number>();
       const r: Responder = {
-        protocol, name: link.name, index: link.index, mac, linkLocal: protocol === 'ndp' ? link.linkLocal : null, fd, groups,
-        handle: this.native.watch(fd, protocol === 'arp' ? 0 : 1, (frame, source, hopLimit) => protocol === 'arp' ? this.onARP(r, frame) : this.onNDP(r, frame, source, hopLimit)),
+        protocol,
+        name: link.name,
+        index: link.index,
+        mac,
+        linkLocal: protocol === 'ndp' ? link.linkLocal : null,
+        fd,
+        groups,
+        handle: this.native.watch(fd, protocol === 'arp' ? 0 : 1, (frame, source, hopLimit) => (protocol === 'arp' ? this.onARP(r, frame) : this.onNDP(r, frame, source, hopLimit))),
       };
       this.native.unref(r.handle);
       this.responders.set(key, r);
@@ -257,8 +304,16 @@ export class RawL2Announcer implements L2Announcer {
     const g = solicitedNodeMulticast(ip);
     const n = r.groups.get(g) ?? 0;
     if (n === 0) {
-      try { this.native.group(r.fd, r.index, ipBytes(g, 'ipv6'), true); } catch (e) {
-        this.log.error({ op: 'watchMulticastGroup', ip, interface: r.name, error: (e as Error).message, msg: 'failed to watch NDP multicast group for IP, NDP responder will not respond to requests for this address' });
+      try {
+        this.native.group(r.fd, r.index, ipBytes(g, 'ipv6'), true);
+      } catch (e) {
+        this.log.error({
+          op: 'watchMulticastGroup',
+          ip,
+          interface: r.name,
+          error: (e as Error).message,
+          msg: 'failed to watch NDP multicast group for IP, NDP responder will not respond to requests for this address',
+        });
         return;
       }
     }
@@ -271,7 +326,9 @@ export class RawL2Announcer implements L2Announcer {
     if (n <= 0) return;
     if (n === 1) {
       r.groups.delete(g);
-      try { this.native.group(r.fd, r.index, ipBytes(g, 'ipv6'), false); } catch (e) {
+      try {
+        this.native.group(r.fd, r.index, ipBytes(g, 'ipv6'), false);
+      } catch (e) {
         this.log.error({ op: 'unwatchMulticastGroup', ip, interface: r.name, error: (e as Error).message, msg: 'failed to unwatch NDP multicast group for IP' });
       }
     } else r.groups.set(g, n - 1);
@@ -319,7 +376,10 @@ export class RawL2Announcer implements L2Announcer {
       const t = tick(this.gratuitous, Date.now());
       this.gratuitous = t.state;
       for (const ip of t.send) this.sendGratuitous(ip);
-      if (this.gratuitous.size === 0) { clearInterval(this.gratuitousTimer); this.gratuitousTimer = undefined; }
+      if (this.gratuitous.size === 0) {
+        clearInterval(this.gratuitousTimer);
+        this.gratuitousTimer = undefined;
+      }
     }, GRATUITOUS_INTERVAL_MS);
     this.gratuitousTimer.unref(); // the speaker's own work keeps the process alive, not a pending announcement
   }
@@ -356,7 +416,10 @@ export class RawL2Announcer implements L2Announcer {
     clearInterval(this.scanTimer);
     clearTimeout(this.rescanTimer);
     this.rescanTimer = undefined;
-    if (this.netlink) { this.native.stop(this.netlink); this.netlink = undefined; }
+    if (this.netlink) {
+      this.native.stop(this.netlink);
+      this.netlink = undefined;
+    }
     clearInterval(this.gratuitousTimer);
     this.gratuitousTimer = undefined;
     for (const r of this.responders.values()) this.native.stop(r.handle);

@@ -13,9 +13,7 @@
 import type { InterfaceSet } from '../core/election/types.ts';
 import type { ServiceL2Status } from '../core/kube.ts';
 import { StatusWriter, type StatusApi, type StatusWriterOptions } from './status-writer.ts';
-import {
-  LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, METALLB_STATUS_API_VERSION, type OwnerRef, type StatusPlan,
-} from '../core/status.ts';
+import { LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, METALLB_STATUS_API_VERSION, type OwnerRef, type StatusPlan } from '../core/status.ts';
 
 export { LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, type OwnerRef };
 
@@ -54,8 +52,7 @@ export function desiredL2Status(node: string, serviceNamespace: string, serviceN
 function sameStatus(a: ServiceL2Status['status'], b: L2StatusBody): boolean {
   const ai = (a?.interfaces ?? []).map((i) => i?.name ?? '');
   const bi = (b.interfaces ?? []).map((i) => i.name);
-  return (a?.node ?? '') === b.node && (a?.serviceName ?? '') === b.serviceName && (a?.serviceNamespace ?? '') === b.serviceNamespace
-    && ai.length === bi.length && ai.every((x, i) => x === bi[i]);
+  return (a?.node ?? '') === b.node && (a?.serviceName ?? '') === b.serviceName && (a?.serviceNamespace ?? '') === b.serviceNamespace && ai.length === bi.length && ai.every((x, i) => x === bi[i]);
 }
 
 /** Decides creates, status writes and deletes for one service, as MetalLB's reconciler. Pure. */
@@ -111,9 +108,16 @@ export class L2StatusWriter extends StatusWriter<ServiceL2Status, L2StatusBody> 
       ...o,
       controller: 'Layer2StatusReconciler',
       what: 'ServiceL2Status',
-      plan: (service, serviceNamespace, serviceName, existing) => planL2Status({
-        node: o.node, namespace: o.namespace, serviceNamespace, serviceName, desired: o.desired(service), existing, owner: o.owner(),
-      }),
+      plan: (service, serviceNamespace, serviceName, existing) =>
+        planL2Status({
+          node: o.node,
+          namespace: o.namespace,
+          serviceNamespace,
+          serviceName,
+          desired: o.desired(service),
+          existing,
+          owner: o.owner(),
+        }),
     });
   }
 }

@@ -41,11 +41,38 @@ import { DecodeAllowance, type DecodeAllowanceLimits } from '../core/membership/
 import { InputError } from '../core/errors.ts';
 import { ENCRYPT_OVERHEAD_BYTES, Keyring, metallbSecretKey } from '../core/membership/crypto.ts';
 import {
-  IncompleteError, MAX_STREAM_BYTES, MessageType, WireError, decodePacket, decodeStreamMessage, encodeMessage, encodePacket, encodePushPull,
-  encodeStreamMessage, ipToString, labelHeader, nodeLimitReason, streamMessageLength, type Message, type PushNodeState, type StreamMessage, type WireOptions,
+  IncompleteError,
+  MAX_STREAM_BYTES,
+  MessageType,
+  WireError,
+  decodePacket,
+  decodeStreamMessage,
+  encodeMessage,
+  encodePacket,
+  encodePushPull,
+  encodeStreamMessage,
+  ipToString,
+  labelHeader,
+  nodeLimitReason,
+  streamMessageLength,
+  type Message,
+  type PushNodeState,
+  type StreamMessage,
+  type WireOptions,
 } from '../core/membership/messages.ts';
 import {
-  createSwimState, leavePending, liveMembers, localPushState, nextWakeMs, step, verifyProtocol, type Address, type Effect, type MemberEntry, type SwimEvent, type SwimState,
+  createSwimState,
+  leavePending,
+  liveMembers,
+  localPushState,
+  nextWakeMs,
+  step,
+  verifyProtocol,
+  type Address,
+  type Effect,
+  type MemberEntry,
+  type SwimEvent,
+  type SwimState,
 } from '../core/membership/swim.ts';
 
 /** Options of a memberlist member (MetalLB: name = node name, bind = pod IP, port 7946). */
@@ -271,7 +298,12 @@ export class MemberlistMember implements Membership {
   private handlerCpuMaxMs = 0;
   port = 0;
   readonly counters: Omit<MemberlistStats, 'pushPullsInFlight' | 'inboundStreams' | 'inboundBufferedBytes' | 'inboundReceivedBytes' | 'handlerCpuMaxMs'> = {
-    packetsIn: 0, packetsOut: 0, streamsIn: 0, streamsOut: 0, dropped: {}, streamDecodeAttempts: 0,
+    packetsIn: 0,
+    packetsOut: 0,
+    streamsIn: 0,
+    streamsOut: 0,
+    dropped: {},
+    streamDecodeAttempts: 0,
   };
 
   constructor(opts: MemberlistOptions) {
@@ -280,8 +312,11 @@ export class MemberlistMember implements Membership {
     this.config = opts.config ?? LAN_CONFIG;
     const keys = opts.keys && opts.keys.length > 0 ? new Keyring(opts.keys) : null;
     this.wire = {
-      keyring: keys, label: opts.label ?? '', enableCompression: this.config.enableCompression,
-      gossipVerifyIncoming: this.config.gossipVerifyIncoming, gossipVerifyOutgoing: this.config.gossipVerifyOutgoing,
+      keyring: keys,
+      label: opts.label ?? '',
+      enableCompression: this.config.enableCompression,
+      gossipVerifyIncoming: this.config.gossipVerifyIncoming,
+      gossipVerifyOutgoing: this.config.gossipVerifyOutgoing,
     };
     this.handoff = new HandoffQueue(this.config.handoffQueueDepth);
     this.allowance = new DecodeAllowance(opts.decodeLimits);
@@ -305,7 +340,9 @@ export class MemberlistMember implements Membership {
     this.dropLogged.set(reason, { atMs: now, count });
     const n = count - (last?.count ?? 0);
     const hint = DROP_REASON_HINTS[reason];
-    this.log(`memberlist: dropped ${n === 1 ? 'a packet or stream' : `${n} packets or streams`} (reason ${reason}${hint ? `: ${hint}` : ''})${from ? `, the last from ${from}` : ''}${last ? ` since ${new Date(last.atMs).toISOString()}` : ''}; this reason is logged at most once a minute, all are counted in metallb_speaker_memberlist_dropped_total`);
+    this.log(
+      `memberlist: dropped ${n === 1 ? 'a packet or stream' : `${n} packets or streams`} (reason ${reason}${hint ? `: ${hint}` : ''})${from ? `, the last from ${from}` : ''}${last ? ` since ${new Date(last.atMs).toISOString()}` : ''}; this reason is logged at most once a minute, all are counted in metallb_speaker_memberlist_dropped_total`,
+    );
   }
 
   /** Binds UDP and TCP on bindAddr:bindPort (same port), then starts the timers. */
@@ -330,7 +367,14 @@ export class MemberlistMember implements Membership {
     udp.on('message', (buf, rinfo) => this.receivePacket(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), { host: rinfo.address, port: rinfo.port }));
     this.udp = udp;
     const overhead = this.wire.keyring && this.wire.gossipVerifyOutgoing ? ENCRYPT_OVERHEAD_BYTES : 0;
-    this.state = createSwimState(this.config, { name: this.name, addr: ipToBytes(this.opts.bindAddr), port: this.port }, Date.now(), this.opts.seed ?? (Math.random() * 2 ** 32) >>> 0, overhead, this.opts.incarnation ?? 1);
+    this.state = createSwimState(
+      this.config,
+      { name: this.name, addr: ipToBytes(this.opts.bindAddr), port: this.port },
+      Date.now(),
+      this.opts.seed ?? (Math.random() * 2 ** 32) >>> 0,
+      overhead,
+      this.opts.incarnation ?? 1,
+    );
     this.schedule();
   }
 
@@ -376,7 +420,9 @@ export class MemberlistMember implements Membership {
         void this.pushPull(e.to, false).catch((err: Error) => this.log(`push/pull with ${e.to.host}:${e.to.port} failed: ${err.message}`));
         return;
       case 'notify':
-        this.log(`member ${e.member.name} ${e.event === 'join' ? 'joined' : e.event === 'leave' ? (e.member.state === 'left' ? 'left' : 'is dead') : `is ${e.member.state}`} (incarnation ${e.member.incarnation})`);
+        this.log(
+          `member ${e.member.name} ${e.event === 'join' ? 'joined' : e.event === 'leave' ? (e.member.state === 'left' ? 'left' : 'is dead') : `is ${e.member.state}`} (incarnation ${e.member.incarnation})`,
+        );
         return;
       case 'log':
         this.log(e.message);
@@ -419,7 +465,7 @@ export class MemberlistMember implements Membership {
       }
       if (!this.internalErrorLogged) {
         this.internalErrorLogged = true;
-        this.log(`memberlist: internal error in ${where} (counted as dropped.internalError; later ones are not logged): ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+        this.log(`memberlist: internal error in ${where} (counted as dropped.internalError; later ones are not logged): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       }
     } finally {
       const used = process.threadCpuUsage(cpu);
@@ -643,14 +689,15 @@ export class MemberlistMember implements Membership {
         attempt();
       };
       // an exception out of onData (a bug) fails this stream and is counted `internalError`
-      const onDataGuarded = (chunk: Buffer): void => this.guard('stream data', () => {
-        try {
-          onData(chunk);
-        } catch (e) {
-          done(new WireError('internal', `internal error: ${e instanceof Error ? e.message : String(e)}`));
-          throw e;
-        }
-      });
+      const onDataGuarded = (chunk: Buffer): void =>
+        this.guard('stream data', () => {
+          try {
+            onData(chunk);
+          } catch (e) {
+            done(new WireError('internal', `internal error: ${e instanceof Error ? e.message : String(e)}`));
+            throw e;
+          }
+        });
       const onData = (chunk: Buffer): void => {
         if (size + chunk.length > STREAM_READ_LIMIT) return done(new WireError('oversized', 'stream message too large'));
         if (size + chunk.length > buf.length && !grow(size + chunk.length)) return;
@@ -680,7 +727,6 @@ export class MemberlistMember implements Membership {
         if (needed !== null) {
           if (size >= needed || needed > STREAM_READ_LIMIT) return attempt(); // whole, or announced too large (decode says oversized)
           return; // the buffer grows as bytes arrive, not to the announced length
-
         }
         if (lastTried === 0 || size >= lastTried * STREAM_DECODE_GROWTH) return attempt();
         if (idle) idle.refresh();
@@ -742,41 +788,51 @@ export class MemberlistMember implements Membership {
     };
     const onType = (type: number): string | null => (type === MessageType.pushPull ? takePushPullSlot() : null);
     void this.readMessage(sock, this.config.tcpTimeoutMs, { onType }).then(
-      (msg) => this.guard('stream message', () => {
-        if (!this.state || this.stopped) return sock.destroy();
-        if (msg.type === 'pushPull') {
-          if (takePushPullSlot()) return sock.destroy();
-          this.writeMessage(sock, this.localPushPull(msg.join), false);
-          sock.end();
-          const err = verifyProtocol(this.state, msg.nodes);
-          if (err) this.log(`push/pull from ${sock.remoteAddress}: ${err}`);
-          else this.apply({ type: 'merge', nodes: this.acceptableNodes(msg.nodes) });
-        } else if (msg.type === 'ping') {
-          if (msg.node !== '' && msg.node !== this.name) {
-            this.log(`got stream ping for unexpected node ${msg.node}`);
-            return sock.end();
-          }
-          this.writeMessage(sock, encodeMessage({ type: 'ack', seqNo: msg.seqNo, payload: null }), false);
-          sock.end();
-        } else {
-          this.drop('unexpectedStream');
-          sock.end();
-        }
-      }, () => sock.destroy()),
-      (e: Error) => this.guard('stream error', () => {
-        const reason = e instanceof WireError ? e.reason : 'streamError';
-        if (reason === 'pushPullLimit' || reason === 'internal') return sock.destroy(); // counted when refused / as internalError
-        this.drop(reason, sock.remoteAddress);
-        if (reason === 'streamBudget') return sock.destroy();
-        if (e instanceof WireError && e.reason !== 'timeout' && e.reason !== 'truncated' && !sock.destroyed) {
-          try {
-            this.writeMessage(sock, encodeMessage({ type: 'err', error: e.message }), false);
-          } catch {
-            // the peer is gone
-          }
-        }
-        sock.end();
-      }, () => sock.destroy()),
+      (msg) =>
+        this.guard(
+          'stream message',
+          () => {
+            if (!this.state || this.stopped) return sock.destroy();
+            if (msg.type === 'pushPull') {
+              if (takePushPullSlot()) return sock.destroy();
+              this.writeMessage(sock, this.localPushPull(msg.join), false);
+              sock.end();
+              const err = verifyProtocol(this.state, msg.nodes);
+              if (err) this.log(`push/pull from ${sock.remoteAddress}: ${err}`);
+              else this.apply({ type: 'merge', nodes: this.acceptableNodes(msg.nodes) });
+            } else if (msg.type === 'ping') {
+              if (msg.node !== '' && msg.node !== this.name) {
+                this.log(`got stream ping for unexpected node ${msg.node}`);
+                return sock.end();
+              }
+              this.writeMessage(sock, encodeMessage({ type: 'ack', seqNo: msg.seqNo, payload: null }), false);
+              sock.end();
+            } else {
+              this.drop('unexpectedStream');
+              sock.end();
+            }
+          },
+          () => sock.destroy(),
+        ),
+      (e: Error) =>
+        this.guard(
+          'stream error',
+          () => {
+            const reason = e instanceof WireError ? e.reason : 'streamError';
+            if (reason === 'pushPullLimit' || reason === 'internal') return sock.destroy(); // counted when refused / as internalError
+            this.drop(reason, sock.remoteAddress);
+            if (reason === 'streamBudget') return sock.destroy();
+            if (e instanceof WireError && e.reason !== 'timeout' && e.reason !== 'truncated' && !sock.destroyed) {
+              try {
+                this.writeMessage(sock, encodeMessage({ type: 'err', error: e.message }), false);
+              } catch {
+                // the peer is gone
+              }
+            }
+            sock.end();
+          },
+          () => sock.destroy(),
+        ),
     );
   }
 
@@ -899,8 +955,13 @@ export class MemberlistMember implements Membership {
   /** A copy of the counters. */
   stats(): MemberlistStats {
     return {
-      ...this.counters, dropped: { ...this.counters.dropped }, pushPullsInFlight: this.pushPullsIn, inboundStreams: this.inboundStreams,
-      inboundBufferedBytes: this.inboundBuffered, inboundReceivedBytes: this.inboundReceived, handlerCpuMaxMs: this.handlerCpuMaxMs,
+      ...this.counters,
+      dropped: { ...this.counters.dropped },
+      pushPullsInFlight: this.pushPullsIn,
+      inboundStreams: this.inboundStreams,
+      inboundBufferedBytes: this.inboundBuffered,
+      inboundReceivedBytes: this.inboundReceived,
+      handlerCpuMaxMs: this.handlerCpuMaxMs,
     };
   }
 }
@@ -925,8 +986,7 @@ export function memberlistEnabled(bindAddr: string | undefined, labels: string |
 export const MAX_MEMBERLIST_CONFIG_BYTES = 1024 * 1024;
 
 function fileKind(st: Stats): string {
-  return st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device'
-    : st.isSocket() ? 'a socket' : 'not a regular file';
+  return st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : st.isSocket() ? 'a socket' : 'not a regular file';
 }
 
 /**

@@ -57,7 +57,12 @@ export class SpeakerListMembership implements Membership {
   rejoin(): Promise<void> {
     this.joining ??= (async () => {
       try {
-        const known = new Set(this.o.member.members().filter((m) => m.state === 'alive' || m.state === 'suspect').map((m) => m.addr));
+        const known = new Set(
+          this.o.member
+            .members()
+            .filter((m) => m.state === 'alive' || m.state === 'suspect')
+            .map((m) => m.addr),
+        );
         const targets = this.ips.filter((ip) => !known.has(ip)).map((host) => ({ host, port: this.o.member.port }));
         if (targets.length === 0) return;
         const n = await this.o.member.join(targets);
@@ -96,8 +101,7 @@ export type ApiGet = (path: string, query: Record<string, string>) => Promise<un
  * bind address), unique and sorted.
  */
 export async function speakerPodIPs(get: ApiGet, namespace: string, labels: string, selfIP?: string): Promise<string[]> {
-  const list = await get(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, { labelSelector: labels }) as
-    { items?: Array<{ status?: { phase?: string; podIP?: string } }> } | undefined;
+  const list = (await get(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, { labelSelector: labels })) as { items?: Array<{ status?: { phase?: string; podIP?: string } }> } | undefined;
   const ips = new Set<string>();
   for (const pod of list?.items ?? []) {
     const ip = pod?.status?.podIP;

@@ -60,9 +60,20 @@ export interface StateSource {
  * frr-k8s mode its own FRRConfiguration too (SPEAKER_BGP_KINDS).
  */
 export const SPEAKER_KINDS: ReadonlyArray<keyof ClusterState> = [
-  'services', 'endpointSlices', 'nodes', 'namespaces', 'secrets', 'configMaps',
-  'ipAddressPools', 'l2Advertisements', 'bgpAdvertisements', 'bgpPeers', 'communities', 'bfdProfiles',
-  'serviceL2Statuses', 'serviceBGPStatuses',
+  'services',
+  'endpointSlices',
+  'nodes',
+  'namespaces',
+  'secrets',
+  'configMaps',
+  'ipAddressPools',
+  'l2Advertisements',
+  'bgpAdvertisements',
+  'bgpPeers',
+  'communities',
+  'bfdProfiles',
+  'serviceL2Statuses',
+  'serviceBGPStatuses',
 ];
 
 /** SPEAKER_KINDS plus the node's FRRConfiguration (watch it with a `metadata.name` field selector). */
@@ -131,8 +142,7 @@ function sameLabels(a: KubeObject | undefined, b: KubeObject | undefined): boole
  * do not count.
  */
 export function nodeChangeMatters(c: Pick<StateChange, 'type' | 'object' | 'old'>): boolean {
-  return c.type !== 'update' || !sameLabels(c.object, c.old)
-    || conditionTrue(c.object, 'NetworkUnavailable') !== conditionTrue(c.old, 'NetworkUnavailable');
+  return c.type !== 'update' || !sameLabels(c.object, c.old) || conditionTrue(c.object, 'NetworkUnavailable') !== conditionTrue(c.old, 'NetworkUnavailable');
 }
 
 /** MetalLB's filterByLoadBalancerClass: true when the Service is not ours. */
@@ -178,17 +188,29 @@ export class Speaker {
     this.o = opts;
     this.frrk8sNamespace = opts.frrk8sNamespace ?? opts.namespace;
     this.unannounced = new UnannouncedReporter({
-      node: opts.node, namespace: opts.namespace, event: opts.event, log: opts.log, gauge: opts.metrics.unannounced,
-      events: opts.unannouncedEvents !== false, ignoreExcludeLB: opts.ignoreExcludeLB === true,
+      node: opts.node,
+      namespace: opts.namespace,
+      event: opts.event,
+      log: opts.log,
+      gauge: opts.metrics.unannounced,
+      events: opts.unannouncedEvents !== false,
+      ignoreExcludeLB: opts.ignoreExcludeLB === true,
     });
     this.controller = new SpeakerController({
-      node: opts.node, log: opts.log, metrics: opts.metrics, l2: opts.l2, event: opts.event,
+      node: opts.node,
+      log: opts.log,
+      metrics: opts.metrics,
+      l2: opts.l2,
+      event: opts.event,
       l2StatusChanged: (svc) => this.l2Status.enqueue(svc),
       ignoreExcludeLB: opts.ignoreExcludeLB === true,
       elected: (svc, l2) => this.unannounced.elected(svc, l2),
     });
     this.l2Status = new L2StatusWriter({
-      node: opts.node, namespace: opts.namespace, api: opts.l2StatusApi, log: opts.log,
+      node: opts.node,
+      namespace: opts.namespace,
+      api: opts.l2StatusApi,
+      log: opts.log,
       desired: (svc) => this.controller.announcement(svc)?.interfaces ?? null,
       known: () => opts.source.state().serviceL2Statuses,
       owner: () => opts.owner,
@@ -196,20 +218,39 @@ export class Speaker {
       ...(opts.statusBackoffMs !== undefined ? { backoffMs: opts.statusBackoffMs } : {}),
     });
     this.bgpStatus = new StatusWriter<ServiceBGPStatus, BGPStatusBody>({
-      namespace: opts.namespace, api: opts.bgpStatusApi, log: opts.log, controller: 'ServiceBGPStatus', what: 'ServiceBGPStatus',
-      plan: (service, serviceNamespace, serviceName, existing) => planBGPStatus({
-        node: opts.node, namespace: opts.namespace, serviceNamespace, serviceName, peers: this.peers.get(service) ?? [], existing, owner: opts.owner,
-      }),
+      namespace: opts.namespace,
+      api: opts.bgpStatusApi,
+      log: opts.log,
+      controller: 'ServiceBGPStatus',
+      what: 'ServiceBGPStatus',
+      plan: (service, serviceNamespace, serviceName, existing) =>
+        planBGPStatus({
+          node: opts.node,
+          namespace: opts.namespace,
+          serviceNamespace,
+          serviceName,
+          peers: this.peers.get(service) ?? [],
+          existing,
+          owner: opts.owner,
+        }),
       known: () => opts.source.state().serviceBGPStatuses,
       onError: () => opts.metrics.updateErrors.inc(),
       ...(opts.statusBackoffMs !== undefined ? { backoffMs: opts.statusBackoffMs } : {}),
     });
     this.frr = new FRRConfigurationWriter({
-      name: frrConfigurationName(opts.node), namespace: this.frrk8sNamespace, api: opts.frrApi, log: opts.log,
+      name: frrConfigurationName(opts.node),
+      namespace: this.frrk8sNamespace,
+      api: opts.frrApi,
+      log: opts.log,
       ...(opts.frrDebounceMs !== undefined ? { debounceMs: opts.frrDebounceMs } : {}),
-      onReconcile: ({ error }) => { opts.metrics.updates.inc(); if (error) opts.metrics.updateErrors.inc(); },
+      onReconcile: ({ error }) => {
+        opts.metrics.updates.inc();
+        if (error) opts.metrics.updateErrors.inc();
+      },
     });
-    this.crashed = new Promise<never>((_, reject) => { this.failure = reject; });
+    this.crashed = new Promise<never>((_, reject) => {
+      this.failure = reject;
+    });
     this.crashed.catch(() => {});
   }
 
@@ -226,7 +267,10 @@ export class Speaker {
     if (this.started) throw new Error('Speaker.start() called twice');
     this.started = true;
     this.o.source.onChange((c) => this.changed(c));
-    this.o.membership.onChange(() => { this.all = true; this.schedule(); });
+    this.o.membership.onChange(() => {
+      this.all = true;
+      this.schedule();
+    });
     await this.o.membership.start();
     await this.o.source.start();
     this.o.log.info({ op: 'startup', node: this.o.node, msg: 'cluster state synced, reconciling every service' });
@@ -255,7 +299,10 @@ export class Speaker {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.l2Status.idle(),
-      new Promise<void>((r) => { timer = setTimeout(r, timeoutMs); timer.unref(); }),
+      new Promise<void>((r) => {
+        timer = setTimeout(r, timeoutMs);
+        timer.unref();
+      }),
     ]);
     clearTimeout(timer);
     await this.l2Status.stop();
@@ -353,9 +400,7 @@ export class Speaker {
       }
       this.o.metrics.configStale.set(1);
       this.o.metrics.updateErrors.inc();
-      const msg = result.stage === 'bgpExtras' ? 'applying new configuration to protocol handler failed'
-        : result.stage === 'parse' ? 'failed to parse the configuration'
-          : 'failed to read the configuration';
+      const msg = result.stage === 'bgpExtras' ? 'applying new configuration to protocol handler failed' : result.stage === 'parse' ? 'failed to parse the configuration' : 'failed to read the configuration';
       this.o.log.error({ op: 'setConfig', controller: 'ConfigReconciler', error: result.error.message, msg: `${msg}, keeping the previous one` });
       this.o.configReported?.(result.error.message);
       return false;
@@ -391,10 +436,16 @@ export class Speaker {
     const sessions = config ? bgpSessions(config, node?.metadata?.labels) : [];
     const produced = this.frrProduced || sessions.length > 0;
     const routes = this.controller.bgpRoutes();
-    const frr = produced ? frrConfiguration({
-      node: this.o.node, namespace: this.frrk8sNamespace, sessions, routes: [...routes.values()].flat(), bfdProfiles: this.bfdProfiles,
-      secretHandling: secretHandlingFor(this.o.namespace, this.frrk8sNamespace),
-    }) : null;
+    const frr = produced
+      ? frrConfiguration({
+          node: this.o.node,
+          namespace: this.frrk8sNamespace,
+          sessions,
+          routes: [...routes.values()].flat(),
+          bfdProfiles: this.bfdProfiles,
+          secretHandling: secretHandlingFor(this.o.namespace, this.frrk8sNamespace),
+        })
+      : null;
     return { frr, produced, peers: config ? peersByService(routes, sessions) : new Map() };
   }
 

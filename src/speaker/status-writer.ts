@@ -107,7 +107,10 @@ export class StatusWriter<T extends KubeObject, B> {
           const delay = Math.min((this.o.backoffMs ?? 500) * 2 ** (n - 1), this.o.maxBackoffMs ?? 30_000);
           this.o.log.error({ controller: this.o.controller, service: key, error: err instanceof Error ? err.message : String(err), retryInMs: delay, msg: `failed to update ${this.o.what}` });
           if (!this.stopped) {
-            const t = setTimeout(() => { this.timers.delete(t); this.enqueue(key); }, delay);
+            const t = setTimeout(() => {
+              this.timers.delete(t);
+              this.enqueue(key);
+            }, delay);
             t.unref();
             this.timers.add(t);
           }

@@ -97,9 +97,7 @@ export class UnannouncedReporter {
     const pool = l2.pool ? ctx.config.pools.get(l2.pool) : undefined;
     const clusterPool = l2.pool ? this.clusterConfig?.pools.get(l2.pool) : undefined;
     const hasBGP = !!(clusterPool ?? pool)?.bgpAdvertisements.length;
-    const bgp = hasBGP && this.clusterConfig
-      ? evaluateBGP({ config: this.clusterConfig, state: ctx.state, service: svc, ignoreExcludeLB: this.o.ignoreExcludeLB, index: ctx.index })
-      : null;
+    const bgp = hasBGP && this.clusterConfig ? evaluateBGP({ config: this.clusterConfig, state: ctx.state, service: svc, ignoreExcludeLB: this.o.ignoreExcludeLB, index: ctx.index }) : null;
     const found = unannouncedService({ l2, pool, bgp, hasBGP, speakers: ctx.speakers });
     if (!found) {
       this.clear(key);

@@ -6,10 +6,4 @@ import { adapter as configAdapter } from './config.ts';
 import { adapter as electionAdapter } from './election.ts';
 import { adapter as bgpAdapter } from './bgp.ts';
 
-export const adapters: SuiteAdapter[] = [
-  allocatorAdapter,
-  controllerAdapter,
-  configAdapter,
-  electionAdapter,
-  bgpAdapter,
-];
+export const adapters: SuiteAdapter[] = [allocatorAdapter, controllerAdapter, configAdapter, electionAdapter, bgpAdapter];

@@ -106,7 +106,7 @@ export const adapter: SuiteAdapter = {
   },
   async run(doc: any): Promise<CaseResult[]> {
     const out: CaseResult[] = [];
-    for (const c of doc.cases as any[]) out.push(...await runCase(c));
+    for (const c of doc.cases as any[]) out.push(...(await runCase(c)));
     return out;
   },
 };

@@ -5,9 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { clusterStateFromObjects, type KubeObject } from '../../src/core/kube.ts';
-import {
-  admissionReview, clusterValidation, effectiveSummary, parseConfig, resetTransient, validateFRR, validateNative,
-} from '../../src/core/config/index.ts';
+import { admissionReview, clusterValidation, effectiveSummary, parseConfig, resetTransient, validateFRR, validateNative } from '../../src/core/config/index.ts';
 import type { CaseResult, SuiteAdapter } from './types.ts';
 
 interface Case {
@@ -70,7 +68,11 @@ function runCase(check: string, c: Case): CaseResult {
   const state = () => clusterStateFromObjects(manifests);
   switch (check) {
     case 'parse':
-      return expectOutcome(c, () => effectiveSummary(parseConfig(state())), (got) => diff(got, { ...SECTIONS, ...c.effective }));
+      return expectOutcome(
+        c,
+        () => effectiveSummary(parseConfig(state())),
+        (got) => diff(got, { ...SECTIONS, ...c.effective }),
+      );
     case 'validate-native':
       return expectOutcome(c, () => validateNative(state()));
     case 'validate-frr':
@@ -78,7 +80,11 @@ function runCase(check: string, c: Case): CaseResult {
     case 'cluster-validation':
       return expectOutcome(c, () => clusterValidation()(manifests));
     case 'reset-transient':
-      return expectOutcome(c, () => resetTransient(manifests), (got) => diff(prune(got), prune(c.expectedManifests ?? [])));
+      return expectOutcome(
+        c,
+        () => resetTransient(manifests),
+        (got) => diff(prune(got), prune(c.expectedManifests ?? [])),
+      );
     case 'webhook': {
       let calls = 0;
       const decision = admissionReview({

@@ -85,7 +85,10 @@ const NS = 'metallb-system';
 const APP_NAMESPACES = ['default', 'team-a', 'team-b'] as const;
 const EXCLUDE_LABEL = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
-interface Family { v4: boolean; v6: boolean }
+interface Family {
+  v4: boolean;
+  v6: boolean;
+}
 
 /** An address block of a pool: what to pick addresses from. */
 interface Block {
@@ -105,7 +108,7 @@ function v6(n: bigint): string {
   // RFC 5952: the longest run of zero groups (2+) becomes ::
   let best = -1;
   let bestLen = 0;
-  for (let i = 0; i < 8;) {
+  for (let i = 0; i < 8; ) {
     if (groups[i] !== '0') {
       i++;
       continue;
@@ -126,7 +129,7 @@ function ipString(b: { v6: boolean }, n: bigint): string {
   return b.v6 ? v6(n) : v4(n);
 }
 
-const V4_BASE = (10n << 24n);
+const V4_BASE = 10n << 24n;
 const V6_BASE = (0x2001n << 112n) | (0x0db8n << 96n);
 
 /** The i-th /24 (IPv4) or /64 (IPv6) region a pool may take its addresses from. */
@@ -169,7 +172,12 @@ function selector(rng: Rng, universe: Record<string, readonly string[]>, invalid
     }
     return sel;
   }
-  const op = rng.weighted<string>([['In', 4], ['NotIn', 2], ['Exists', 2], ['DoesNotExist', 1]]);
+  const op = rng.weighted<string>([
+    ['In', 4],
+    ['NotIn', 2],
+    ['Exists', 2],
+    ['DoesNotExist', 1],
+  ]);
   const vals = op === 'In' || op === 'NotIn' ? [...new Set(rng.subset(values, 0.5).concat([rng.pick(values)]))] : undefined;
   return { matchExpressions: [{ key, operator: op, ...(vals ? { values: vals } : {}) }] };
 }
@@ -200,15 +208,30 @@ export function generateCase(seed: number, index: number): DifferentialCase {
 
   // ---- namespaces
   const nsLabels: Record<string, Record<string, string>> = {
-    [NS]: {}, default: {}, 'team-a': { team: 'a', env: 'prod' }, 'team-b': { team: 'b', env: rng.pick(['dev', 'prod']) },
+    [NS]: {},
+    default: {},
+    'team-a': { team: 'a', env: 'prod' },
+    'team-b': { team: 'b', env: rng.pick(['dev', 'prod']) },
   };
   for (const [name, labels] of Object.entries(nsLabels)) {
-    resources.push({ apiVersion: 'v1', kind: 'Namespace', metadata: meta(name, undefined, uid(), { labels: { 'kubernetes.io/metadata.name': name, ...labels } }), spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+    resources.push({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: meta(name, undefined, uid(), { labels: { 'kubernetes.io/metadata.name': name, ...labels } }),
+      spec: { finalizers: ['kubernetes'] },
+      status: { phase: 'Active' },
+    });
   }
   const nsUniverse = { team: ['a', 'b', 'c'], env: ['prod', 'dev'], 'kubernetes.io/metadata.name': [...APP_NAMESPACES] } as const;
 
   // ---- nodes
-  const nodeCount = rng.weighted([[1, 1], [2, 3], [3, 4], [4, 3], [5, 2]]);
+  const nodeCount = rng.weighted([
+    [1, 1],
+    [2, 3],
+    [3, 4],
+    [4, 3],
+    [5, 2],
+  ]);
   const nodeNames = Array.from({ length: nodeCount }, (_, i) => (rng.chance(0.1) ? `node-${String.fromCharCode(97 + i)}` : `n${i + 1}`));
   const nodeUniverse = { zone: ['a', 'b', 'c'], role: ['edge', 'worker'], 'kubernetes.io/hostname': nodeNames, [EXCLUDE_LABEL]: ['', 'true'] };
   nodeNames.forEach((name, i) => {
@@ -219,25 +242,47 @@ export function generateCase(seed: number, index: number): DifferentialCase {
     const conditions: Array<Record<string, string>> = [{ type: 'Ready', status: rng.chance(0.9) ? 'True' : 'False' }];
     if (rng.chance(0.25)) conditions.unshift({ type: 'NetworkUnavailable', status: rng.chance(0.4) ? 'True' : 'False', reason: 'RouteCreated' });
     resources.push({
-      apiVersion: 'v1', kind: 'Node', metadata: meta(name, undefined, uid(), { labels }),
-      spec: {}, status: { conditions, addresses: [{ type: 'InternalIP', address: `192.168.0.${10 + i}` }, { type: 'Hostname', address: name }] },
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: meta(name, undefined, uid(), { labels }),
+      spec: {},
+      status: {
+        conditions,
+        addresses: [
+          { type: 'InternalIP', address: `192.168.0.${10 + i}` },
+          { type: 'Hostname', address: name },
+        ],
+      },
     });
   });
 
   // ---- pools
-  const poolCount = rng.weighted([[0, 1], [1, 6], [2, 6], [3, 3], [4, 1]]);
+  const poolCount = rng.weighted([
+    [0, 1],
+    [1, 6],
+    [2, 6],
+    [3, 3],
+    [4, 1],
+  ]);
   const pools: PoolPlan[] = [];
   const poolUniverse = { tier: ['public', 'private'], site: ['x', 'y'] } as const;
   for (let p = 0; p < poolCount; p++) {
     const name = `pool-${String.fromCharCode(97 + p)}`;
-    const fam = rng.weighted<Family>([[{ v4: true, v6: false }, 4], [{ v4: false, v6: true }, 1.5], [{ v4: true, v6: true }, 4.5]]);
+    const fam = rng.weighted<Family>([
+      [{ v4: true, v6: false }, 4],
+      [{ v4: false, v6: true }, 1.5],
+      [{ v4: true, v6: true }, 4.5],
+    ]);
     const addresses: string[] = [];
     const blocks: Block[] = [];
     // overlap on purpose: reuse the previous pool's region
     const reg = broken && p > 0 && rng.chance(0.12) ? p : p + 1;
     for (const isV6 of [false, true]) {
       if (isV6 ? !fam.v6 : !fam.v4) continue;
-      const entries = rng.weighted([[1, 4], [2, 1]]);
+      const entries = rng.weighted([
+        [1, 4],
+        [2, 1],
+      ]);
       for (let e = 0; e < entries; e++) {
         const base = isV6 ? region(true, reg * 4 + e) : region(false, reg) + BigInt(e) * 64n;
         const hostBits = isV6 ? 128 : 32;
@@ -320,7 +365,11 @@ export function generateCase(seed: number, index: number): DifferentialCase {
   // FRR mode wants one routerID and one myASN (per VRF) on a node: keep them consistent unless broken
   const caseRouterID = rng.chance(0.25) ? '10.10.10.1' : undefined;
   if (rng.chance(0.65)) {
-    const n = rng.weighted([[1, 4], [2, 3], [3, 2]]);
+    const n = rng.weighted([
+      [1, 4],
+      [2, 3],
+      [3, 2],
+    ]);
     for (let i = 0; i < n; i++) {
       const name = `peer-${i + 1}`;
       peerNames.push(name);
@@ -330,10 +379,26 @@ export function generateCase(seed: number, index: number): DifferentialCase {
         disableMP: rng.chance(0.1),
         dualStackAddressFamily: rng.chance(0.2),
       };
-      const asnMode = rng.weighted([['asn', 8], ['dyn', 2], ['both', broken ? 0.3 : 0], ['none', broken ? 0.3 : 0]]);
-      if (asnMode === 'asn' || asnMode === 'both') spec.peerASN = rng.weighted([[64600 + i, 6], [64500, 2], [4200000000, 1]]);
+      const asnMode = rng.weighted([
+        ['asn', 8],
+        ['dyn', 2],
+        ['both', broken ? 0.3 : 0],
+        ['none', broken ? 0.3 : 0],
+      ]);
+      if (asnMode === 'asn' || asnMode === 'both')
+        spec.peerASN = rng.weighted([
+          [64600 + i, 6],
+          [64500, 2],
+          [4200000000, 1],
+        ]);
       if (asnMode === 'dyn' || asnMode === 'both') spec.dynamicASN = rng.pick(['internal', 'external']);
-      const where = rng.weighted([['v4', 6], ['v6', 2], ['iface', 1], ['bad', broken ? 0.3 : 0], ['both', broken ? 0.2 : 0]]);
+      const where = rng.weighted([
+        ['v4', 6],
+        ['v6', 2],
+        ['iface', 1],
+        ['bad', broken ? 0.3 : 0],
+        ['both', broken ? 0.2 : 0],
+      ]);
       if (where === 'v4' || where === 'both') spec.peerAddress = rng.chance(broken ? 0.2 : 0.04) ? '192.168.1.1' : `192.168.1.${i + 1}`;
       if (where === 'v6') spec.peerAddress = rng.pick([`fd00::${i + 1}`, `FD00:0:0::${i + 1}`]);
       if (where === 'iface' || where === 'both') spec.interface = rng.pick(['eth1', 'eth2']);
@@ -341,8 +406,13 @@ export function generateCase(seed: number, index: number): DifferentialCase {
       if (rng.chance(0.15) && (broken || spec.peerASN !== spec.myASN)) spec.ebgpMultiHop = true; // iBGP + multihop: rejected
       if (rng.chance(0.3)) {
         const t = rng.weighted<[string | undefined, string | undefined]>([
-          [['90s', undefined], 3], [[undefined, '30s'], 2], [['1m30s', '30s'], 2], [['0s', undefined], 1], [['3s', '1s'], 1],
-          [['2s', undefined], broken ? 1 : 0], [['30s', '60s'], broken ? 1 : 0],
+          [['90s', undefined], 3],
+          [[undefined, '30s'], 2],
+          [['1m30s', '30s'], 2],
+          [['0s', undefined], 1],
+          [['3s', '1s'], 1],
+          [['2s', undefined], broken ? 1 : 0],
+          [['30s', '60s'], broken ? 1 : 0],
         ]);
         if (t[0] !== undefined) spec.holdTime = t[0];
         if (t[1] !== undefined) spec.keepaliveTime = t[1];
@@ -361,15 +431,27 @@ export function generateCase(seed: number, index: number): DifferentialCase {
       if (bfdNames.length > 0 || broken) {
         if (rng.chance(0.4)) spec.bfdProfile = bfdNames.length > 0 && !(broken && rng.chance(0.2)) ? rng.pick(bfdNames) : 'bfd-missing';
       }
-      const pw = rng.weighted([['none', 7], ['inline', 1.5], ['secret', 1.5], ['both', broken ? 0.3 : 0]]);
+      const pw = rng.weighted([
+        ['none', 7],
+        ['inline', 1.5],
+        ['secret', 1.5],
+        ['both', broken ? 0.3 : 0],
+      ]);
       if (pw === 'inline' || pw === 'both') spec.password = `pw-${i + 1}`;
       if (pw === 'secret' || pw === 'both') {
         const sname = `bgp-secret-${i + 1}`;
         spec.passwordSecret = { name: sname, namespace: NS };
-        const kind = rng.weighted([['ok', 8], ['missing', broken ? 1.5 : 0], ['opaque', broken ? 1 : 0], ['nokey', broken ? 1 : 0]]);
+        const kind = rng.weighted([
+          ['ok', 8],
+          ['missing', broken ? 1.5 : 0],
+          ['opaque', broken ? 1 : 0],
+          ['nokey', broken ? 1 : 0],
+        ]);
         if (kind !== 'missing') {
           secrets.push({
-            apiVersion: 'v1', kind: 'Secret', metadata: meta(sname, NS, uid()),
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: meta(sname, NS, uid()),
             type: kind === 'opaque' ? 'Opaque' : 'kubernetes.io/basic-auth',
             data: kind === 'nokey' ? { username: Buffer.from('u').toString('base64') } : { password: Buffer.from(`s3cret-${i + 1}`).toString('base64') },
           });
@@ -382,7 +464,11 @@ export function generateCase(seed: number, index: number): DifferentialCase {
 
   // ---- BGP advertisements
   if (peerNames.length > 0 ? rng.chance(0.9) : rng.chance(0.1)) {
-    const n = rng.weighted([[1, 5], [2, 3], [3, 1]]);
+    const n = rng.weighted([
+      [1, 5],
+      [2, 3],
+      [3, 1],
+    ]);
     for (let i = 0; i < n; i++) {
       const spec: Record<string, unknown> = { aggregationLength: 32, aggregationLengthV6: 128 };
       const serviceSelected = rng.chance(0.2);
@@ -412,7 +498,12 @@ export function generateCase(seed: number, index: number): DifferentialCase {
         spec.peers = ps.length ? ps : [rng.pick(peerNames)];
       }
       if (rng.chance(0.3)) spec.nodeSelectors = selectors(rng, nodeUniverse, inv, 2);
-      const poolSel = rng.weighted([['all', 5], ['names', 4], ['selector', 2], ['both', 1]]);
+      const poolSel = rng.weighted([
+        ['all', 5],
+        ['names', 4],
+        ['selector', 2],
+        ['both', 1],
+      ]);
       if (poolSel === 'names' || poolSel === 'both') {
         const names = [...new Set([poolRef(), ...(rng.chance(0.3) ? [poolRef()] : [])])];
         if (broken && rng.chance(0.05)) names.push(names[0]!);
@@ -425,10 +516,18 @@ export function generateCase(seed: number, index: number): DifferentialCase {
 
   // ---- L2 advertisements
   if (rng.chance(0.7)) {
-    const n = rng.weighted([[1, 5], [2, 3], [3, 1]]);
+    const n = rng.weighted([
+      [1, 5],
+      [2, 3],
+      [3, 1],
+    ]);
     for (let i = 0; i < n; i++) {
       const spec: Record<string, unknown> = {};
-      const poolSel = rng.weighted([['all', 5], ['names', 4], ['selector', 2]]);
+      const poolSel = rng.weighted([
+        ['all', 5],
+        ['names', 4],
+        ['selector', 2],
+      ]);
       if (poolSel === 'names') spec.ipAddressPools = [...new Set([poolRef(), ...(rng.chance(0.3) ? [poolRef()] : [])])];
       if (poolSel === 'selector') spec.ipAddressPoolSelectors = selectors(rng, poolUniverse, inv, 1);
       if (rng.chance(0.35)) spec.nodeSelectors = selectors(rng, nodeUniverse, inv, 2);
@@ -445,11 +544,13 @@ export function generateCase(seed: number, index: number): DifferentialCase {
 
   // ---- services
   const allAddresses = (blocks: readonly Block[], isV6: boolean): Array<() => string> =>
-    blocks.filter((b) => b.v6 === isV6).map((b) => () => {
-      const span = b.last - b.first + 1n;
-      const off = span > 16n ? BigInt(rng.int(0, 15)) : BigInt(rng.int(0, Number(span) - 1));
-      return ipString(b, b.first + off);
-    });
+    blocks
+      .filter((b) => b.v6 === isV6)
+      .map((b) => () => {
+        const span = b.last - b.first + 1n;
+        const off = span > 16n ? BigInt(rng.int(0, 15)) : BigInt(rng.int(0, Number(span) - 1));
+        return ipString(b, b.first + off);
+      });
   const pickIP = (isV6: boolean, poolName?: string): string | undefined => {
     let candidates = pools.filter((p) => (poolName ? p.name === poolName : true)).flatMap((p) => allAddresses(p.blocks, isV6));
     if (candidates.length === 0) candidates = pools.flatMap((p) => allAddresses(p.blocks, isV6));
@@ -458,17 +559,38 @@ export function generateCase(seed: number, index: number): DifferentialCase {
   };
   const services: ServicePlan[] = [];
   const usedIPs: string[] = [];
-  const svcCount = rng.weighted([[1, 2], [2, 3], [3, 3], [4, 3], [5, 2], [6, 1]]);
+  const svcCount = rng.weighted([
+    [1, 2],
+    [2, 3],
+    [3, 3],
+    [4, 3],
+    [5, 2],
+    [6, 1],
+  ]);
   const lbClass = rng.chance(0.04) ? 'example.com/lb' : '';
   for (let i = 0; i < svcCount; i++) {
     const ns = rng.pick(APP_NAMESPACES);
     const name = `svc-${i + 1}`;
-    const type = rng.weighted([['LoadBalancer', 17], ['ClusterIP', 1], ['NodePort', 1]]);
-    const policy = rng.weighted([['SingleStack', 6], ['PreferDualStack', 2.5], ['RequireDualStack', 1.5]]);
+    const type = rng.weighted([
+      ['LoadBalancer', 17],
+      ['ClusterIP', 1],
+      ['NodePort', 1],
+    ]);
+    const policy = rng.weighted([
+      ['SingleStack', 6],
+      ['PreferDualStack', 2.5],
+      ['RequireDualStack', 1.5],
+    ]);
     let families: Array<'IPv4' | 'IPv6'>;
     if (policy === 'SingleStack') families = [rng.chance(0.75) ? 'IPv4' : 'IPv6'];
     else if (policy === 'RequireDualStack') families = rng.chance(0.7) ? ['IPv4', 'IPv6'] : ['IPv6', 'IPv4'];
-    else families = rng.weighted<Array<'IPv4' | 'IPv6'>>([[['IPv4', 'IPv6'], 3], [['IPv6', 'IPv4'], 1], [['IPv4'], 1.5], [['IPv6'], 0.5]]);
+    else
+      families = rng.weighted<Array<'IPv4' | 'IPv6'>>([
+        [['IPv4', 'IPv6'], 3],
+        [['IPv6', 'IPv4'], 1],
+        [['IPv4'], 1.5],
+        [['IPv6'], 0.5],
+      ]);
     const clusterIPs = families.map((f) => (f === 'IPv4' ? `10.96.0.${10 + i}` : `fd00:96::${(10 + i).toString(16)}`));
     const labels: Record<string, string> = {};
     if (rng.chance(0.7)) labels.app = rng.pick(['web', 'db', 'dns']);
@@ -481,7 +603,10 @@ export function generateCase(seed: number, index: number): DifferentialCase {
     const port = rng.pick([80, 443, 53, 8080]);
     const spec: Record<string, unknown> = {
       type,
-      clusterIP: clusterIPs[0], clusterIPs, ipFamilies: families, ipFamilyPolicy: policy,
+      clusterIP: clusterIPs[0],
+      clusterIPs,
+      ipFamilies: families,
+      ipFamilyPolicy: policy,
       ports: [{ name: 'p', protocol: udp ? 'UDP' : 'TCP', port, targetPort: port, ...(type !== 'ClusterIP' ? { nodePort: 30000 + i } : {}) }],
       selector: { app: labels.app ?? `x${i}` },
       sessionAffinity: 'None',
@@ -493,7 +618,12 @@ export function generateCase(seed: number, index: number): DifferentialCase {
       if (spec.externalTrafficPolicy === 'Local') spec.healthCheckNodePort = 32000 + i;
       if (lbClass !== '' ? rng.chance(0.5) : rng.chance(0.04)) spec.loadBalancerClass = 'example.com/lb';
       // requested addresses
-      const req = rng.weighted([['none', 8], ['annotation', 1.2], ['spec', 0.6], ['both', 0.1]]);
+      const req = rng.weighted([
+        ['none', 8],
+        ['annotation', 1.2],
+        ['spec', 0.6],
+        ['both', 0.1],
+      ]);
       if (req !== 'none') {
         const ips = families.slice(0, rng.chance(0.8) ? families.length : 1).map((f) => pickIP(f === 'IPv6')!);
         if (rng.chance(0.2) && usedIPs.length > 0) ips[0] = rng.pick(usedIPs);
@@ -520,9 +650,11 @@ export function generateCase(seed: number, index: number): DifferentialCase {
     }
     const ts = `2024-01-01T00:${String(10 + rng.int(0, 40)).padStart(2, '0')}:${String(rng.int(0, 59)).padStart(2, '0')}Z`;
     const obj: KubeObject = {
-      apiVersion: 'v1', kind: 'Service',
+      apiVersion: 'v1',
+      kind: 'Service',
       metadata: { ...meta(name, ns, uid()), creationTimestamp: ts, ...(Object.keys(labels).length ? { labels } : {}), ...(Object.keys(annotations).length ? { annotations } : {}) },
-      spec, status,
+      spec,
+      status,
     };
     resources.push(obj);
     services.push({ ns, name, family: { v4: families.includes('IPv4'), v6: families.includes('IPv6') }, obj });
@@ -533,26 +665,45 @@ export function generateCase(seed: number, index: number): DifferentialCase {
     if (rng.chance(0.15)) continue; // no slice at all
     const fams = [s.family.v4 ? 'IPv4' : null, s.family.v6 ? 'IPv6' : null].filter((x): x is string => x !== null);
     for (const addressType of fams) {
-      const n = rng.weighted([[0, 1], [1, 4], [2, 3], [3, 2]]);
+      const n = rng.weighted([
+        [0, 1],
+        [1, 4],
+        [2, 3],
+        [3, 2],
+      ]);
       const endpoints: Array<Record<string, unknown>> = [];
       for (let e = 0; e < n; e++) {
         const conditions: Record<string, boolean> = {};
-        const state = rng.weighted([['ready', 6], ['notready', 1.5], ['terminating-serving', 1], ['terminating', 1], ['unset', 0.5]]);
+        const state = rng.weighted([
+          ['ready', 6],
+          ['notready', 1.5],
+          ['terminating-serving', 1],
+          ['terminating', 1],
+          ['unset', 0.5],
+        ]);
         if (state === 'ready') Object.assign(conditions, { ready: true, serving: true, terminating: false });
         if (state === 'notready') Object.assign(conditions, { ready: false, serving: false, terminating: false });
         if (state === 'terminating-serving') Object.assign(conditions, { ready: false, serving: true, terminating: true });
         if (state === 'terminating') Object.assign(conditions, { ready: false, serving: false, terminating: true });
-        const node = rng.weighted<string | undefined>([[rng.pick(nodeNames), 9], ['ghost-node', 0.3], [undefined, 0.3]]);
+        const node = rng.weighted<string | undefined>([
+          [rng.pick(nodeNames), 9],
+          ['ghost-node', 0.3],
+          [undefined, 0.3],
+        ]);
         const noAddress = rng.chance(0.03);
         endpoints.push({
           addresses: noAddress ? [] : [addressType === 'IPv4' ? `10.244.${s.name.length}.${e + 1}` : `fd00:244::${e + 1}`],
-          conditions, ...(node ? { nodeName: node } : {}),
+          conditions,
+          ...(node ? { nodeName: node } : {}),
         });
       }
       resources.push({
-        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType,
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        addressType,
         metadata: meta(`${s.name}-${addressType.toLowerCase()}`, s.ns, uid(), { labels: { 'kubernetes.io/service-name': s.name, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } }),
-        endpoints, ports: [{ name: 'p', port: 8080, protocol: 'TCP' }],
+        endpoints,
+        ports: [{ name: 'p', port: 8080, protocol: 'TCP' }],
       });
     }
   }
@@ -560,7 +711,8 @@ export function generateCase(seed: number, index: number): DifferentialCase {
   const speakers = rng.chance(0.2) ? rng.subset(nodeNames, 0.7) : null;
   return {
     id: `s${seed}-c${index}`,
-    seed, index,
+    seed,
+    index,
     namespace: NS,
     frrk8sNamespace: rng.chance(0.2) ? 'frr-k8s-system' : NS,
     ignoreExcludeLB: rng.chance(0.1),

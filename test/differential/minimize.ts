@@ -25,7 +25,7 @@ const KEEP_LAST = new Set(['Namespace']);
 export async function minimize(c: DifferentialCase, what: string, runs: number, log: (l: string) => void = () => {}): Promise<DifferentialCase> {
   if (!(await disagrees(c, what, runs))) throw new Error(`${c.id}: "${what}" does not disagree`);
   let cur = c;
-  for (let changed = true; changed;) {
+  for (let changed = true; changed; ) {
     changed = false;
     // objects, Namespaces last (they rarely matter but other objects may name them)
     const order = cur.resources.map((o, i) => ({ o, i })).sort((a, b) => Number(KEEP_LAST.has(a.o.kind ?? '')) - Number(KEEP_LAST.has(b.o.kind ?? '')));

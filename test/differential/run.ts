@@ -106,18 +106,55 @@ export interface RunSummary {
 
 // ------------------------------------------------------------------------------------ oracle
 
-interface OracleSpeakerService { bgp: string; layer2: string; peers: string[] }
-interface OracleNode { configError: string | null; frrConfiguration: unknown; services: Record<string, OracleSpeakerService>; passes: number }
-interface OracleSpeaker { id: string; parse: string | null; nodes: Record<string, OracleNode[]>; panic?: string }
-interface OracleService { ips: string[]; pool: string | null; events: [string, string, string][]; writes: number; oscillates?: string[][] }
-interface OracleRun { configError: string | null; services: Record<string, OracleService>; steps: number; capped: boolean }
-interface OracleController { id: string; runs: OracleRun[]; panic?: string }
+interface OracleSpeakerService {
+  bgp: string;
+  layer2: string;
+  peers: string[];
+}
+interface OracleNode {
+  configError: string | null;
+  frrConfiguration: unknown;
+  services: Record<string, OracleSpeakerService>;
+  passes: number;
+}
+interface OracleSpeaker {
+  id: string;
+  parse: string | null;
+  nodes: Record<string, OracleNode[]>;
+  panic?: string;
+}
+interface OracleService {
+  ips: string[];
+  pool: string | null;
+  events: [string, string, string][];
+  writes: number;
+  oscillates?: string[][];
+}
+interface OracleRun {
+  configError: string | null;
+  services: Record<string, OracleService>;
+  steps: number;
+  capped: boolean;
+}
+interface OracleController {
+  id: string;
+  runs: OracleRun[];
+  panic?: string;
+}
 
 function oracleInput(c: DifferentialCase, runs: number, speakerRuns: number): string {
   return JSON.stringify({
-    id: c.id, resources: c.resources, namespace: c.namespace, frrk8sNamespace: c.frrk8sNamespace,
-    ignoreExcludeLB: c.ignoreExcludeLB, lbClass: c.lbClass, speakers: c.speakers, nodes: c.nodes,
-    controllerRuns: runs, speakerRuns, seed: c.seed * 1000003 + c.index,
+    id: c.id,
+    resources: c.resources,
+    namespace: c.namespace,
+    frrk8sNamespace: c.frrk8sNamespace,
+    ignoreExcludeLB: c.ignoreExcludeLB,
+    lbClass: c.lbClass,
+    speakers: c.speakers,
+    nodes: c.nodes,
+    controllerRuns: runs,
+    speakerRuns,
+    seed: c.seed * 1000003 + c.index,
   });
 }
 
@@ -164,7 +201,10 @@ function runOracle(bin: string, input: string, output: string): Promise<void> {
 }
 
 function readLines<T>(file: string): T[] {
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
 }
 
 async function oracle(dir: string, cases: readonly DifferentialCase[], runs: number, speakerRuns: number, which: { speaker: boolean; controller: boolean } = { speaker: true, controller: true }) {
@@ -206,16 +246,26 @@ async function metallbTs(c: DifferentialCase, areas: ReadonlySet<Area>): Promise
   const filter = compileNodeFilter(state, c.namespace);
   const parse = areas.has('parse') ? configErrorOf(() => parseConfig(speakerConfigState(state, c.namespace, filter), { mode: 'frr-k8s' })) : null;
   let result: AllocateAllResult | null = null;
-  const error = areas.has('controller') ? configErrorOf(() => {
-    const config = controllerConfig(state, c.namespace);
-    result = allocateAll(config, state.services, { loadBalancerClass: c.lbClass });
-  }) : null;
+  const error = areas.has('controller')
+    ? configErrorOf(() => {
+        const config = controllerConfig(state, c.namespace);
+        result = allocateAll(config, state.services, { loadBalancerClass: c.lbClass });
+      })
+    : null;
   const speakers = new Map<string, SpeakerDryRun>();
   for (const node of areas.has('speaker') ? c.nodes : []) {
-    speakers.set(node, await speakerDryRun(state, {
-      node, namespace: c.namespace, frrk8sNamespace: c.frrk8sNamespace, bgpType: 'frr-k8s',
-      ignoreExcludeLB: c.ignoreExcludeLB, lbClass: c.lbClass, speakers: c.speakers === null ? null : [...c.speakers],
-    }));
+    speakers.set(
+      node,
+      await speakerDryRun(state, {
+        node,
+        namespace: c.namespace,
+        frrk8sNamespace: c.frrk8sNamespace,
+        bgpType: 'frr-k8s',
+        ignoreExcludeLB: c.ignoreExcludeLB,
+        lbClass: c.lbClass,
+        speakers: c.speakers === null ? null : [...c.speakers],
+      }),
+    );
   }
   return { parse, controller: { error, result }, speakers };
 }
@@ -269,16 +319,24 @@ function countRuns(observed: readonly string[]): string {
 function compareParse(o: OracleSpeaker, t: TsAnswers): Item[] {
   const m = o.parse === null ? 'accepted' : 'rejected';
   const ts = t.parse === null ? 'accepted' : 'rejected';
-  return [{
-    area: 'parse', what: 'parse (config.For over the namespace, frr-k8s)', verdict: m === ts ? 'agree' : 'disagree',
-    detail: `MetalLB ${m}${o.parse ? ` (${o.parse})` : ''}; metallb-ts ${ts}${t.parse ? ` (${t.parse})` : ''}`,
-    metallb: o.parse, metallbTs: t.parse,
-  }];
+  return [
+    {
+      area: 'parse',
+      what: 'parse (config.For over the namespace, frr-k8s)',
+      verdict: m === ts ? 'agree' : 'disagree',
+      detail: `MetalLB ${m}${o.parse ? ` (${o.parse})` : ''}; metallb-ts ${ts}${t.parse ? ` (${t.parse})` : ''}`,
+      metallb: o.parse,
+      metallbTs: t.parse,
+    },
+  ];
 }
 
 const key = (s: { ips: readonly string[]; pool: string | null; oscillates?: readonly (readonly string[])[] | undefined }): string =>
   s.oscillates && s.oscillates.length > 0
-    ? `never settles: ${s.oscillates.map((x) => show(x)).sort().join(' / ')}`
+    ? `never settles: ${s.oscillates
+        .map((x) => show(x))
+        .sort()
+        .join(' / ')}`
     : `${show(s.ips)} from ${s.pool ?? '-'}`;
 
 const eventsKey = (ev: ReadonlyArray<readonly [string, string, string] | { type: string; reason: string; message: string }>): string =>
@@ -291,17 +349,21 @@ function compareController(o: OracleController, t: TsAnswers): Item[] {
   const tErr = t.controller.error === null ? 'accepted' : 'rejected';
   const v = classify(mErr, tErr, false);
   items.push({
-    area: 'controller', what: 'controller configuration', verdict: v,
+    area: 'controller',
+    what: 'controller configuration',
+    verdict: v,
     detail: `MetalLB ${countRuns(mErr)}${runs[0]?.configError ? ` (${runs[0].configError})` : ''}; metallb-ts ${tErr}${t.controller.error ? ` (${t.controller.error})` : ''}`,
-    metallb: runs[0]?.configError ?? null, metallbTs: t.controller.error,
+    metallb: runs[0]?.configError ?? null,
+    metallbTs: t.controller.error,
   });
   if (v !== 'agree' || t.controller.result === null || runs.some((r) => r.configError !== null)) return items;
   const result: AllocateAllResult = t.controller.result;
   const handled = new Set(result.services.map((s) => s.service));
   // Events depend on every Service's addresses (sharing, what is free): when any of them is random
   // in MetalLB or flagged by metallb-ts, so are the events.
-  const caseRandom = result.services.some((s) => s.nondeterministic !== undefined || s.oscillates !== undefined
-    || new Set(runs.map((r) => (r.services[s.service] ? key(r.services[s.service]!) : 'absent'))).size > 1);
+  const caseRandom = result.services.some(
+    (s) => s.nondeterministic !== undefined || s.oscillates !== undefined || new Set(runs.map((r) => (r.services[s.service] ? key(r.services[s.service]!) : 'absent'))).size > 1,
+  );
   for (const s of result.services) {
     const flagged = s.nondeterministic !== undefined;
     const observed = runs.map((r) => {
@@ -312,17 +374,25 @@ function compareController(o: OracleController, t: TsAnswers): Item[] {
     const va = classify(observed, mine, flagged);
     const unseen = (o: readonly string[], m: string): { unseen?: true } => (new Set(o).size === 1 && !o.includes(m) ? { unseen: true } : {});
     items.push({
-      area: 'controller', what: `controller ${s.service} addresses`, verdict: va,
+      area: 'controller',
+      what: `controller ${s.service} addresses`,
+      verdict: va,
       detail: `MetalLB ${countRuns(observed)}; metallb-ts ${mine}${flagged ? ` (flagged nondeterministic: ${s.nondeterministic})` : ''}`,
-      metallb: runs.map((r) => r.services[s.service]), metallbTs: s, ...unseen(observed, mine),
+      metallb: runs.map((r) => r.services[s.service]),
+      metallbTs: s,
+      ...unseen(observed, mine),
     });
     const evObserved = runs.map((r) => eventsKey(r.services[s.service]?.events ?? []));
     const evMine = eventsKey(s.events);
     const ve = classify(evObserved, evMine, caseRandom);
     items.push({
-      area: 'controller', what: `controller ${s.service} events`, verdict: ve,
+      area: 'controller',
+      what: `controller ${s.service} events`,
+      verdict: ve,
       detail: `MetalLB ${countRuns(evObserved)}; metallb-ts ${evMine}`,
-      metallb: runs.map((r) => r.services[s.service]?.events), metallbTs: s.events, ...unseen(evObserved, evMine),
+      metallb: runs.map((r) => r.services[s.service]?.events),
+      metallbTs: s.events,
+      ...unseen(evObserved, evMine),
     });
   }
   // Services metallb-ts leaves out (not LoadBalancer, another class): MetalLB must not write them.
@@ -332,9 +402,12 @@ function compareController(o: OracleController, t: TsAnswers): Item[] {
     const writes = runs.map((r) => r.services[name]?.writes ?? 0);
     if (writes.every((w) => w === 0)) continue;
     items.push({
-      area: 'controller', what: `controller ${name} (left out by metallb-ts)`, verdict: 'disagree',
+      area: 'controller',
+      what: `controller ${name} (left out by metallb-ts)`,
+      verdict: 'disagree',
       detail: `MetalLB writes it (${countRuns(runs.map((r) => key(r.services[name]!)))}); metallb-ts does not handle it`,
-      metallb: runs.map((r) => r.services[name]), metallbTs: null,
+      metallb: runs.map((r) => r.services[name]),
+      metallbTs: null,
     });
   }
   return items;
@@ -355,23 +428,34 @@ function compareSpeakers(c: DifferentialCase, o: OracleSpeaker, t: TsAnswers): I
     const mAcc = m.configError === null ? 'accepted' : 'rejected';
     const tAcc = ts.configuration.accepted ? 'accepted' : 'rejected';
     items.push({
-      area: 'speaker', what: `speaker ${node} configuration`, verdict: judge(mAcc === tAcc),
+      area: 'speaker',
+      what: `speaker ${node} configuration`,
+      verdict: judge(mAcc === tAcc),
       detail: `MetalLB ${mAcc}${m.configError ? ` (${m.configError})` : ''}; metallb-ts ${tAcc}${ts.configuration.accepted ? '' : ` (${(ts.configuration as { error: string }).error})`}`,
-      metallb: m.configError, metallbTs: ts.configuration,
+      metallb: m.configError,
+      metallbTs: ts.configuration,
     });
     const mf = compact(m.frrConfiguration) ?? null;
     const tf = compact(ts.frrConfiguration) ?? null;
     items.push({
-      area: 'speaker', what: `speaker ${node} FRRConfiguration`, verdict: judge(isDeepStrictEqual(mf, tf)),
-      detail: firstDiff(mf, tf) || 'equal', metallb: m.frrConfiguration, metallbTs: ts.frrConfiguration,
+      area: 'speaker',
+      what: `speaker ${node} FRRConfiguration`,
+      verdict: judge(isDeepStrictEqual(mf, tf)),
+      detail: firstDiff(mf, tf) || 'equal',
+      metallb: m.frrConfiguration,
+      metallbTs: ts.frrConfiguration,
     });
     for (const s of ts.services) {
       const ms = m.services[s.service];
       const mv = ms ? { bgp: ms.bgp, layer2: ms.layer2, peers: ms.peers } : null;
       const tv = { bgp: s.bgp, layer2: s.layer2, peers: [...s.peers] };
       items.push({
-        area: 'speaker', what: `speaker ${node} ${s.service}`, verdict: judge(isDeepStrictEqual(mv, tv)),
-        detail: `MetalLB ${show(mv)}; metallb-ts ${show(tv)}`, metallb: mv, metallbTs: tv,
+        area: 'speaker',
+        what: `speaker ${node} ${s.service}`,
+        verdict: judge(isDeepStrictEqual(mv, tv)),
+        detail: `MetalLB ${show(mv)}; metallb-ts ${show(tv)}`,
+        metallb: mv,
+        metallbTs: tv,
       });
     }
   }
@@ -411,7 +495,7 @@ function ensureOracle(dir: string, print: (l: string) => void): void {
   if (dir !== ORACLE_DIR) return;
   const r = spawnSync('bash', [join(REPO_ROOT, 'test/setup.d/50-metallb-differential.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (r.status !== 0) {
-    print('differential: could not build MetalLB\'s oracle (test/setup.d/50-metallb-differential.sh failed; it needs Go and the module proxy)');
+    print("differential: could not build MetalLB's oracle (test/setup.d/50-metallb-differential.sh failed; it needs Go and the module proxy)");
     throw Object.assign(new Error('no oracle'), { exitCode: 2 });
   }
 }
@@ -424,9 +508,7 @@ export async function runDifferential(opts: RunOptions = {}): Promise<RunSummary
   const runs = opts.runs ?? 8;
   const speakerRuns = opts.speakerRuns ?? 1;
   const seed = opts.seed ?? 1;
-  const all: DifferentialCase[] = opts.replay ? [...opts.replay]
-    : opts.indexes ? opts.indexes.map((i) => generateCase(seed, i))
-    : Array.from({ length: opts.cases ?? 200 }, (_, i) => generateCase(seed, i));
+  const all: DifferentialCase[] = opts.replay ? [...opts.replay] : opts.indexes ? opts.indexes.map((i) => generateCase(seed, i)) : Array.from({ length: opts.cases ?? 200 }, (_, i) => generateCase(seed, i));
   const out = opts.out === undefined ? join(REPO_ROOT, '.cache/differential') : opts.out;
   const batch = opts.batch ?? 100;
   const areas = new Set(opts.areas ?? AREAS);
@@ -446,8 +528,19 @@ export async function runDifferential(opts: RunOptions = {}): Promise<RunSummary
       const sp = answers.speaker.get(c.id);
       const co = answers.controller.get(c.id);
       const items: Item[] = [];
-      for (const [label, a, wanted] of [['speaker oracle', sp, which.speaker], ['controller oracle', co, which.controller]] as const) {
-        if (wanted && (!a || a.panic)) items.push({ area: label.startsWith('speaker') ? 'speaker' : 'controller', what: label, verdict: 'disagree', detail: `no answer: ${a?.panic?.split('\n')[0] ?? 'missing'}`, metallb: a?.panic ?? null, metallbTs: null });
+      for (const [label, a, wanted] of [
+        ['speaker oracle', sp, which.speaker],
+        ['controller oracle', co, which.controller],
+      ] as const) {
+        if (wanted && (!a || a.panic))
+          items.push({
+            area: label.startsWith('speaker') ? 'speaker' : 'controller',
+            what: label,
+            verdict: 'disagree',
+            detail: `no answer: ${a?.panic?.split('\n')[0] ?? 'missing'}`,
+            metallb: a?.panic ?? null,
+            metallbTs: null,
+          });
       }
       if (sp && !sp.panic && areas.has('parse')) items.push(...compareParse(sp, ts.get(c.id)!));
       if (sp && !sp.panic && areas.has('speaker')) items.push(...compareSpeakers(c, sp, ts.get(c.id)!));
@@ -482,16 +575,26 @@ export async function runDifferential(opts: RunOptions = {}): Promise<RunSummary
         mkdirSync(out, { recursive: true });
         file = join(out, `${c.id}.yaml`);
         const bad = items.filter((i) => i.verdict === 'disagree');
-        writeFileSync(file, caseYaml(c, [
-          `differential case ${c.id} (seed ${c.seed}, case ${c.index}): MetalLB v0.16.1 and metallb-ts disagree`,
-          ...bad.map((i) => `${i.what}: ${i.detail}`),
-          `replay: npm run differential -- --replay ${file}`,
-        ]));
-        writeFileSync(join(out, `${c.id}.answers.json`), JSON.stringify(bad.map((i) => ({ what: i.what, metallb: i.metallb, metallbTs: i.metallbTs })), null, 2) + '\n');
+        writeFileSync(
+          file,
+          caseYaml(c, [
+            `differential case ${c.id} (seed ${c.seed}, case ${c.index}): MetalLB v0.16.1 and metallb-ts disagree`,
+            ...bad.map((i) => `${i.what}: ${i.detail}`),
+            `replay: npm run differential -- --replay ${file}`,
+          ]),
+        );
+        writeFileSync(
+          join(out, `${c.id}.answers.json`),
+          JSON.stringify(
+            bad.map((i) => ({ what: i.what, metallb: i.metallb, metallbTs: i.metallbTs })),
+            null,
+            2,
+          ) + '\n',
+        );
       }
       for (const i of items) {
         if (i.verdict === 'agree') continue;
-        const note = i.verdict === 'disagree' ? (file ? ` [${file}]` : '') : i.unseen ? ' [unseen: MetalLB never gave metallb-ts\'s answer]' : '';
+        const note = i.verdict === 'disagree' ? (file ? ` [${file}]` : '') : i.unseen ? " [unseen: MetalLB never gave metallb-ts's answer]" : '';
         print(`${i.verdict === 'disagree' ? 'DISAGREE' : 'UNDETERMINED'} ${c.id} ${i.what}: ${i.detail}${note}`);
       }
       results.push({ id: c.id, verdict, items, ...(file ? { file } : {}) });
@@ -500,18 +603,28 @@ export async function runDifferential(opts: RunOptions = {}): Promise<RunSummary
   }
   const count = (v: Verdict): number => results.filter((r) => r.verdict === v).length;
   const summary: RunSummary = {
-    agree: count('agree'), disagree: count('disagree'), undetermined: count('undetermined'),
-    cases: results, seconds: (performance.now() - t0) / 1000, items: itemCounts,
+    agree: count('agree'),
+    disagree: count('disagree'),
+    undetermined: count('undetermined'),
+    cases: results,
+    seconds: (performance.now() - t0) / 1000,
+    items: itemCounts,
   };
-  const perArea = Object.entries(itemCounts).map(([a, c]) => `${a} ${c.agree}/${c.disagree}/${c.undetermined}`).join(', ');
+  const perArea = Object.entries(itemCounts)
+    .map(([a, c]) => `${a} ${c.agree}/${c.disagree}/${c.undetermined}`)
+    .join(', ');
   const unseen = results.reduce((n, r) => n + r.items.filter((i) => i.verdict === 'undetermined' && i.unseen).length, 0);
-  print(`items (agree/disagree/undetermined): ${perArea}${unseen ? ` (${unseen} undetermined unseen)` : ''}; ${results.length} cases in ${summary.seconds.toFixed(1)} s (${(results.length / summary.seconds).toFixed(1)} cases/s)`);
+  print(
+    `items (agree/disagree/undetermined): ${perArea}${unseen ? ` (${unseen} undetermined unseen)` : ''}; ${results.length} cases in ${summary.seconds.toFixed(1)} s (${(results.length / summary.seconds).toFixed(1)} cases/s)`,
+  );
   print(`${summary.agree} agree, ${summary.disagree} disagree, ${summary.undetermined} undetermined`);
   return summary;
 }
 
 function usage(msg: string): never {
-  process.stderr.write(`differential: ${msg}\nusage: npm run differential -- [--cases N] [--seed S] [--index I,J…] [--areas parse,controller,speaker] [--runs R] [--speaker-runs R] [--batch N] [--out DIR] [--replay FILE…]\n`);
+  process.stderr.write(
+    `differential: ${msg}\nusage: npm run differential -- [--cases N] [--seed S] [--index I,J…] [--areas parse,controller,speaker] [--runs R] [--speaker-runs R] [--batch N] [--out DIR] [--replay FILE…]\n`,
+  );
   process.exit(2);
 }
 
@@ -535,8 +648,7 @@ async function main(argv: string[]): Promise<number> {
       const list = (argv[++i] ?? '').split(',').filter(Boolean);
       if (list.length === 0 || list.some((x) => !(AREAS as readonly string[]).includes(x))) usage(`--areas takes a comma-separated list of ${AREAS.join(', ')}`);
       opts.areas = list as Area[];
-    }
-    else if (a === '--replay') {
+    } else if (a === '--replay') {
       opts.replay ??= [];
       while (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) opts.replay.push(readCase(argv[++i]!));
     } else usage(`unknown argument ${a}`);

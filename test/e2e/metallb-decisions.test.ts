@@ -29,16 +29,24 @@ const KINDS = ['metallb', 'metallb-ts'] as const;
  * except the API server's own (its ClusterIP repair loop sometimes races a Service's creation).
  */
 async function serviceEvents(api: KubeClient): Promise<Map<string, string[]>> {
-  const items = (await api.request<{ items: any[] }>({ method: 'GET', path: '/api/v1/events' })).items
-    .filter((e) => e.involvedObject?.kind === 'Service' && !/repair-controller$/.test(e.reportingComponent ?? ''));
+  const items = (await api.request<{ items: any[] }>({ method: 'GET', path: '/api/v1/events' })).items.filter(
+    (e) => e.involvedObject?.kind === 'Service' && !/repair-controller$/.test(e.reportingComponent ?? ''),
+  );
   const out = new Map<string, string[]>();
   for (const e of items) {
     const k = `${e.involvedObject.namespace}/${e.involvedObject.name}`;
     const rec = JSON.stringify({
-      type: e.type, reason: e.reason, message: e.message, count: e.count, source: e.source, action: e.action ?? null,
-      reportingComponent: e.reportingComponent ?? null, reportingInstance: e.reportingInstance ?? null,
+      type: e.type,
+      reason: e.reason,
+      message: e.message,
+      count: e.count,
+      source: e.source,
+      action: e.action ?? null,
+      reportingComponent: e.reportingComponent ?? null,
+      reportingInstance: e.reportingInstance ?? null,
       involvedObject: { apiVersion: e.involvedObject.apiVersion, fieldPath: e.involvedObject.fieldPath ?? null },
-      related: e.related ?? null, series: e.series ? { count: e.series.count } : null,
+      related: e.related ?? null,
+      series: e.series ? { count: e.series.count } : null,
     });
     out.set(k, [...(out.get(k) ?? []), rec].sort());
   }
@@ -64,27 +72,35 @@ function sharedIPRace(mlb: string[], ts: string[], annotations: Record<string, s
   });
 }
 
-interface State { services: Map<string, { annotations: Record<string, string>; ingress: unknown[] }>; events: Map<string, string[]> }
+interface State {
+  services: Map<string, { annotations: Record<string, string>; ingress: unknown[] }>;
+  events: Map<string, string[]>;
+}
 
 async function state(api: KubeClient): Promise<State> {
-  const services = new Map((await listServices(api)).map((s: Service) => [`${s.metadata!.namespace}/${s.metadata!.name}`, {
-    annotations: s.metadata?.annotations ?? {}, ingress: s.status?.loadBalancer?.ingress ?? [],
-  }]));
+  const services = new Map(
+    (await listServices(api)).map((s: Service) => [
+      `${s.metadata!.namespace}/${s.metadata!.name}`,
+      {
+        annotations: s.metadata?.annotations ?? {},
+        ingress: s.status?.loadBalancer?.ingress ?? [],
+      },
+    ]),
+  );
   return { services, events: await serviceEvents(api) };
 }
 
 /** The objects the dry run reads, from a live cluster (lists carry no kind: set it). */
 async function objectsOf(api: KubeClient): Promise<KubeObject[]> {
-  const list = async (path: string, kind: string, apiVersion: string) =>
-    (await api.request<{ items: KubeObject[] }>({ method: 'GET', path })).items.map((o) => ({ ...o, kind, apiVersion }));
+  const list = async (path: string, kind: string, apiVersion: string) => (await api.request<{ items: KubeObject[] }>({ method: 'GET', path })).items.map((o) => ({ ...o, kind, apiVersion }));
   return [
-    ...await list('/api/v1/namespaces', 'Namespace', 'v1'),
-    ...await list(metallbPath(NS, 'ipaddresspools'), 'IPAddressPool', 'metallb.io/v1beta1'),
-    ...await list('/api/v1/services', 'Service', 'v1'),
+    ...(await list('/api/v1/namespaces', 'Namespace', 'v1')),
+    ...(await list(metallbPath(NS, 'ipaddresspools'), 'IPAddressPool', 'metallb.io/v1beta1')),
+    ...(await list('/api/v1/services', 'Service', 'v1')),
   ];
 }
 
-describe('same decisions: MetalLB v0.16.1\'s controller and metallb-ts\'s, Services created one by one', { skip }, () => {
+describe("same decisions: MetalLB v0.16.1's controller and metallb-ts's, Services created one by one", { skip }, () => {
   const clusters: TestCluster[] = [];
   const running: Component[] = [];
   after(async () => {
@@ -101,7 +117,7 @@ describe('same decisions: MetalLB v0.16.1\'s controller and metallb-ts\'s, Servi
     const logs = () => running.map((c) => c.tail(20)).join('\n');
     try {
       await Promise.all(apis.map((a) => applyBase(a)));
-      running.push(...await Promise.all(KINDS.map((k: Kind, i) => runController(k, cs[i]!, apis[i]!, `controller-${k}-1`))));
+      running.push(...(await Promise.all(KINDS.map((k: Kind, i) => runController(k, cs[i]!, apis[i]!, `controller-${k}-1`)))));
       await Promise.all(apis.map((a) => settle(a, 1500, 60_000, logs)));
 
       const excluded = new Map<string, string>(); // service -> why MetalLB could decide otherwise
@@ -112,7 +128,7 @@ describe('same decisions: MetalLB v0.16.1\'s controller and metallb-ts\'s, Servi
       let compared = 0;
       for (const step of steps) {
         // where MetalLB could decide otherwise, judged on its cluster's state before the step
-        const objects = [...await objectsOf(mlb), ...(step.manifest ? [step.manifest as KubeObject] : [])];
+        const objects = [...(await objectsOf(mlb)), ...(step.manifest ? [step.manifest as KubeObject] : [])];
         const byKey = new Map<string, KubeObject>();
         for (const o of objects) byKey.set(`${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`, o); // the step's object wins
         const dry = allocateDryRun(clusterStateFromObjects([...byKey.values()]));

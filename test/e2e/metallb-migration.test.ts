@@ -17,9 +17,7 @@ import { startTestCluster, type TestCluster } from '../integration/setup/cluster
 import { KubeClient } from '../../src/kube/client.ts';
 import { corePath } from '../../src/controller/api.ts';
 import type { KubeObject, Service } from '../../src/core/kube.ts';
-import {
-  NS, type Component, type Kind, listPools, listServiceEvents, listServices, metallbBinariesMissing, runController, settle,
-} from './setup/metallb.ts';
+import { NS, type Component, type Kind, listPools, listServiceEvents, listServices, metallbBinariesMissing, runController, settle } from './setup/metallb.ts';
 import { applyBase, serviceSteps } from './setup/metallb-scenario.ts';
 
 const skip = metallbBinariesMissing() ?? false;
@@ -75,11 +73,13 @@ function assertUnchanged(before: Snapshot, after: Snapshot, who: string, poolObj
 /** The Events recorded after `before`, as (Service, type, reason, message), sorted. */
 function newEvents(before: Snapshot, after: Snapshot): string[] {
   const old = new Map(before.events.map((e) => [e.rv, e.count]));
-  return after.events.filter((e) => old.get(e.rv) === undefined || old.get(e.rv) !== e.count)
-    .map((e) => `${e.ns}/${e.service} ${e.type} ${e.reason}: ${e.message}`).sort();
+  return after.events
+    .filter((e) => old.get(e.rv) === undefined || old.get(e.rv) !== e.count)
+    .map((e) => `${e.ns}/${e.service} ${e.type} ${e.reason}: ${e.message}`)
+    .sort();
 }
 
-describe('migration between MetalLB v0.16.1\'s controller and metallb-ts\'s', { skip }, () => {
+describe("migration between MetalLB v0.16.1's controller and metallb-ts's", { skip }, () => {
   const clusters: TestCluster[] = [];
   const running: Component[] = [];
   after(async () => {
@@ -93,16 +93,28 @@ describe('migration between MetalLB v0.16.1\'s controller and metallb-ts\'s', { 
       const cluster = await startTestCluster({ namespaces: [NS], extraApiserverArgs: ['--service-cluster-ip-range=10.96.0.0/16,fd00:96::/108'] });
       clusters.push(cluster);
       const api = new KubeClient(cluster.kubeConfig, { maxSockets: 8 });
-      const logs = () => running.slice(-2).map((c) => c.tail(30)).join('\n');
+      const logs = () =>
+        running
+          .slice(-2)
+          .map((c) => c.tail(30))
+          .join('\n');
       try {
         await applyBase(api);
         // the Deployment MetalLB's manifests name `controller`: owner of the memberlist Secret (no
         // controller-manager runs here, the object only has to exist)
-        await api.request({ method: 'POST', path: `/apis/apps/v1/namespaces/${NS}/deployments`, body: {
-          apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'controller', labels: { app: 'metallb', component: 'controller' } },
-          spec: { selector: { matchLabels: { app: 'metallb', component: 'controller' } },
-            template: { metadata: { labels: { app: 'metallb', component: 'controller' } }, spec: { containers: [{ name: 'controller', image: 'quay.io/metallb/controller:v0.16.1' }] } } },
-        } });
+        await api.request({
+          method: 'POST',
+          path: `/apis/apps/v1/namespaces/${NS}/deployments`,
+          body: {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            metadata: { name: 'controller', labels: { app: 'metallb', component: 'controller' } },
+            spec: {
+              selector: { matchLabels: { app: 'metallb', component: 'controller' } },
+              template: { metadata: { labels: { app: 'metallb', component: 'controller' } }, spec: { containers: [{ name: 'controller', image: 'quay.io/metallb/controller:v0.16.1' }] } },
+            },
+          },
+        });
 
         // 1. the first controller assigns
         const c1 = await runController(first, cluster, api, `controller-${first}-1`, ML_ARGS);

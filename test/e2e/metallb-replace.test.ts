@@ -26,16 +26,22 @@ import { METALLB_BIN_DIR, NS } from './setup/metallb.ts';
 const MANIFESTS = ['metallb-native.yaml', 'metallb-frr-k8s.yaml'].map((f) => join(METALLB_BIN_DIR, 'manifests', f));
 const MANIFEST = MANIFESTS[0]!;
 const KUBECTL = existsSync(join(DEFAULT_BIN_DIR, 'kubectl')) ? join(DEFAULT_BIN_DIR, 'kubectl') : 'kubectl';
-const skip = !MANIFESTS.every((m) => existsSync(m)) ? `${MANIFEST} is missing: run bash test/setup.d/55-metallb-binaries.sh`
-  : spawnSync(KUBECTL, ['version', '--client'], { encoding: 'utf8' }).status !== 0 ? 'no kubectl' : false;
+const skip = !MANIFESTS.every((m) => existsSync(m))
+  ? `${MANIFEST} is missing: run bash test/setup.d/55-metallb-binaries.sh`
+  : spawnSync(KUBECTL, ['version', '--client'], { encoding: 'utf8' }).status !== 0
+    ? 'no kubectl'
+    : false;
 
 /** What the replacement touches: MetalLB's objects of the same names. */
 const OBJECTS = [
-  ['deployment', 'controller'], ['daemonset', 'speaker'], ['service', 'metallb-webhook-service'], ['secret', 'metallb-webhook-cert'],
+  ['deployment', 'controller'],
+  ['daemonset', 'speaker'],
+  ['service', 'metallb-webhook-service'],
+  ['secret', 'metallb-webhook-cert'],
   ['validatingwebhookconfiguration', 'metallb-webhook-configuration'],
 ] as const;
 
-describe('deploy/replace-metallb over MetalLB v0.16.1\'s manifest, and back', { skip }, () => {
+describe("deploy/replace-metallb over MetalLB v0.16.1's manifest, and back", { skip }, () => {
   let cluster: TestCluster;
   let dir: string;
   after(async () => {
@@ -58,7 +64,10 @@ describe('deploy/replace-metallb over MetalLB v0.16.1\'s manifest, and back', { 
     const out: Record<string, unknown> = {};
     for (const [kind, name] of OBJECTS) {
       const o = JSON.parse(kubectl(['get', kind, name, ...(kind === 'validatingwebhookconfiguration' ? [] : ['-n', NS]), '-o', 'json', '--ignore-not-found']) || 'null');
-      if (!o) { out[kind] = null; continue; }
+      if (!o) {
+        out[kind] = null;
+        continue;
+      }
       const { metadata, status: _status, ...rest } = o;
       void _status;
       const annotations = { ...(metadata.annotations ?? {}) };
@@ -68,7 +77,10 @@ describe('deploy/replace-metallb over MetalLB v0.16.1\'s manifest, and back', { 
       // the webhooks' CA bundle and the certificate are written by a running controller (none here)
       if (kind === 'validatingwebhookconfiguration') for (const w of rest.webhooks ?? []) delete w.clientConfig.caBundle;
       // allocated by the API server at each creation
-      if (kind === 'service') { delete rest.spec.clusterIP; delete rest.spec.clusterIPs; }
+      if (kind === 'service') {
+        delete rest.spec.clusterIP;
+        delete rest.spec.clusterIPs;
+      }
       out[kind] = { labels: metadata.labels ?? {}, annotations, ownerReferences: metadata.ownerReferences ?? [], ...rest };
     }
     return out;
@@ -90,8 +102,13 @@ describe('deploy/replace-metallb over MetalLB v0.16.1\'s manifest, and back', { 
       const back = join(dir, `back-${manifest.split('/').pop()}`);
       spawnSync('mkdir', ['-p', back]);
       copyFileSync(manifest, join(back, 'metallb.yaml'));
-      writeFileSync(join(back, 'kustomization.yaml'), readFileSync(join(REPO_ROOT, 'deploy/replace-metallb/back-to-metallb/kustomization.yaml'), 'utf8')
-        .replace(/^- https:\/\/raw\.githubusercontent\.com\/metallb\/metallb\/v0\.16\.1\/config\/manifests\/metallb-native\.yaml$/m, '- metallb.yaml'));
+      writeFileSync(
+        join(back, 'kustomization.yaml'),
+        readFileSync(join(REPO_ROOT, 'deploy/replace-metallb/back-to-metallb/kustomization.yaml'), 'utf8').replace(
+          /^- https:\/\/raw\.githubusercontent\.com\/metallb\/metallb\/v0\.16\.1\/config\/manifests\/metallb-native\.yaml$/m,
+          '- metallb.yaml',
+        ),
+      );
       const backNodeByNode = render(back);
       assert.notEqual(backNodeByNode, native, 'the back-to-metallb kustomization resolved its resource');
 
@@ -123,10 +140,13 @@ describe('deploy/replace-metallb over MetalLB v0.16.1\'s manifest, and back', { 
       kubectl(['apply', '-f', '-'], backNodeByNode);
       const backStored = stored() as any;
       assert.deepEqual(backStored.daemonset.spec.updateStrategy, { type: 'OnDelete' });
-      assert.deepEqual({ ...backStored, daemonset: { ...backStored.daemonset, spec: { ...backStored.daemonset.spec, updateStrategy: (freshMetallb.daemonset as any).spec.updateStrategy } } }, freshMetallb,
-        'back-to-metallb over metallb-ts: MetalLB\'s objects but OnDelete');
+      assert.deepEqual(
+        { ...backStored, daemonset: { ...backStored.daemonset, spec: { ...backStored.daemonset.spec, updateStrategy: (freshMetallb.daemonset as any).spec.updateStrategy } } },
+        freshMetallb,
+        "back-to-metallb over metallb-ts: MetalLB's objects but OnDelete",
+      );
       kubectl(['apply', '-f', '-'], native);
-      assert.deepEqual(stored(), freshMetallb, 'then MetalLB\'s manifest as it is: a fresh MetalLB (RollingUpdate again)');
+      assert.deepEqual(stored(), freshMetallb, "then MetalLB's manifest as it is: a fresh MetalLB (RollingUpdate again)");
       t.diagnostic(`${((Date.now() - t0) / 1000).toFixed(1)} s`);
     });
   }

@@ -24,7 +24,8 @@ async function statusesAgree(m: MixedSpeakers, ms: number): Promise<void> {
   for (;;) {
     const got = await m.l2Statuses();
     const want = m.expected();
-    diff = m.addresses.filter((a) => JSON.stringify(got.get(a.service) ?? []) !== JSON.stringify([want.get(a.ip)]))
+    diff = m.addresses
+      .filter((a) => JSON.stringify(got.get(a.service) ?? []) !== JSON.stringify([want.get(a.ip)]))
       .map((a) => `${a.service} (${a.ip}): want [${want.get(a.ip)}], ServiceL2Status on [${got.get(a.service)?.join(', ') ?? ''}]`);
     if (diff.length === 0) return;
     if (Date.now() > deadline) assert.fail(`ServiceL2Status objects disagree:\n  ${diff.join('\n  ')}\n${m.logs()}`);
@@ -35,9 +36,11 @@ async function statusesAgree(m: MixedSpeakers, ms: number): Promise<void> {
 for (const secret of [true, false]) {
   describe(`mixed speakers, memberlist ${secret ? 'with' : 'without'} the secret key: MetalLB on n1, n3, metallb-ts on n2, n4`, { skip, concurrency: false }, () => {
     const m = new MixedSpeakers(`mlmx${secret ? 'k' : 'p'}${process.pid % 10000}`, { kinds: KINDS, secret });
-    after(async () => { await m.stop(); });
+    after(async () => {
+      await m.stop();
+    });
 
-    test('one announcer per address, the node MetalLB\'s rule names; ServiceL2Status agrees', { timeout: 180_000 }, async (t) => {
+    test("one announcer per address, the node MetalLB's rule names; ServiceL2Status agrees", { timeout: 180_000 }, async (t) => {
       const t0 = Date.now();
       await m.start();
       const ms = await m.converge(90_000, 2, () => m.logs());
@@ -46,10 +49,20 @@ for (const secret of [true, false]) {
     });
 
     const cases: Array<{ node: string; signal: 'SIGTERM' | 'SIGKILL' }> = secret
-      ? [{ node: 'n1', signal: 'SIGTERM' }, { node: 'n2', signal: 'SIGTERM' }, { node: 'n3', signal: 'SIGKILL' }, { node: 'n4', signal: 'SIGKILL' }]
-      : [{ node: 'n2', signal: 'SIGKILL' }, { node: 'n3', signal: 'SIGTERM' }];
+      ? [
+          { node: 'n1', signal: 'SIGTERM' },
+          { node: 'n2', signal: 'SIGTERM' },
+          { node: 'n3', signal: 'SIGKILL' },
+          { node: 'n4', signal: 'SIGKILL' },
+        ]
+      : [
+          { node: 'n2', signal: 'SIGKILL' },
+          { node: 'n3', signal: 'SIGTERM' },
+        ];
     for (const { node, signal } of cases) {
-      test(`${KINDS[Number(node.slice(1)) - 1]} speaker on ${node} stopped (${signal}): its addresses move where the rule says, the others stay; restarted, it takes them back`, { timeout: 180_000 }, async (t) => {
+      test(`${KINDS[Number(node.slice(1)) - 1]} speaker on ${node} stopped (${signal}): its addresses move where the rule says, the others stay; restarted, it takes them back`, {
+        timeout: 180_000,
+      }, async (t) => {
         const n = m.node(node);
         const moved = m.addresses.filter((a) => a.first === n.name);
         const before = m.expected();

@@ -37,7 +37,9 @@ export class FakeCluster implements StateSource, ControllerWriter {
   }
 
   private emit(c: StateChange): void {
-    setImmediate(() => { for (const l of this.listeners) l(c); });
+    setImmediate(() => {
+      for (const l of this.listeners) l(c);
+    });
   }
 
   put(o: Service | IPAddressPool): void {
@@ -114,12 +116,12 @@ export class FakeCluster implements StateSource, ControllerWriter {
   }
 }
 
-export async function run(
-  cluster: FakeCluster, opts: { lbClass?: string; metrics?: ControllerMetrics; settle?: boolean } & Partial<ControllerLoopOptions> = {},
-): Promise<ControllerLoop> {
+export async function run(cluster: FakeCluster, opts: { lbClass?: string; metrics?: ControllerMetrics; settle?: boolean } & Partial<ControllerLoopOptions> = {}): Promise<ControllerLoop> {
   const { lbClass, metrics, settle: wait, ...rest } = opts;
   const loop = new ControllerLoop(cluster, cluster, {
-    metallbNamespace: NS, poolStatusDelayMs: 1, backoff: new ExponentialBackoff(1, 50),
+    metallbNamespace: NS,
+    poolStatusDelayMs: 1,
+    backoff: new ExponentialBackoff(1, 50),
     ...(lbClass !== undefined ? { loadBalancerClass: lbClass } : {}),
     ...(metrics ? { metrics } : {}),
     ...rest,
@@ -137,4 +139,3 @@ export async function settle(loop: ControllerLoop): Promise<void> {
   }
   await loop.whenIdle();
 }
-

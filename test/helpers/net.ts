@@ -11,7 +11,11 @@ export function freePort(): Promise<number> {
     s.on('error', rej);
     s.listen(0, '127.0.0.1', () => {
       const addr = s.address();
-      if (addr === null || typeof addr === 'string') { s.close(); rej(new Error('no port')); return; }
+      if (addr === null || typeof addr === 'string') {
+        s.close();
+        rej(new Error('no port'));
+        return;
+      }
       const port = addr.port;
       s.close(() => res(port));
     });

@@ -15,7 +15,12 @@ import { spawnSpeaker, type SpeakerProc } from './setup/speaker.ts';
 const BIN = join(REPO_ROOT, 'bin/metallb-ts');
 const DOWN_MS = 8000;
 
-interface Daemon { name: string; lines: () => Array<Record<string, unknown>>; metrics: () => Promise<string>; stop: () => Promise<number | null> }
+interface Daemon {
+  name: string;
+  lines: () => Array<Record<string, unknown>>;
+  metrics: () => Promise<string>;
+  stop: () => Promise<number | null>;
+}
 
 function sample(text: string, name: string): number | undefined {
   const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
@@ -39,8 +44,10 @@ describe('an API server outage (issue #15)', () => {
   });
 
   async function startController(): Promise<Daemon> {
-    const proc = spawn(BIN, ['controller', '--kubeconfig', cluster.kubeconfigPath, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', METALLB_NAMESPACE: '' } });
+    const proc = spawn(BIN, ['controller', '--kubeconfig', cluster.kubeconfigPath, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, KUBECONFIG: '', METALLB_NAMESPACE: '' },
+    });
     controller = proc;
     const lines: Array<Record<string, unknown>> = [];
     let buf = '';
@@ -63,9 +70,14 @@ describe('an API server outage (issue #15)', () => {
     proc.stdout!.on('data', onData);
     proc.stderr!.on('data', onData);
     const exited = new Promise<number | null>((r) => proc.once('exit', (c) => r(c)));
-    await waitFor('the controller to serve /metrics', async () => (port ? true : undefined), () => lines.map((l) => JSON.stringify(l)).join('\n'));
+    await waitFor(
+      'the controller to serve /metrics',
+      async () => (port ? true : undefined),
+      () => lines.map((l) => JSON.stringify(l)).join('\n'),
+    );
     return {
-      name: 'controller', lines: () => lines,
+      name: 'controller',
+      lines: () => lines,
       metrics: async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
       stop: async () => {
         proc.kill('SIGTERM');
@@ -78,7 +90,8 @@ describe('an API server outage (issue #15)', () => {
     const s = spawnSpeaker(cluster.kubeconfigPath, 'outage-a', ['--log-level', 'info']);
     speaker = s;
     return {
-      name: 'speaker', lines: () => s.lines,
+      name: 'speaker',
+      lines: () => s.lines,
       metrics: async () => (await fetch(`http://${s.metrics}/metrics`)).text(),
       stop: async () => {
         s.proc.kill('SIGTERM');
@@ -89,19 +102,30 @@ describe('an API server outage (issue #15)', () => {
 
   test('both daemons log the failed list/watches, then the recovery with the outage length; metallb_k8s_client_sync_age_seconds follows', async () => {
     const daemons = [await startController(), startSpeaker()];
-    const detail = (d: Daemon) => (): string => `${d.name}:\n${d.lines().slice(-30).map((l) => JSON.stringify(l)).join('\n')}`;
+    const detail = (d: Daemon) => (): string =>
+      `${d.name}:\n${d
+        .lines()
+        .slice(-30)
+        .map((l) => JSON.stringify(l))
+        .join('\n')}`;
     for (const d of daemons) {
       await waitFor(`${d.name} synced (sync age 0 exported)`, async () => (sample(await d.metrics(), 'metallb_k8s_client_sync_age_seconds') === 0 ? true : undefined), detail(d), 60_000);
     }
     const failedBefore = daemons.map((d) => d.lines().filter((l) => l.msg === 'list/watch failed, retrying').length);
 
     let restarted = false;
-    const restart = cluster.restartApiserver(DOWN_MS).finally(() => { restarted = true; });
+    const restart = cluster.restartApiserver(DOWN_MS).finally(() => {
+      restarted = true;
+    });
     // the largest sync age each daemon exports while the API server is away
     const during = [0, 0];
     while (!restarted) {
       await sleep(1000);
-      await Promise.all(daemons.map(async (d, i) => { during[i] = Math.max(during[i]!, sample(await d.metrics(), 'metallb_k8s_client_sync_age_seconds') ?? 0); }));
+      await Promise.all(
+        daemons.map(async (d, i) => {
+          during[i] = Math.max(during[i]!, sample(await d.metrics(), 'metallb_k8s_client_sync_age_seconds') ?? 0);
+        }),
+      );
     }
     const unreachableMs = await restart;
 
@@ -110,8 +134,15 @@ describe('an API server outage (issue #15)', () => {
       recovered.push(await waitFor(`${d.name} logs the recovery`, async () => d.lines().find((l) => typeof l.msg === 'string' && l.msg.startsWith('list/watch recovered')), detail(d), 120_000));
     }
     const afterAges = await Promise.all(daemons.map(async (d) => sample(await d.metrics(), 'metallb_k8s_client_sync_age_seconds')!));
-    console.log(`API server unreachable ${unreachableMs} ms; ${daemons.map((d, i) => `${d.name}: ${d.lines().filter((l) => l.msg === 'list/watch failed, retrying').length - failedBefore[i]!} failed list/watch lines, ` +
-      `largest sync age ${during[i]} s during the outage, then "${String(recovered[i]!.msg)}" (outageMs ${String(recovered[i]!.outageMs)}), sync age ${afterAges[i]} s`).join('; ')}`);
+    console.log(
+      `API server unreachable ${unreachableMs} ms; ${daemons
+        .map(
+          (d, i) =>
+            `${d.name}: ${d.lines().filter((l) => l.msg === 'list/watch failed, retrying').length - failedBefore[i]!} failed list/watch lines, `
+            + `largest sync age ${during[i]} s during the outage, then "${String(recovered[i]!.msg)}" (outageMs ${String(recovered[i]!.outageMs)}), sync age ${afterAges[i]} s`,
+        )
+        .join('; ')}`,
+    );
 
     daemons.forEach((d, i) => {
       const failures = d.lines().filter((l) => l.msg === 'list/watch failed, retrying');

@@ -21,8 +21,14 @@ import { waitFor } from './setup/wait.ts';
 import { ClusterStateWatcher, type LogEntry } from '../../src/kube/live.ts';
 
 const TOO_MANY = JSON.stringify({
-  kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'TooManyRequests', code: 429,
-  message: 'Too many requests, please try again later.', details: { retryAfterSeconds: 1 },
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  reason: 'TooManyRequests',
+  code: 429,
+  message: 'Too many requests, please try again later.',
+  details: { retryAfterSeconds: 1 },
 });
 
 /** Headers without the hop-by-hop ones (RFC 9110 7.6.1), which a proxy does not forward. */
@@ -81,10 +87,16 @@ describe('a throttling API server (HTTP 429)', () => {
     const log: LogEntry[] = [];
     const watcher = new ClusterStateWatcher(kc, { kinds: ['services', 'nodes'], log: (e) => log.push(e), backoffMs: 200, maxBackoffMs: 400, syncTimeoutMs: 60_000 });
     let synced = false;
-    const started = watcher.start().then(() => { synced = true; });
+    const started = watcher.start().then(() => {
+      synced = true;
+    });
     try {
       // The first lists: KubeClient waits out Retry-After (1 s) as client-go does, quietly.
-      await waitFor('both lists to be throttled twice', async () => (rejected >= 4 ? true : undefined), () => JSON.stringify(log));
+      await waitFor(
+        'both lists to be throttled twice',
+        async () => (rejected >= 4 ? true : undefined),
+        () => JSON.stringify(log),
+      );
       assert.equal(synced, false, 'synced while every request was rejected');
       throttling = false;
       await started;
@@ -98,12 +110,26 @@ describe('a throttling API server (HTTP 429)', () => {
       throttling = true;
       assert.equal(watches.size, 2);
       for (const w of watches) w.end();
-      await waitFor('the re-opened watches to be throttled', async () => (rejected >= 2 ? true : undefined), () => JSON.stringify(log));
+      await waitFor(
+        'the re-opened watches to be throttled',
+        async () => (rejected >= 2 ? true : undefined),
+        () => JSON.stringify(log),
+      );
       throttling = false;
-      await waitFor('the recovery line', async () => (recoveries() === 1 ? true : undefined), () => JSON.stringify(log));
+      await waitFor(
+        'the recovery line',
+        async () => (recoveries() === 1 ? true : undefined),
+        () => JSON.stringify(log),
+      );
       const later = log.slice(before);
-      assert.ok(later.some((e) => e.msg === 'throttled by the API server (HTTP 429), backing off' && e.level === 'info'), JSON.stringify(later));
-      assert.deepEqual(later.filter((e) => e.level === 'error'), []);
+      assert.ok(
+        later.some((e) => e.msg === 'throttled by the API server (HTTP 429), backing off' && e.level === 'info'),
+        JSON.stringify(later),
+      );
+      assert.deepEqual(
+        later.filter((e) => e.level === 'error'),
+        [],
+      );
     } finally {
       watcher.stop();
       await started.catch(() => undefined);

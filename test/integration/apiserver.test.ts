@@ -45,31 +45,38 @@ describe('real kube-apiserver', () => {
     assert.match(cluster.server, /^https:\/\/127\.0\.0\.1:\d+$/);
     const ns = await core.readNamespace({ name: NS });
     assert.equal(ns.status?.phase, 'Active');
-    for (const plural of ['ipaddresspools', 'l2advertisements', 'bgppeers', 'bgpadvertisements', 'bfdprofiles',
-      'communities', 'servicel2statuses', 'servicebgpstatuses', 'configurationstates']) {
-      const list = await custom.listNamespacedCustomObject({ ...G, namespace: NS, plural }) as { items: unknown[] };
+    for (const plural of ['ipaddresspools', 'l2advertisements', 'bgppeers', 'bgpadvertisements', 'bfdprofiles', 'communities', 'servicel2statuses', 'servicebgpstatuses', 'configurationstates']) {
+      const list = (await custom.listNamespacedCustomObject({ ...G, namespace: NS, plural })) as { items: unknown[] };
       assert.deepEqual(list.items, [], plural);
     }
   });
 
   test('IPAddressPool and L2Advertisement round-trip', async () => {
     await custom.createNamespacedCustomObject({
-      ...G, namespace: NS, plural: 'ipaddresspools',
-      body: { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'pool-a' },
-        spec: { addresses: ['192.0.2.0/28', '2001:db8::10-2001:db8::1f'], autoAssign: true } },
+      ...G,
+      namespace: NS,
+      plural: 'ipaddresspools',
+      body: { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'pool-a' }, spec: { addresses: ['192.0.2.0/28', '2001:db8::10-2001:db8::1f'], autoAssign: true } },
     });
     await custom.createNamespacedCustomObject({
-      ...G, namespace: NS, plural: 'l2advertisements',
-      body: { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'l2-a' },
-        spec: { ipAddressPools: ['pool-a'], nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': 'node-1' } }] } },
+      ...G,
+      namespace: NS,
+      plural: 'l2advertisements',
+      body: {
+        apiVersion: 'metallb.io/v1beta1',
+        kind: 'L2Advertisement',
+        metadata: { name: 'l2-a' },
+        spec: { ipAddressPools: ['pool-a'], nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': 'node-1' } }] },
+      },
     });
-    const pool = await custom.getNamespacedCustomObject({ ...G, namespace: NS, plural: 'ipaddresspools', name: 'pool-a' }) as
-      { metadata: { uid?: string }; spec: { addresses: string[]; autoAssign: boolean; avoidBuggyIPs?: boolean } };
+    const pool = (await custom.getNamespacedCustomObject({ ...G, namespace: NS, plural: 'ipaddresspools', name: 'pool-a' })) as {
+      metadata: { uid?: string };
+      spec: { addresses: string[]; autoAssign: boolean; avoidBuggyIPs?: boolean };
+    };
     assert.deepEqual(pool.spec.addresses, ['192.0.2.0/28', '2001:db8::10-2001:db8::1f']);
     assert.equal(pool.spec.autoAssign, true);
     assert.ok(pool.metadata.uid);
-    const l2 = await custom.getNamespacedCustomObject({ ...G, namespace: NS, plural: 'l2advertisements', name: 'l2-a' }) as
-      { spec: { ipAddressPools: string[]; nodeSelectors: unknown[] } };
+    const l2 = (await custom.getNamespacedCustomObject({ ...G, namespace: NS, plural: 'l2advertisements', name: 'l2-a' })) as { spec: { ipAddressPools: string[]; nodeSelectors: unknown[] } };
     assert.deepEqual(l2.spec.ipAddressPools, ['pool-a']);
     assert.deepEqual(l2.spec.nodeSelectors, [{ matchLabels: { 'kubernetes.io/hostname': 'node-1' } }]);
   });
@@ -85,12 +92,10 @@ describe('real kube-apiserver', () => {
 
     const statusPatch = { status: { loadBalancer: { ingress: [{ ip: '192.0.2.1', ipMode: 'VIP' }] } } };
     // a status in a patch of the main resource is ignored
-    const viaMain = await core.patchNamespacedService({ name: 'web', namespace: 'default', body: statusPatch },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const viaMain = await core.patchNamespacedService({ name: 'web', namespace: 'default', body: statusPatch }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     assert.equal(viaMain.status?.loadBalancer?.ingress, undefined);
     // the status subresource writes it
-    const patched: V1Service = await core.patchNamespacedServiceStatus({ name: 'web', namespace: 'default', body: statusPatch },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const patched: V1Service = await core.patchNamespacedServiceStatus({ name: 'web', namespace: 'default', body: statusPatch }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     assert.deepEqual(plainIngress(patched), [{ ip: '192.0.2.1', ipMode: 'VIP' }]);
     const read = await core.readNamespacedService({ name: 'web', namespace: 'default' });
     assert.deepEqual(plainIngress(read), [{ ip: '192.0.2.1', ipMode: 'VIP' }]);
@@ -98,11 +103,14 @@ describe('real kube-apiserver', () => {
   });
 
   test('CRD schema validation rejects an IPAddressPool with a wrong field type (422)', async () => {
-    const r = await statusOf(custom.createNamespacedCustomObject({
-      ...G, namespace: NS, plural: 'ipaddresspools',
-      body: { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'bad' },
-        spec: { addresses: '192.0.2.0/24', autoAssign: 'yes' } },
-    }));
+    const r = await statusOf(
+      custom.createNamespacedCustomObject({
+        ...G,
+        namespace: NS,
+        plural: 'ipaddresspools',
+        body: { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'bad' }, spec: { addresses: '192.0.2.0/24', autoAssign: 'yes' } },
+      }),
+    );
     assert.equal(r.code, 422, r.message);
     assert.match(r.message, /spec\.addresses/);
     assert.match(r.message, /spec\.autoAssign/);

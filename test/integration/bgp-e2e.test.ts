@@ -21,10 +21,7 @@ import assert from 'node:assert/strict';
 import { startTestCluster, type TestCluster } from './setup/cluster.ts';
 import { checkBGPTestBedPrerequisites, startBGPTestBed, type BGPTestBed } from './setup/frr.ts';
 import { speakerLogs, type SpeakerProc } from './setup/speaker.ts';
-import {
-  DUAL_STACK_APISERVER_ARGS, TestAPI, dualStackService, endpointSlice, secondsSince, spawnBGPSpeaker, spawnController, stopSpeaker, until,
-  type ControllerProc,
-} from './setup/metallb-bgp.ts';
+import { DUAL_STACK_APISERVER_ARGS, TestAPI, dualStackService, endpointSlice, secondsSince, spawnBGPSpeaker, spawnController, stopSpeaker, until, type ControllerProc } from './setup/metallb-bgp.ts';
 import type { KubeObject, Service, ServiceBGPStatus } from '../../src/core/kube.ts';
 import type { FRRConfiguration } from '../../src/core/frrk8s/types.ts';
 
@@ -65,9 +62,24 @@ describe('BGP mode end to end: metallb-ts speaker → frr-k8s → FRR → router
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bgp-auth', namespace: MLB_NS }, type: 'kubernetes.io/basic-auth', data: { password: Buffer.from(PASSWORD).toString('base64') } },
       { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'bgp-pool', namespace: MLB_NS }, spec: { addresses: ['192.0.2.0/28', '2001:db8:ff::/124'] } },
       { apiVersion: 'metallb.io/v1beta1', kind: 'Community', metadata: { name: 'names', namespace: MLB_NS }, spec: { communities: [{ name: 'edge-only', value: '64512:999' }] } },
-      { apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name: 'router-v4', namespace: MLB_NS }, spec: { myASN: NODE_ASN, peerASN: ROUTER_ASN, peerAddress: bed.routerIPv4, passwordSecret: { name: 'bgp-auth', namespace: MLB_NS } } },
-      { apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name: 'router-v6', namespace: MLB_NS }, spec: { myASN: NODE_ASN, peerASN: ROUTER_ASN, peerAddress: bed.routerIPv6, passwordSecret: { name: 'bgp-auth', namespace: MLB_NS } } },
-      { apiVersion: 'metallb.io/v1beta1', kind: 'BGPAdvertisement', metadata: { name: 'adv', namespace: MLB_NS }, spec: { ipAddressPools: ['bgp-pool'], communities: ['64512:100', 'large:64512:1:2', 'edge-only'] } },
+      {
+        apiVersion: 'metallb.io/v1beta2',
+        kind: 'BGPPeer',
+        metadata: { name: 'router-v4', namespace: MLB_NS },
+        spec: { myASN: NODE_ASN, peerASN: ROUTER_ASN, peerAddress: bed.routerIPv4, passwordSecret: { name: 'bgp-auth', namespace: MLB_NS } },
+      },
+      {
+        apiVersion: 'metallb.io/v1beta2',
+        kind: 'BGPPeer',
+        metadata: { name: 'router-v6', namespace: MLB_NS },
+        spec: { myASN: NODE_ASN, peerASN: ROUTER_ASN, peerAddress: bed.routerIPv6, passwordSecret: { name: 'bgp-auth', namespace: MLB_NS } },
+      },
+      {
+        apiVersion: 'metallb.io/v1beta1',
+        kind: 'BGPAdvertisement',
+        metadata: { name: 'adv', namespace: MLB_NS },
+        spec: { ipAddressPools: ['bgp-pool'], communities: ['64512:100', 'large:64512:1:2', 'edge-only'] },
+      },
     ];
     for (const o of objects) await api.create(o);
     const controller = spawnController(cluster!, MLB_NS);
@@ -76,17 +88,26 @@ describe('BGP mode end to end: metallb-ts speaker → frr-k8s → FRR → router
     speakers.push(speaker);
 
     for (const o of dualStackService('web', 'default', node, 'Local')) await api.create(o);
-    const svc = await until('the controller to give web an IPv4 and an IPv6 address', async () => {
-      const s = await api.get<Service>('Service', 'default', 'web');
-      return (s?.status?.loadBalancer?.ingress?.length ?? 0) === 2 ? s : undefined;
-    }, () => diag(bed), 60_000);
+    const svc = await until(
+      'the controller to give web an IPv4 and an IPv6 address',
+      async () => {
+        const s = await api.get<Service>('Service', 'default', 'web');
+        return (s?.status?.loadBalancer?.ingress?.length ?? 0) === 2 ? s : undefined;
+      },
+      () => diag(bed),
+      60_000,
+    );
     const tAssigned = Date.now();
     const ips = svc!.status!.loadBalancer!.ingress!.map((i) => i.ip!);
     const v4 = `${ips.find((ip) => !ip.includes(':'))}/32`;
     const v6 = `${ips.find((ip) => ip.includes(':'))}/128`;
-    const r4 = await bed.waitForRoute(v4, { timeoutMs: 60_000 }).catch((e: Error) => { throw new Error(`${e.message}\n${diag(bed)}`); });
+    const r4 = await bed.waitForRoute(v4, { timeoutMs: 60_000 }).catch((e: Error) => {
+      throw new Error(`${e.message}\n${diag(bed)}`);
+    });
     const t4 = secondsSince(tAssigned);
-    const r6 = await bed.waitForRoute(v6, { timeoutMs: 30_000 }).catch((e: Error) => { throw new Error(`${e.message}\n${diag(bed)}`); });
+    const r6 = await bed.waitForRoute(v6, { timeoutMs: 30_000 }).catch((e: Error) => {
+      throw new Error(`${e.message}\n${diag(bed)}`);
+    });
     console.log(`# Service got its addresses → route at the router: IPv4 ${t4} s, IPv6 ${secondsSince(tAssigned)} s (speaker debounce 3 s + frr-k8s debounce 3 s + reload + BGP)`);
     assert.equal(r4?.protocol, 'bgp');
     assert.equal(r4?.gateway, bed.nodeIPv4);
@@ -103,41 +124,83 @@ describe('BGP mode end to end: metallb-ts speaker → frr-k8s → FRR → router
     const frr = await api.get<FRRConfiguration>('FRRConfiguration', FRR_NS, `metallb-${node}`);
     assert.ok(frr);
     const neighbors = frr.spec.bgp.routers?.flatMap((r) => r.neighbors ?? []) ?? [];
-    assert.deepEqual(neighbors.map((n) => [n.address, n.password, n.toAdvertise.allowed.prefixes]), [
-      [bed.routerIPv4, PASSWORD, [v4]],
-      [bed.routerIPv6, PASSWORD, [v6]],
-    ]);
+    assert.deepEqual(
+      neighbors.map((n) => [n.address, n.password, n.toAdvertise.allowed.prefixes]),
+      [
+        [bed.routerIPv4, PASSWORD, [v4]],
+        [bed.routerIPv6, PASSWORD, [v6]],
+      ],
+    );
     assert.equal(await api.get('FRRConfiguration', MLB_NS, `metallb-${node}`), null, 'nothing written to the MetalLB namespace');
-    const statuses = await until('the ServiceBGPStatus', async () => {
-      const l = await api.list<ServiceBGPStatus>('ServiceBGPStatus', MLB_NS);
-      return l.length === 1 && l[0]!.status?.peers?.length === 2 ? l : undefined;
-    }, () => diag(bed), 30_000);
+    const statuses = await until(
+      'the ServiceBGPStatus',
+      async () => {
+        const l = await api.list<ServiceBGPStatus>('ServiceBGPStatus', MLB_NS);
+        return l.length === 1 && l[0]!.status?.peers?.length === 2 ? l : undefined;
+      },
+      () => diag(bed),
+      30_000,
+    );
     assert.deepEqual(statuses[0]!.status, { node, serviceName: 'web', serviceNamespace: 'default', peers: ['router-v4', 'router-v6'] });
     assert.equal(statuses[0]!.metadata?.labels?.['metallb.io/node'], node);
-    const state = await until('ConfigurationState speaker-<node> Valid', async () => {
-      const cs = await api.get<KubeObject & { status?: { result?: string } }>('ConfigurationState', MLB_NS, `speaker-${node}`);
-      return cs?.status?.result === 'Valid' ? cs : undefined;
-    }, () => diag(bed), 30_000);
+    const state = await until(
+      'ConfigurationState speaker-<node> Valid',
+      async () => {
+        const cs = await api.get<KubeObject & { status?: { result?: string } }>('ConfigurationState', MLB_NS, `speaker-${node}`);
+        return cs?.status?.result === 'Valid' ? cs : undefined;
+      },
+      () => diag(bed),
+      30_000,
+    );
     assert.equal(state.metadata?.labels?.['metallb.io/component-type'], 'speaker');
     const events = await api.list<KubeObject & { reason?: string; message?: string }>('Event', 'default', { fieldSelector: 'involvedObject.name=web' });
-    assert.ok(events.some((e) => e.reason === 'nodeAssigned' && e.message === `announcing from node "${node}" with protocol "bgp"`), JSON.stringify(events.map((e) => [e.reason, e.message])));
+    assert.ok(
+      events.some((e) => e.reason === 'nodeAssigned' && e.message === `announcing from node "${node}" with protocol "bgp"`),
+      JSON.stringify(events.map((e) => [e.reason, e.message])),
+    );
 
     // A configuration this speaker rejects (two peers of one router ASN with different router IDs
     // cannot share one FRR): reported, and the routes stay (the previous configuration is kept).
-    await api.create({ apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name: 'clash-a', namespace: MLB_NS }, spec: { myASN: NODE_ASN, peerASN: 65001, peerAddress: '203.0.113.1', routerID: '10.0.0.1' } });
-    await api.create({ apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name: 'clash-b', namespace: MLB_NS }, spec: { myASN: NODE_ASN, peerASN: 65002, peerAddress: '203.0.113.2', routerID: '10.0.0.2' } });
-    const invalid = await until('ConfigurationState Invalid', async () => {
-      const cs = await api.get<KubeObject & { status?: { result?: string; errorSummary?: string } }>('ConfigurationState', MLB_NS, `speaker-${node}`);
-      return cs?.status?.result === 'Invalid' ? cs : undefined;
-    }, () => diag(bed), 30_000);
+    await api.create({
+      apiVersion: 'metallb.io/v1beta2',
+      kind: 'BGPPeer',
+      metadata: { name: 'clash-a', namespace: MLB_NS },
+      spec: { myASN: NODE_ASN, peerASN: 65001, peerAddress: '203.0.113.1', routerID: '10.0.0.1' },
+    });
+    await api.create({
+      apiVersion: 'metallb.io/v1beta2',
+      kind: 'BGPPeer',
+      metadata: { name: 'clash-b', namespace: MLB_NS },
+      spec: { myASN: NODE_ASN, peerASN: 65002, peerAddress: '203.0.113.2', routerID: '10.0.0.2' },
+    });
+    const invalid = await until(
+      'ConfigurationState Invalid',
+      async () => {
+        const cs = await api.get<KubeObject & { status?: { result?: string; errorSummary?: string } }>('ConfigurationState', MLB_NS, `speaker-${node}`);
+        return cs?.status?.result === 'Invalid' ? cs : undefined;
+      },
+      () => diag(bed),
+      30_000,
+    );
     assert.match(invalid.status!.errorSummary!, /configuration error: .*router/i);
     await new Promise((r) => setTimeout(r, 8000)); // longer than both debounces
-    assert.ok(bed.routerRoutes().some((r) => r.prefix === v4), `the route must stay while the new configuration is rejected\n${diag(bed)}`);
+    assert.ok(
+      bed.routerRoutes().some((r) => r.prefix === v4),
+      `the route must stay while the new configuration is rejected\n${diag(bed)}`,
+    );
     const still = await api.get<FRRConfiguration>('FRRConfiguration', FRR_NS, `metallb-${node}`);
-    assert.deepEqual(still?.spec.bgp.routers?.flatMap((r) => r.neighbors ?? []).map((n) => n.address), [bed.routerIPv4, bed.routerIPv6]);
+    assert.deepEqual(
+      still?.spec.bgp.routers?.flatMap((r) => r.neighbors ?? []).map((n) => n.address),
+      [bed.routerIPv4, bed.routerIPv6],
+    );
     await api.delete('BGPPeer', MLB_NS, 'clash-a');
     await api.delete('BGPPeer', MLB_NS, 'clash-b');
-    await until('ConfigurationState Valid again', async () => (await api.get<KubeObject & { status?: { result?: string } }>('ConfigurationState', MLB_NS, `speaker-${node}`))?.status?.result === 'Valid', () => diag(bed), 30_000);
+    await until(
+      'ConfigurationState Valid again',
+      async () => (await api.get<KubeObject & { status?: { result?: string } }>('ConfigurationState', MLB_NS, `speaker-${node}`))?.status?.result === 'Valid',
+      () => diag(bed),
+      30_000,
+    );
 
     // ETP Local: the endpoint moves to another node → withdrawn; back → announced again.
     let t = Date.now();
@@ -156,7 +219,12 @@ describe('BGP mode end to end: metallb-ts speaker → frr-k8s → FRR → router
     await bed.waitForRoute(v4, { present: false, timeoutMs: 40_000 });
     await bed.waitForRoute(v6, { present: false, timeoutMs: 20_000 });
     console.log(`# Service deleted → routes withdrawn: ${secondsSince(t)} s`);
-    await until('the ServiceBGPStatus to be deleted', async () => (await api.list('ServiceBGPStatus', MLB_NS)).length === 0, () => diag(bed), 30_000);
+    await until(
+      'the ServiceBGPStatus to be deleted',
+      async () => (await api.list('ServiceBGPStatus', MLB_NS)).length === 0,
+      () => diag(bed),
+      30_000,
+    );
     await controller.stop();
   });
 
@@ -167,7 +235,12 @@ describe('BGP mode end to end: metallb-ts speaker → frr-k8s → FRR → router
     const objects: KubeObject[] = [
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bgp-auth', namespace: IBGP_NS }, type: 'kubernetes.io/basic-auth', data: { password: Buffer.from(PASSWORD).toString('base64') } },
       { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'ibgp-pool', namespace: IBGP_NS }, spec: { addresses: ['203.0.113.0/28'] } },
-      { apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name: 'rr', namespace: IBGP_NS }, spec: { myASN: NODE_ASN, peerASN: NODE_ASN, peerAddress: bed.routerIPv4, passwordSecret: { name: 'bgp-auth', namespace: IBGP_NS } } },
+      {
+        apiVersion: 'metallb.io/v1beta2',
+        kind: 'BGPPeer',
+        metadata: { name: 'rr', namespace: IBGP_NS },
+        spec: { myASN: NODE_ASN, peerASN: NODE_ASN, peerAddress: bed.routerIPv4, passwordSecret: { name: 'bgp-auth', namespace: IBGP_NS } },
+      },
       { apiVersion: 'metallb.io/v1beta1', kind: 'BGPAdvertisement', metadata: { name: 'pref', namespace: IBGP_NS }, spec: { ipAddressPools: ['ibgp-pool'], localPref: 250 } },
       { apiVersion: 'v1', kind: 'Service', metadata: { name: 'api', namespace: 'default' }, spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster', ports: [{ port: 443, protocol: 'TCP' }] } },
       endpointSlice('api', 'default', 'somewhere'),
@@ -178,7 +251,9 @@ describe('BGP mode end to end: metallb-ts speaker → frr-k8s → FRR → router
     const tAssigned = Date.now();
     const speaker = spawnBGPSpeaker(cluster!, node, IBGP_NS, IBGP_NS);
     speakers.push(speaker);
-    await bed.waitForRoute('203.0.113.7/32', { timeoutMs: 60_000 }).catch((e: Error) => { throw new Error(`${e.message}\n${diag(bed)}`); });
+    await bed.waitForRoute('203.0.113.7/32', { timeoutMs: 60_000 }).catch((e: Error) => {
+      throw new Error(`${e.message}\n${diag(bed)}`);
+    });
     console.log(`# iBGP: speaker start → route at the router ${secondsSince(tAssigned)} s`);
     assert.equal(bed.routerBGP('203.0.113.7/32')?.localPref, 250, bed.diagnostics());
     const frr = await api.get<FRRConfiguration>('FRRConfiguration', IBGP_NS, `metallb-${node}`);
@@ -190,6 +265,9 @@ describe('BGP mode end to end: metallb-ts speaker → frr-k8s → FRR → router
     await stopSpeaker(speaker);
     // MetalLB leaves the FRRConfiguration in place when the speaker stops: the route stays.
     await new Promise((r) => setTimeout(r, 4000));
-    assert.ok(bed.routerRoutes().some((r) => r.prefix === '203.0.113.7/32'), 'the route survives a speaker restart window');
+    assert.ok(
+      bed.routerRoutes().some((r) => r.prefix === '203.0.113.7/32'),
+      'the route survives a speaker restart window',
+    );
   });
 });

@@ -56,12 +56,14 @@ function frrConfiguration(bed: BGPTestBed, v4: string[], v6: string[], opts: { l
     spec: {
       nodeSelector: { matchLabels: { 'kubernetes.io/hostname': bed.node } },
       bgp: {
-        routers: [{
-          asn: bed.nodeASN,
-          // MetalLB orders neighbors by their session key string "<asn>@<address>-…": here by address
-          neighbors: [neighbor(bed.routerIPv6, v6), neighbor(bed.routerIPv4, v4)].sort((a, b) => (a.address < b.address ? -1 : 1)),
-          ...(prefixes.length ? { prefixes } : {}),
-        }],
+        routers: [
+          {
+            asn: bed.nodeASN,
+            // MetalLB orders neighbors by their session key string "<asn>@<address>-…": here by address
+            neighbors: [neighbor(bed.routerIPv6, v6), neighbor(bed.routerIPv4, v4)].sort((a, b) => (a.address < b.address ? -1 : 1)),
+            ...(prefixes.length ? { prefixes } : {}),
+          },
+        ],
       },
     },
   };
@@ -75,17 +77,22 @@ describe('BGP test bed: FRRConfiguration → real frr-k8s v0.0.25 → FRR 8.4 (n
   const apply = async (body: object): Promise<void> => {
     const name = (body as { metadata: { name: string } }).metadata.name;
     try {
-      const cur = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name }) as { metadata: { resourceVersion: string } };
+      const cur = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name })) as { metadata: { resourceVersion: string } };
       const b = body as { metadata: Record<string, unknown> };
-      await custom.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name,
-        body: { ...b, metadata: { ...b.metadata, resourceVersion: cur.metadata.resourceVersion } } });
+      await custom.replaceNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: NS,
+        plural: PLURAL,
+        name,
+        body: { ...b, metadata: { ...b.metadata, resourceVersion: cur.metadata.resourceVersion } },
+      });
     } catch (e) {
       if ((e as { code?: number }).code !== 404) throw e;
       await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, body });
     }
   };
-  const remove = (name: string): Promise<unknown> =>
-    custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name });
+  const remove = (name: string): Promise<unknown> => custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name });
   const secondsSince = (t0: number): string => ((Date.now() - t0) / 1000).toFixed(1);
 
   before(async () => {
@@ -139,7 +146,10 @@ describe('BGP test bed: FRRConfiguration → real frr-k8s v0.0.25 → FRR 8.4 (n
     await apply(frrConfiguration(bed, [V4], []));
     await bed.waitForRoute(V6, { present: false, timeoutMs: 40_000 });
     console.log(`# IPv6 prefix removed from the object → withdrawn at the router: ${secondsSince(tw)} s`);
-    assert.ok(bed.routerRoutes().some((r) => r.prefix === V4), `the IPv4 route went too\n${bed.diagnostics()}`);
+    assert.ok(
+      bed.routerRoutes().some((r) => r.prefix === V4),
+      `the IPv4 route went too\n${bed.diagnostics()}`,
+    );
 
     // delete the object: frr-k8s renders its empty configuration, everything is withdrawn
     tw = Date.now();

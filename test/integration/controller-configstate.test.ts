@@ -55,10 +55,12 @@ describe('the controller reports its configuration in the ConfigurationState `co
     }
   };
   const detail = (): string => out.join('').slice(-3000);
-  const pool = (name: string, addresses: string[]) => api.request({
-    method: 'POST', path: metallbPath(NS, 'ipaddresspools'),
-    body: { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name, namespace: NS }, spec: { addresses } },
-  });
+  const pool = (name: string, addresses: string[]) =>
+    api.request({
+      method: 'POST',
+      path: metallbPath(NS, 'ipaddresspools'),
+      body: { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name, namespace: NS }, spec: { addresses } },
+    });
 
   test('Valid, Invalid with the error, Valid again; owner, labels, condition as MetalLB', async () => {
     // deploy/rbac-controller.yaml as it is, and the controller's Pod (never scheduled here).
@@ -67,17 +69,22 @@ describe('the controller reports its configuration in the ConfigurationState `co
       await objects.create(doc.toJS() as KubernetesObject);
     }
     const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-    const pod = await core.createNamespacedPod({ namespace: NS, body: {
-      metadata: { name: 'controller-7d9f8', labels: { app: 'metallb-ts', component: 'controller' } },
-      spec: { serviceAccountName: 'controller', automountServiceAccountToken: false, containers: [{ name: 'controller', image: 'metallb-ts:0.1.0' }] },
-    } });
+    const pod = await core.createNamespacedPod({
+      namespace: NS,
+      body: {
+        metadata: { name: 'controller-7d9f8', labels: { app: 'metallb-ts', component: 'controller' } },
+        spec: { serviceAccountName: 'controller', automountServiceAccountToken: false, containers: [{ name: 'controller', image: 'metallb-ts:0.1.0' }] },
+      },
+    });
     const tr = await core.createNamespacedServiceAccountToken({ namespace: NS, name: 'controller', body: { spec: { audiences: [], expirationSeconds: 3600 } } });
     const kubeconfig = join(dir, 'controller.kubeconfig');
     writeFileSync(kubeconfig, cluster.kubeConfigForToken(tr.status!.token!, `system:serviceaccount:${NS}:controller`).exportConfig());
 
     await pool('a', ['192.0.2.0/28']);
-    proc = spawn(BIN, ['controller', '--kubeconfig', kubeconfig, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', METALLB_NAMESPACE: NS, METALLB_POD_NAME: 'controller-7d9f8', METALLB_ML_SECRET_NAME: '', METALLB_DEPLOYMENT: '' } });
+    proc = spawn(BIN, ['controller', '--kubeconfig', kubeconfig, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, KUBECONFIG: '', METALLB_NAMESPACE: NS, METALLB_POD_NAME: 'controller-7d9f8', METALLB_ML_SECRET_NAME: '', METALLB_DEPLOYMENT: '' },
+    });
     proc.stdout!.on('data', (c: Buffer) => out.push(c.toString('utf8')));
     proc.stderr!.on('data', (c: Buffer) => out.push(c.toString('utf8')));
 

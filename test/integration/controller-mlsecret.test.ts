@@ -26,7 +26,12 @@ test('newMlSecretKey: 16 bytes, base64 without padding (Go RawStdEncoding), 22 c
     ['0..15', [...Array(16).keys()], 'AAECAwQFBgcICQoLDA0ODw'],
     ['all ones', Array(16).fill(255), '/////////////////////w'],
   ];
-  for (const [name, bytes, want] of cases) assert.equal(newMlSecretKey(() => Uint8Array.from(bytes)), want, name);
+  for (const [name, bytes, want] of cases)
+    assert.equal(
+      newMlSecretKey(() => Uint8Array.from(bytes)),
+      want,
+      name,
+    );
   assert.match(newMlSecretKey(), /^[A-Za-z0-9+/]{22}$/);
   assert.notEqual(newMlSecretKey(), newMlSecretKey());
 });
@@ -41,7 +46,11 @@ describe('the memberlist Secret on a real API server', () => {
   const get = <T = any>(path: string): Promise<T> => admin.request<T>({ method: 'GET', path });
   const secretPath = (name: string): string => corePath(NS, 'secrets', name);
   async function secretOrNull(name: string): Promise<any> {
-    try { return await get(secretPath(name)); } catch { return null; }
+    try {
+      return await get(secretPath(name));
+    } catch {
+      return null;
+    }
   }
   function logged(): { lines: any[]; logger: ReturnType<typeof jsonLogger> } {
     const lines: any[] = [];
@@ -51,9 +60,15 @@ describe('the memberlist Secret on a real API server', () => {
   async function clientFor(user: string, rules: unknown[]): Promise<KubeClient> {
     if (rules.length > 0) {
       await admin.request({ method: 'POST', path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, body: { metadata: { name: user }, rules } });
-      await admin.request({ method: 'POST', path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, body: {
-        metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }] } });
+      await admin.request({
+        method: 'POST',
+        path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`,
+        body: {
+          metadata: { name: user },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+        },
+      });
     }
     const c = new KubeClient(cluster.kubeConfigForToken(cluster.userTokens[user]!, user), { maxSockets: 16 });
     clients.push(c);
@@ -65,9 +80,16 @@ describe('the memberlist Secret on a real API server', () => {
     admin = new KubeClient(cluster.kubeConfig, { maxSockets: 16 });
     dir = mkdtempSync(join(tmpdir(), 'metallb-ts-mlsecret-'));
     // The controller's Deployment: a real object (no controller-manager here, so it runs nothing).
-    const dep = await admin.request<any>({ method: 'POST', path: `/apis/apps/v1/namespaces/${NS}/deployments`, body: {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'controller' },
-      spec: { selector: { matchLabels: { app: 'c' } }, template: { metadata: { labels: { app: 'c' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } } });
+    const dep = await admin.request<any>({
+      method: 'POST',
+      path: `/apis/apps/v1/namespaces/${NS}/deployments`,
+      body: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'controller' },
+        spec: { selector: { matchLabels: { app: 'c' } }, template: { metadata: { labels: { app: 'c' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } },
+      },
+    });
     deploymentUid = dep.metadata.uid;
   });
 
@@ -88,7 +110,10 @@ describe('the memberlist Secret on a real API server', () => {
     assert.match(key, /^[A-Za-z0-9+/]{22}$/, 'RawStdEncoding: no padding');
     assert.equal(Buffer.from(key, 'base64').length, 16, '128 bits');
     assert.equal(s.type, 'Opaque');
-    assert.deepEqual(lines.map((l) => [l.level, l.op, l.msg]), [['info', 'CreateMlSecret', 'secret successfully created']]);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.op, l.msg]),
+      [['info', 'CreateMlSecret', 'secret successfully created']],
+    );
     assert.ok(!JSON.stringify(lines).includes(key), 'the key is never logged');
   });
 
@@ -98,7 +123,10 @@ describe('the memberlist Secret on a real API server', () => {
     assert.equal(await createMlSecret(admin, { namespace: NS, secretName: 'memberlist', deploymentName: 'controller', logger }), 'exists');
     const now = await get(secretPath('memberlist'));
     assert.equal(now.metadata.resourceVersion, before.metadata.resourceVersion);
-    assert.deepEqual(lines.map((l) => [l.level, l.op, l.msg]), [['debug', 'CreateMlSecret', 'secret already exists, nothing to do']]);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.op, l.msg]),
+      [['debug', 'CreateMlSecret', 'secret already exists, nothing to do']],
+    );
 
     await admin.request({ method: 'POST', path: corePath(NS, 'secrets'), body: { metadata: { name: 'by-hand' }, stringData: { other: 'x' } } });
     assert.equal(await createMlSecret(admin, { namespace: NS, secretName: 'by-hand', deploymentName: 'missing' }), 'exists', 'no Deployment needed');
@@ -109,31 +137,74 @@ describe('the memberlist Secret on a real API server', () => {
     const lister = await clientFor('lister', [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }]);
     const nobody = await clientFor('nobody', []);
     const cases: Array<{ name: string; api: () => KubeClient; deployment: string; type: typeof UserError; exit: number; message: RegExp }> = [
-      { name: 'the Deployment does not exist', api: () => admin, deployment: 'no-such', type: UserError, exit: 2,
-        message: /^cannot create the memberlist Secret metallb-system\/ml-a: its owner, the controller's Deployment metallb-system\/no-such, does not exist/ },
-      { name: 'no Deployment named', api: () => admin, deployment: '', type: UserError, exit: 2,
-        message: /^cannot create the memberlist Secret metallb-system\/ml-a: no owner Deployment \(set --deployment or METALLB_DEPLOYMENT/ },
-      { name: 'RBAC forbids the list', api: () => nobody, deployment: 'controller', type: ClusterUnreachableError, exit: 3,
-        message: /^cannot create the memberlist Secret metallb-system\/ml-a: cannot list v1 secrets \(metadata.name=ml-a\) in metallb-system at https:.*: forbidden: / },
-      { name: 'RBAC forbids getting the Deployment', api: () => lister, deployment: 'controller', type: ClusterUnreachableError, exit: 3,
-        message: /^cannot create the memberlist Secret metallb-system\/ml-a: cannot get apps\/v1 deployments controller in metallb-system \(the owner of the Secret\) at https:.*: forbidden: / },
+      {
+        name: 'the Deployment does not exist',
+        api: () => admin,
+        deployment: 'no-such',
+        type: UserError,
+        exit: 2,
+        message: /^cannot create the memberlist Secret metallb-system\/ml-a: its owner, the controller's Deployment metallb-system\/no-such, does not exist/,
+      },
+      {
+        name: 'no Deployment named',
+        api: () => admin,
+        deployment: '',
+        type: UserError,
+        exit: 2,
+        message: /^cannot create the memberlist Secret metallb-system\/ml-a: no owner Deployment \(set --deployment or METALLB_DEPLOYMENT/,
+      },
+      {
+        name: 'RBAC forbids the list',
+        api: () => nobody,
+        deployment: 'controller',
+        type: ClusterUnreachableError,
+        exit: 3,
+        message: /^cannot create the memberlist Secret metallb-system\/ml-a: cannot list v1 secrets \(metadata.name=ml-a\) in metallb-system at https:.*: forbidden: /,
+      },
+      {
+        name: 'RBAC forbids getting the Deployment',
+        api: () => lister,
+        deployment: 'controller',
+        type: ClusterUnreachableError,
+        exit: 3,
+        message: /^cannot create the memberlist Secret metallb-system\/ml-a: cannot get apps\/v1 deployments controller in metallb-system \(the owner of the Secret\) at https:.*: forbidden: /,
+      },
     ];
     for (const c of cases) {
-      await assert.rejects(createMlSecret(c.api(), { namespace: NS, secretName: 'ml-a', deploymentName: c.deployment }), (err: Error) => {
-        assert.ok(err instanceof c.type, `${c.name}: ${err.name}: ${err.message}`);
-        assert.equal((err as UserError).exitCode, c.exit, c.name);
-        assert.match(err.message, c.message, c.name);
-        assert.ok(!err.message.includes('\n'), `${c.name}: one line`);
-        return true;
-      }, c.name);
+      await assert.rejects(
+        createMlSecret(c.api(), { namespace: NS, secretName: 'ml-a', deploymentName: c.deployment }),
+        (err: Error) => {
+          assert.ok(err instanceof c.type, `${c.name}: ${err.name}: ${err.message}`);
+          assert.equal((err as UserError).exitCode, c.exit, c.name);
+          assert.match(err.message, c.message, c.name);
+          assert.ok(!err.message.includes('\n'), `${c.name}: one line`);
+          return true;
+        },
+        c.name,
+      );
     }
     // RBAC forbids the create (list and get allowed)
-    await admin.request({ method: 'POST', path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, body: { metadata: { name: 'lister-deploy' },
-      rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get'] }] } });
-    await admin.request({ method: 'POST', path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, body: { metadata: { name: 'lister-deploy' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lister-deploy' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'lister' }] } });
+    await admin.request({
+      method: 'POST',
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`,
+      body: { metadata: { name: 'lister-deploy' }, rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get'] }] },
+    });
+    await admin.request({
+      method: 'POST',
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`,
+      body: {
+        metadata: { name: 'lister-deploy' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lister-deploy' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'lister' }],
+      },
+    });
     await waitFor('RBAC sees the new binding', async () => {
-      try { await lister.request({ method: 'GET', path: `/apis/apps/v1/namespaces/${NS}/deployments/controller` }); return true; } catch { return undefined; }
+      try {
+        await lister.request({ method: 'GET', path: `/apis/apps/v1/namespaces/${NS}/deployments/controller` });
+        return true;
+      } catch {
+        return undefined;
+      }
     });
     await assert.rejects(createMlSecret(lister, { namespace: NS, secretName: 'ml-a', deploymentName: 'controller' }), (err: Error) => {
       assert.ok(err instanceof ClusterUnreachableError, err.message);
@@ -145,8 +216,10 @@ describe('the memberlist Secret on a real API server', () => {
 
   /** Runs `metallb-ts controller` with `args` and `env`; resolves when `until` matches stdout (then SIGTERM) or on exit. */
   async function runController(args: string[], env: Record<string, string>, until?: RegExp): Promise<{ code: number | null; out: string; err: string }> {
-    const proc = spawn(BIN, ['controller', '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0', '--log-level', 'debug', ...args],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', METALLB_NAMESPACE: '', METALLB_POD_NAME: '', METALLB_ML_SECRET_NAME: '', METALLB_DEPLOYMENT: '', ...env } });
+    const proc = spawn(BIN, ['controller', '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0', '--log-level', 'debug', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, KUBECONFIG: '', METALLB_NAMESPACE: '', METALLB_POD_NAME: '', METALLB_ML_SECRET_NAME: '', METALLB_DEPLOYMENT: '', ...env },
+    });
     let out = '';
     let err = '';
     let stopped = false;
@@ -157,7 +230,9 @@ describe('the memberlist Secret on a real API server', () => {
         proc.kill('SIGTERM');
       }
     });
-    proc.stderr!.on('data', (c: Buffer) => { err += c.toString('utf8'); });
+    proc.stderr!.on('data', (c: Buffer) => {
+      err += c.toString('utf8');
+    });
     const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
     const code = await new Promise<number | null>((r) => proc.on('exit', (c) => r(c)));
     clearTimeout(timer);
@@ -168,7 +243,10 @@ describe('the memberlist Secret on a real API server', () => {
     const kubeconfig = cluster.kubeconfigPath;
     const r1 = await runController(['--kubeconfig', kubeconfig, '--ml-secret-name', 'ml-cli', '--deployment', 'controller'], {}, /caches synced/);
     assert.equal(r1.code, 0, r1.out + r1.err);
-    const lines = r1.out.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r1.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const created = lines.findIndex((l) => l.op === 'CreateMlSecret' && l.msg === 'secret successfully created');
     assert.ok(created >= 0, r1.out);
     assert.ok(created < lines.findIndex((l) => l.msg === 'caches synced, starting the reconcilers'), 'the Secret comes first, as in MetalLB');
@@ -186,7 +264,7 @@ describe('the memberlist Secret on a real API server', () => {
     assert.match(r3.out, /"level":"warn".*--deployment only names the owner of the memberlist Secret: ignored without --ml-secret-name/);
   });
 
-  test('metallb-ts controller: a missing Deployment exits 2, a forbidden list exits 3, one line on stderr and MetalLB\'s error log line', async () => {
+  test("metallb-ts controller: a missing Deployment exits 2, a forbidden list exits 3, one line on stderr and MetalLB's error log line", async () => {
     const r = await runController(['--kubeconfig', cluster.kubeconfigPath], { METALLB_ML_SECRET_NAME: 'ml-none', METALLB_DEPLOYMENT: 'nope' });
     assert.equal(r.code, 2, r.out + r.err);
     assert.equal(r.err.trim().split('\n').length, 1, r.err);

@@ -24,7 +24,13 @@ const BIN = join(REPO_ROOT, 'bin/metallb-ts');
 const POOL_FROM = 'metallb.io/ip-allocated-from-pool';
 const tick = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-interface DryRunService { service: string; ips: string[]; pool: string | null; oscillates?: string[][]; nondeterministic?: string }
+interface DryRunService {
+  service: string;
+  ips: string[];
+  pool: string | null;
+  oscillates?: string[][];
+  nondeterministic?: string;
+}
 
 describe('controller restart: the daemon ends where the dry run says', () => {
   let cluster: TestCluster;
@@ -53,9 +59,12 @@ describe('controller restart: the daemon ends where the dry run says', () => {
     await api.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dual' } } });
     const mk = async (ns: string, name: string, ip: string, pool: string, extra: { annotations?: Record<string, string>; spec?: Record<string, unknown> } = {}) => {
       const created = await api.request<Service>({
-        method: 'POST', path: corePath(ns, 'services'),
+        method: 'POST',
+        path: corePath(ns, 'services'),
         body: {
-          apiVersion: 'v1', kind: 'Service', metadata: { name, annotations: { [POOL_FROM]: pool, ...(extra.annotations ?? {}) } },
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name, annotations: { [POOL_FROM]: pool, ...(extra.annotations ?? {}) } },
           spec: { type: 'LoadBalancer', ports: [{ port: 80, protocol: 'TCP' }], selector: { app: name }, ...(extra.spec ?? {}) },
         },
       });
@@ -89,14 +98,24 @@ describe('controller restart: the daemon ends where the dry run says', () => {
     const dry = spawnSync(BIN, ['allocate', '--dry-run', '-o', 'json', '-f', file], { encoding: 'utf8' });
     const predicted = (JSON.parse(dry.stdout) as { services: DryRunService[] }).services;
     const want: Record<string, string[]> = Object.fromEntries(predicted.map((s) => [s.service, s.ips]));
-    assert.deepEqual({ ...want }, {
-      'default/c-kept': ['192.0.2.0'], 'default/d-kept': ['192.0.2.1'], 'default/e-kept': ['192.0.2.2'], 'default/f-kept': ['192.0.2.3'],
-      'default/a-moved': [], 'default/b-moved': [], 'dual/web': ['10.0.0.0'],
-    });
+    assert.deepEqual(
+      { ...want },
+      {
+        'default/c-kept': ['192.0.2.0'],
+        'default/d-kept': ['192.0.2.1'],
+        'default/e-kept': ['192.0.2.2'],
+        'default/f-kept': ['192.0.2.3'],
+        'default/a-moved': [],
+        'default/b-moved': [],
+        'dual/web': ['10.0.0.0'],
+      },
+    );
     assert.deepEqual(predicted.find((s) => s.service === 'dual/web')!.oscillates, [['10.0.0.0'], ['10.0.0.0', '2001:db8:1::']]);
 
-    proc = spawn(BIN, ['controller', '--kubeconfig', cluster.kubeconfigPath, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'],
-      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, KUBECONFIG: '' } });
+    proc = spawn(BIN, ['controller', '--kubeconfig', cluster.kubeconfigPath, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, KUBECONFIG: '' },
+    });
     let buf = '';
     proc.stdout!.setEncoding('utf8');
     proc.stdout!.on('data', (d: string) => {
@@ -120,7 +139,10 @@ describe('controller restart: the daemon ends where the dry run says', () => {
     const rv = (await get<Service>(corePath('dual', 'services', 'web'))).metadata!.resourceVersion;
     await tick(2000);
     assert.equal((await get<Service>(corePath('dual', 'services', 'web'))).metadata!.resourceVersion, rv);
-    assert.deepEqual(Object.keys(want).map((k) => [k, got[k]]), Object.entries(want));
+    assert.deepEqual(
+      Object.keys(want).map((k) => [k, got[k]]),
+      Object.entries(want),
+    );
     const cycleLines = log.map((l) => JSON.parse(l)).filter((j) => j.event === 'serviceNeverConverges');
     assert.equal(cycleLines.length, 1);
     assert.equal(cycleLines[0].service, 'dual/web');
@@ -134,7 +156,10 @@ describe('controller restart: the daemon ends where the dry run says', () => {
     }
     const ids = events.map((e) => `${e.type}/${e.reason}/${e.message}`);
     assert.equal(new Set(ids).size, ids.length, `no two Events repeat one another: ${ids.join(' | ')}`);
-    assert.ok(events.some((e) => e.reason === 'IPAllocated' && e.message === 'Assigned IP ["10.0.0.0"]' && e.count === 2), JSON.stringify(events.map((e) => [e.message, e.count])));
+    assert.ok(
+      events.some((e) => e.reason === 'IPAllocated' && e.message === 'Assigned IP ["10.0.0.0"]' && e.count === 2),
+      JSON.stringify(events.map((e) => [e.message, e.count])),
+    );
     for (const e of events) {
       assert.deepEqual([e.source, e.reportingComponent, e.reportingInstance ?? ''], [{ component: 'metallb-controller' }, 'metallb-controller', '']);
     }

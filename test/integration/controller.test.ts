@@ -19,9 +19,25 @@ const NS = 'metallb-system';
 const BIN = join(REPO_ROOT, 'bin/metallb-ts');
 const POOL_FROM = 'metallb.io/ip-allocated-from-pool';
 
-interface DryRunService { service: string; ips: string[]; pool: string | null; error: string | null }
-interface DryRunPool { name: string; size: number; inUse: number; assignedIPv4: number; assignedIPv6: number; availableIPv4: number; availableIPv6: number }
-interface DryRun { services: DryRunService[]; pools: DryRunPool[] }
+interface DryRunService {
+  service: string;
+  ips: string[];
+  pool: string | null;
+  error: string | null;
+}
+interface DryRunPool {
+  name: string;
+  size: number;
+  inUse: number;
+  assignedIPv4: number;
+  assignedIPv6: number;
+  availableIPv4: number;
+  availableIPv6: number;
+}
+interface DryRun {
+  services: DryRunService[];
+  pools: DryRunPool[];
+}
 
 /** A running controller subprocess with its stdout (JSON log lines, as MetalLB) and metrics port. */
 interface Controller {
@@ -49,7 +65,9 @@ describe('metallb-ts controller against a real API server', () => {
 
   /** The objects the controller reads, as a `kind: List` snapshot file (what `kubectl get -o json` gives). */
   async function snapshot(name: string, edit: (items: KubeObject[]) => KubeObject[] = (x) => x): Promise<string> {
-    const withKind = (kind: string, apiVersion: string) => (o: KubeObject): KubeObject => ({ ...o, kind, apiVersion });
+    const withKind =
+      (kind: string, apiVersion: string) =>
+      (o: KubeObject): KubeObject => ({ ...o, kind, apiVersion });
     const items: KubeObject[] = [
       ...(await get<{ items: KubeObject[] }>('/api/v1/namespaces')).items.map(withKind('Namespace', 'v1')),
       ...(await get<{ items: KubeObject[] }>(metallbPath(NS, 'ipaddresspools'))).items.map(withKind('IPAddressPool', 'metallb.io/v1beta1')),
@@ -67,12 +85,16 @@ describe('metallb-ts controller against a real API server', () => {
   }
 
   async function startController(): Promise<Controller> {
-    const proc = spawn(BIN, ['controller', '--kubeconfig', cluster.kubeconfigPath, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'],
-      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, KUBECONFIG: '' } });
+    const proc = spawn(BIN, ['controller', '--kubeconfig', cluster.kubeconfigPath, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, KUBECONFIG: '' },
+    });
     const log: string[] = [];
     let buf = '';
     let portResolve!: (p: number) => void;
-    const portP = new Promise<number>((r) => { portResolve = r; });
+    const portP = new Promise<number>((r) => {
+      portResolve = r;
+    });
     proc.stdout!.setEncoding('utf8');
     proc.stdout!.on('data', (d: string) => {
       buf += d;
@@ -86,9 +108,16 @@ describe('metallb-ts controller against a real API server', () => {
       }
     });
     const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
-    const port = await Promise.race([portP, exited.then((c) => { throw new Error(`controller exited (${c}) before serving: ${log.join('\n')}`); })]);
+    const port = await Promise.race([
+      portP,
+      exited.then((c) => {
+        throw new Error(`controller exited (${c}) before serving: ${log.join('\n')}`);
+      }),
+    ]);
     return {
-      proc, port, log,
+      proc,
+      port,
+      log,
       stop: async () => {
         if (proc.exitCode !== null) return proc.exitCode;
         proc.kill('SIGTERM');
@@ -116,7 +145,9 @@ describe('metallb-ts controller against a real API server', () => {
   async function waitReady(c: Controller, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const ready = await fetch(`http://127.0.0.1:${c.port}/readyz`).then((r) => r.status).catch(() => 0);
+      const ready = await fetch(`http://127.0.0.1:${c.port}/readyz`)
+        .then((r) => r.status)
+        .catch(() => 0);
       if (ready === 200) {
         const m = await metrics(c);
         if ((metricValue(m, 'controller_runtime_reconcile_total', 'controller="service",result="success"') ?? 0) >= 1) return;
@@ -200,11 +231,15 @@ describe('metallb-ts controller against a real API server', () => {
     const services: Service[] = [];
     const mk = (ns: string, name: string, opts: { labels?: Record<string, string>; annotations?: Record<string, string>; port?: number; lbIP?: string; lbClass?: string } = {}): void => {
       services.push({
-        apiVersion: 'v1', kind: 'Service',
+        apiVersion: 'v1',
+        kind: 'Service',
         metadata: { name, namespace: ns, ...(opts.labels ? { labels: opts.labels } : {}), ...(opts.annotations ? { annotations: opts.annotations } : {}) },
         spec: {
-          type: 'LoadBalancer', ports: [{ port: opts.port ?? 80, protocol: 'TCP' }], selector: { app: name },
-          ...(opts.lbIP ? { loadBalancerIP: opts.lbIP } : {}), ...(opts.lbClass ? { loadBalancerClass: opts.lbClass } : {}),
+          type: 'LoadBalancer',
+          ports: [{ port: opts.port ?? 80, protocol: 'TCP' }],
+          selector: { app: name },
+          ...(opts.lbIP ? { loadBalancerIP: opts.lbIP } : {}),
+          ...(opts.lbClass ? { loadBalancerClass: opts.lbClass } : {}),
         },
       } as Service);
     };
@@ -251,11 +286,15 @@ describe('metallb-ts controller against a real API server', () => {
 
     // events: IPAllocated on an allocated Service, AllocationFailed (Warning) on a pending one
     const ok = await eventsWhen('default', 'fixed-ip', (e) => e.length > 0);
-    assert.deepEqual(ok.map((e) => [e.type, e.reason, e.message, e.source.component]),
-      [['Normal', 'IPAllocated', 'Assigned IP ["203.0.113.200"]', 'metallb-controller']]);
+    assert.deepEqual(
+      ok.map((e) => [e.type, e.reason, e.message, e.source.component]),
+      [['Normal', 'IPAllocated', 'Assigned IP ["203.0.113.200"]', 'metallb-controller']],
+    );
     const failed = await eventsWhen('default', 'small-5', (e) => e.some((x) => x.reason === 'AllocationFailed'));
-    assert.ok(failed.some((e) => e.type === 'Warning' && e.reason === 'AllocationFailed' && /Failed to allocate IP for "default\/small-5"/.test(e.message)),
-      JSON.stringify(failed));
+    assert.ok(
+      failed.some((e) => e.type === 'Warning' && e.reason === 'AllocationFailed' && /Failed to allocate IP for "default\/small-5"/.test(e.message)),
+      JSON.stringify(failed),
+    );
     // The bulk start: one Event per Service and distinct message, repeats counted in it (client-go's
     // correlator), never two Events with count 1 for the same thing; MetalLB's recorder fields.
     let all: any[] = [];
@@ -266,7 +305,11 @@ describe('metallb-ts controller against a real API server', () => {
       prev = total;
     }
     const ids = all.map((e) => JSON.stringify([e.involvedObject.namespace, e.involvedObject.name, e.type, e.reason, e.message]));
-    assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'identical events are one Event with a count');
+    assert.deepEqual(
+      ids.filter((id, i) => ids.indexOf(id) !== i),
+      [],
+      'identical events are one Event with a count',
+    );
     assert.ok(all.length >= 199, `${all.length} Events`);
     for (const e of all) assert.deepEqual([e.source, e.reportingComponent, e.reportingInstance ?? ''], [{ component: 'metallb-controller' }, 'metallb-controller', '']);
 
@@ -274,16 +317,28 @@ describe('metallb-ts controller against a real API server', () => {
     await tick(500);
     const text = await metrics(controller);
     for (const p of predicted.pools) {
-      assert.deepEqual(await poolStatus(p.name), {
-        assignedIPv4: p.assignedIPv4, assignedIPv6: p.assignedIPv6, availableIPv4: p.availableIPv4, availableIPv6: p.availableIPv6,
-      }, `status of ${p.name}`);
+      assert.deepEqual(
+        await poolStatus(p.name),
+        {
+          assignedIPv4: p.assignedIPv4,
+          assignedIPv6: p.assignedIPv6,
+          availableIPv4: p.availableIPv4,
+          availableIPv6: p.availableIPv6,
+        },
+        `status of ${p.name}`,
+      );
       assert.equal(metricValue(text, 'metallb_allocator_addresses_in_use_total', `pool="${p.name}"`), p.inUse, `in use ${p.name}`);
       assert.equal(metricValue(text, 'metallb_allocator_addresses_total', `pool="${p.name}"`), p.size, `size ${p.name}`);
     }
     assert.equal(metricValue(text, 'metallb_k8s_client_config_loaded_bool'), 1);
     assert.equal(metricValue(text, 'metallb_k8s_client_config_stale_bool'), 0);
     assert.equal((await fetch(`http://127.0.0.1:${controller.port}/healthz`)).status, 200);
-    assert.ok(controller.log.some((l) => { const j = JSON.parse(l); return j.event === 'ipAllocated' && j.service === 'default/fixed-ip' && j.level === 'info' && j.caller && j.ts; }));
+    assert.ok(
+      controller.log.some((l) => {
+        const j = JSON.parse(l);
+        return j.event === 'ipAllocated' && j.service === 'default/fixed-ip' && j.level === 'info' && j.caller && j.ts;
+      }),
+    );
   });
 
   test('a restart changes no address and writes no Service', async () => {
@@ -318,8 +373,9 @@ describe('metallb-ts controller against a real API server', () => {
   test('changing a pool re-homes only the Services it must', async () => {
     const before = await allocations();
     const newAddresses = ['192.0.2.0/28', '192.0.2.32/27'];
-    const expected = dryRun(await snapshot('pool-change', (items) => items.map((o) =>
-      o.kind === 'IPAddressPool' && o.metadata!.name === 'pool-a' ? { ...o, spec: { ...(o as any).spec, addresses: newAddresses } } : o)));
+    const expected = dryRun(
+      await snapshot('pool-change', (items) => items.map((o) => (o.kind === 'IPAddressPool' && o.metadata!.name === 'pool-a' ? { ...o, spec: { ...(o as any).spec, addresses: newAddresses } } : o))),
+    );
     const moved = expected.services.filter((s) => JSON.stringify(s.ips) !== JSON.stringify(before.get(s.service)!.ips)).map((s) => s.service);
     assert.ok(moved.length > 0, 'some pool-a addresses fall outside the new ranges');
     for (const key of moved) {
@@ -334,7 +390,10 @@ describe('metallb-ts controller against a real API server', () => {
       if (!moved.includes(key)) assert.equal(now.get(key)!.rv, a.rv, `${key} was not written`);
     }
     const events = await eventsWhen(moved[0]!.split('/')[0]!, moved[0]!.split('/')[1]!, (e) => e.some((x) => x.reason === 'ClearAssignment'));
-    assert.ok(events.some((e) => e.reason === 'ClearAssignment' && e.type === 'Normal'), JSON.stringify(events.map((e) => e.reason)));
+    assert.ok(
+      events.some((e) => e.reason === 'ClearAssignment' && e.type === 'Normal'),
+      JSON.stringify(events.map((e) => e.reason)),
+    );
     await tick(500);
     const st = await poolStatus('pool-a');
     const pa = expected.pools.find((p) => p.name === 'pool-a')!;

@@ -27,7 +27,11 @@ for (const r of RUNS) {
     const s = await runDifferential({ areas: r.areas, cases: r.cases, seed: r.seed, out: null, print: (l) => lines.push(l) });
     const summary = lines.at(-1) ?? '';
     assert.match(summary, /^\d+ agree, \d+ disagree, \d+ undetermined$/);
-    assert.equal(s.disagree, 0, `disagreements (replay one with npm run differential -- --seed ${r.seed} --cases ${r.cases} --areas ${r.areas.join(',')}):\n${lines.filter((l) => l.startsWith('DISAGREE')).join('\n')}`);
+    assert.equal(
+      s.disagree,
+      0,
+      `disagreements (replay one with npm run differential -- --seed ${r.seed} --cases ${r.cases} --areas ${r.areas.join(',')}):\n${lines.filter((l) => l.startsWith('DISAGREE')).join('\n')}`,
+    );
     assert.ok(s.agree >= r.cases * 0.7, `only ${s.agree} of ${r.cases} cases agree outright: ${summary}`);
   });
 }

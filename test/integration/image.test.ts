@@ -74,7 +74,10 @@ function build(root: string, out: string, extra: string[] = []): BuildResult {
   const env = { ...process.env };
   delete env.SOURCE_DATE_EPOCH; // the layout test expects mtime 0
   const r = spawnSync(process.execPath, [join(ROOT, 'image/build.ts'), '--root', root, '-o', out, '--cache-dir', CACHE, '--json', ...extra], {
-    encoding: 'utf8', timeout: 600_000, maxBuffer: 64 << 20, env,
+    encoding: 'utf8',
+    timeout: 600_000,
+    maxBuffer: 64 << 20,
+    env,
   });
   assert.equal(r.status, 0, `image/build.ts failed (${r.error?.message ?? r.status}):\n${r.stderr}`);
   return JSON.parse(r.stdout) as BuildResult;
@@ -128,7 +131,11 @@ function extract(img: Image, dir: string): void {
   });
 }
 
-interface Run { status: number | null; stdout: string; stderr: string }
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
 function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Run {
   const r = spawnSync(cmd, args, { encoding: 'utf8', env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 120_000 });
   if (r.error) throw r.error;
@@ -151,11 +158,22 @@ async function runUntil(cmd: string, args: string[], ready: RegExp, stop: (child
       sawReady = true;
       stop(child);
     };
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; check(); });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; check(); });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      check();
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      check();
+    });
     child.on('error', reject);
-    timer = setTimeout(() => { child.kill('SIGKILL'); }, 60_000);
-    child.on('close', (status) => { clearTimeout(timer); resolve({ status, stdout, stderr, sawReady }); });
+    timer = setTimeout(() => {
+      child.kill('SIGKILL');
+    }, 60_000);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr, sawReady });
+    });
   });
 }
 
@@ -185,8 +203,11 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
     writeFileSync(join(TMP, 'kubeconfig'), KUBECONFIG);
   });
 
-  test('the archive: OCI layout, index named for deploy/, the Dockerfile\'s configuration', () => {
-    assert.deepEqual(img.names.filter((n) => !/^blobs\/sha256\/[0-9a-f]{64}$/.test(n)), ['blobs/', 'blobs/sha256/', 'index.json', 'oci-layout']);
+  test("the archive: OCI layout, index named for deploy/, the Dockerfile's configuration", () => {
+    assert.deepEqual(
+      img.names.filter((n) => !/^blobs\/sha256\/[0-9a-f]{64}$/.test(n)),
+      ['blobs/', 'blobs/sha256/', 'index.json', 'oci-layout'],
+    );
     assert.equal(img.names.length, 4 + 2 + img.blobs.length, 'the layers, the config and the manifest');
     const m = img.index.manifests;
     assert.equal(m.length, 1);
@@ -198,11 +219,20 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
     const c = img.config.config;
     assert.deepEqual(c.Entrypoint, ENTRYPOINT);
     assert.deepEqual(c.Cmd, CMD);
-    assert.deepEqual(c.Env, Object.entries(ENV).map(([k, v]) => `${k}=${v}`));
+    assert.deepEqual(
+      c.Env,
+      Object.entries(ENV).map(([k, v]) => `${k}=${v}`),
+    );
     assert.equal(c.WorkingDir, APP_DIR);
     assert.equal(c.User, undefined, 'root by default, as the Dockerfile');
-    assert.deepEqual(img.manifest.layers.map((l) => l.mediaType), Array(4).fill('application/vnd.oci.image.layer.v1.tar+gzip'));
-    assert.deepEqual(result.layers.map((l) => l.name), ['base', 'node', 'deps', 'app']);
+    assert.deepEqual(
+      img.manifest.layers.map((l) => l.mediaType),
+      Array(4).fill('application/vnd.oci.image.layer.v1.tar+gzip'),
+    );
+    assert.deepEqual(
+      result.layers.map((l) => l.name),
+      ['base', 'node', 'deps', 'app'],
+    );
   });
 
   test('the layers: the runtime and nothing else, owned by root, mtime 0', () => {
@@ -236,8 +266,9 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
       if (mode !== undefined) assert.equal(e.mode, mode, `${p} mode`);
     }
     assert.match(paths.get('etc/passwd')!.data.toString(), /^nobody:x:65534:65534:/m);
-    const forbidden = [...paths.keys()].filter((p) =>
-      /\/node_modules\/(npm|node|typescript|\.bin)(\/|$)/.test(p) || /\.d\.[mc]?ts$/.test(p) || /\.js\.map$/.test(p) || p.startsWith('usr/local/lib/node_modules'));
+    const forbidden = [...paths.keys()].filter(
+      (p) => /\/node_modules\/(npm|node|typescript|\.bin)(\/|$)/.test(p) || /\.d\.[mc]?ts$/.test(p) || /\.js\.map$/.test(p) || p.startsWith('usr/local/lib/node_modules'),
+    );
     assert.deepEqual(forbidden, [], 'no npm, devDependencies, declarations, maps or .bin');
     // Node is the pinned node@24's, stripped.
     assert.match(result.node.version, /^v24\./);
@@ -252,7 +283,10 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
     chmodSync(join(snap2, 'bin/metallb-ts'), 0o700);
     const archive2 = join(TMP, 'b.oci.tar');
     const second = build(snap2, archive2, ['--no-layer-cache']);
-    assert.ok(second.layers.every((l) => !l.cached), 'every layer compressed again');
+    assert.ok(
+      second.layers.every((l) => !l.cached),
+      'every layer compressed again',
+    );
     assert.equal(second.manifestDigest, result.manifestDigest);
     assert.equal(sha256File(archive2), sha256File(archive));
     rmSync(archive2);
@@ -281,10 +315,27 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
     const inChroot = (user: string, args: string[], extraEnv: Record<string, string> = {}): [string, string[]] => {
       mkdirSync(join(rootfs, 'dev'), { recursive: true });
       mkdirSync(join(rootfs, 'proc'), { recursive: true });
-      return ['unshare', ['--mount', '--propagation', 'private', '--fork', '--', 'sh', '-c',
-        'mount --bind /dev "$1/dev" && mount --bind /proc "$1/proc" && shift && exec env -i "$@"',
-        'sh', rootfs,
-        ...Object.entries({ ...env, ...extraEnv }).map(([k, v]) => `${k}=${v}`), 'chroot', `--userspec=${user}`, rootfs, ...ENTRYPOINT, ...args]];
+      return [
+        'unshare',
+        [
+          '--mount',
+          '--propagation',
+          'private',
+          '--fork',
+          '--',
+          'sh',
+          '-c',
+          'mount --bind /dev "$1/dev" && mount --bind /proc "$1/proc" && shift && exec env -i "$@"',
+          'sh',
+          rootfs,
+          ...Object.entries({ ...env, ...extraEnv }).map(([k, v]) => `${k}=${v}`),
+          'chroot',
+          `--userspec=${user}`,
+          rootfs,
+          ...ENTRYPOINT,
+          ...args,
+        ],
+      ];
     };
     before(() => {
       cpSync(EXAMPLE, join(rootfs, 'tmp/cluster.yaml'));
@@ -323,8 +374,13 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
       assert.equal(r.status, 0, r.stderr);
     });
 
-    test('the image\'s compile cache: the speaker (root), the controller (nobody) and explain strip no TypeScript at start', () => {
-      for (const [user, args] of [['0:0', ['speaker', '--help']], ['65534:65534', ['controller', '--help']], ['65534:65534', [...EXPLAIN, '--help']], ['0:0', ['--version']]] as const) {
+    test("the image's compile cache: the speaker (root), the controller (nobody) and explain strip no TypeScript at start", () => {
+      for (const [user, args] of [
+        ['0:0', ['speaker', '--help']],
+        ['65534:65534', ['controller', '--help']],
+        ['65534:65534', [...EXPLAIN, '--help']],
+        ['0:0', ['--version']],
+      ] as const) {
         const [cmd, a] = inChroot(user, [...args], { NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
         const r = run(cmd, a);
         assert.equal(r.status, 0, r.stderr);
@@ -348,12 +404,16 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
 
   const ctrWanted = process.env.METALLB_TS_IMAGE_CONTAINERD;
   const ctrMissing = ['containerd', 'ctr', 'runc', 'unshare'].filter((c) => !has(c));
-  const ctrSkip = ctrWanted === '0' ? 'METALLB_TS_IMAGE_CONTAINERD=0'
-    : ctrWanted !== '1' && !IS_ROOT ? 'needs root'
-    : ctrWanted !== '1' && ctrMissing.length ? `${ctrMissing.join(', ')} not installed (apt-get install containerd runc)`
-    : false;
+  const ctrSkip =
+    ctrWanted === '0'
+      ? 'METALLB_TS_IMAGE_CONTAINERD=0'
+      : ctrWanted !== '1' && !IS_ROOT
+        ? 'needs root'
+        : ctrWanted !== '1' && ctrMissing.length
+          ? `${ctrMissing.join(', ')} not installed (apt-get install containerd runc)`
+          : false;
 
-  describe('in a throwaway containerd (Debian\'s containerd 1.6 + runc)', { skip: ctrSkip }, () => {
+  describe("in a throwaway containerd (Debian's containerd 1.6 + runc)", { skip: ctrSkip }, () => {
     // A short path: unix socket paths are limited to 107 bytes.
     let dir = '';
     let sock = '';
@@ -364,13 +424,40 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
     const ctr = (args: string[], timeoutMs = 180_000): Run => run('ctr', ['--address', sock, '--namespace', ns, ...args], { timeoutMs });
     /** `ctr run` options for one container: its runc root and FIFOs in our dir, no cgroup of its own, read-only root, tmpfs /tmp, /kc bound read-only. */
     const runArgs = (id: string, caps: string[]): string[] => [
-      'run', '--rm', '--runc-root', join(dir, 'runc'), '--fifo-dir', join(dir, 'fifo'), '--cgroup', '',
-      '--read-only', '--mount', 'type=tmpfs,src=tmpfs,dst=/tmp,options=rw:nosuid:nodev:mode=1777',
-      '--mount', `type=bind,src=${join(dir, 'kc')},dst=/kc,options=rbind:ro`,
-      ...caps, NAME, id];
+      'run',
+      '--rm',
+      '--runc-root',
+      join(dir, 'runc'),
+      '--fifo-dir',
+      join(dir, 'fifo'),
+      '--cgroup',
+      '',
+      '--read-only',
+      '--mount',
+      'type=tmpfs,src=tmpfs,dst=/tmp,options=rw:nosuid:nodev:mode=1777',
+      '--mount',
+      `type=bind,src=${join(dir, 'kc')},dst=/kc,options=rbind:ro`,
+      ...caps,
+      NAME,
+      id,
+    ];
     // containerd's default capabilities for a container (oci.defaultUnixCaps); ctr 1.6 takes no ALL.
-    const DEFAULT_CAPS = ['CAP_CHOWN', 'CAP_DAC_OVERRIDE', 'CAP_FSETID', 'CAP_FOWNER', 'CAP_MKNOD', 'CAP_NET_RAW', 'CAP_SETGID', 'CAP_SETUID',
-      'CAP_SETFCAP', 'CAP_SETPCAP', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_CHROOT', 'CAP_KILL', 'CAP_AUDIT_WRITE'];
+    const DEFAULT_CAPS = [
+      'CAP_CHOWN',
+      'CAP_DAC_OVERRIDE',
+      'CAP_FSETID',
+      'CAP_FOWNER',
+      'CAP_MKNOD',
+      'CAP_NET_RAW',
+      'CAP_SETGID',
+      'CAP_SETUID',
+      'CAP_SETFCAP',
+      'CAP_SETPCAP',
+      'CAP_NET_BIND_SERVICE',
+      'CAP_SYS_CHROOT',
+      'CAP_KILL',
+      'CAP_AUDIT_WRITE',
+    ];
     const dropAllBut = (keep: string[]): string[] => DEFAULT_CAPS.filter((c) => !keep.includes(c)).flatMap((c) => ['--cap-drop', c]);
 
     before(async () => {
@@ -380,7 +467,9 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
       mkdirSync(join(dir, 'kc'));
       cpSync(EXAMPLE, join(dir, 'kc/cluster.yaml'));
       cpSync(join(TMP, 'kubeconfig'), join(dir, 'kc/kubeconfig'));
-      writeFileSync(join(dir, 'config.toml'), `version = 2
+      writeFileSync(
+        join(dir, 'config.toml'),
+        `version = 2
 root = "${dir}/root"
 state = "${dir}/state"
 disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
@@ -392,11 +481,14 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
   address = ""
 [plugins."io.containerd.internal.v1.opt"]
   path = "${dir}/opt"
-`);
+`,
+      );
       // Its own mount namespace: the snapshots it mounts are private to it and vanish with it.
       containerd = spawn('unshare', ['--mount', '--propagation', 'private', 'containerd', '--config', join(dir, 'config.toml')], { stdio: ['ignore', 'ignore', 'pipe'] });
       let log = '';
-      containerd.stderr!.setEncoding('utf8').on('data', (d: string) => { log += d; });
+      containerd.stderr!.setEncoding('utf8').on('data', (d: string) => {
+        log += d;
+      });
       const t0 = Date.now();
       while (!/containerd successfully booted/.test(log)) {
         if (containerd.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`containerd did not start:\n${log.slice(-2000)}`);
@@ -449,16 +541,48 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 
     test('ctr run: the speaker with NET_RAW only (deploy/speaker.yaml) opens its raw sockets and retries the API server', async () => {
       const id = `mts-image-${process.pid}-${++seq}`;
-      const r = await runUntil('ctr', ['--address', sock, '--namespace', ns, ...runArgs(id, dropAllBut(['CAP_NET_RAW'])), ...ENTRYPOINT,
-        'speaker', '--node-name', 'n1', '--kubeconfig', '/kc/kubeconfig', '--port', '0', '--health-probe-port', '0'],
-      /list\/watch failed, retrying/, () => { ctr(['tasks', 'kill', '-s', 'SIGTERM', id]); });
+      const r = await runUntil(
+        'ctr',
+        [
+          '--address',
+          sock,
+          '--namespace',
+          ns,
+          ...runArgs(id, dropAllBut(['CAP_NET_RAW'])),
+          ...ENTRYPOINT,
+          'speaker',
+          '--node-name',
+          'n1',
+          '--kubeconfig',
+          '/kc/kubeconfig',
+          '--port',
+          '0',
+          '--health-probe-port',
+          '0',
+        ],
+        /list\/watch failed, retrying/,
+        () => {
+          ctr(['tasks', 'kill', '-s', 'SIGTERM', id]);
+        },
+      );
       assert.ok(r.sawReady, r.stdout + r.stderr);
       assert.equal(r.status, 0, r.stderr);
     });
 
     test('ctr run: the speaker without NET_RAW says so in one line, exit 2', () => {
-      const r = ctr([...runArgs(`mts-image-${process.pid}-${++seq}`, dropAllBut([])), ...ENTRYPOINT,
-        'speaker', '--node-name', 'n1', '--kubeconfig', '/kc/kubeconfig', '--port', '0', '--health-probe-port', '0']);
+      const r = ctr([
+        ...runArgs(`mts-image-${process.pid}-${++seq}`, dropAllBut([])),
+        ...ENTRYPOINT,
+        'speaker',
+        '--node-name',
+        'n1',
+        '--kubeconfig',
+        '/kc/kubeconfig',
+        '--port',
+        '0',
+        '--health-probe-port',
+        '0',
+      ]);
       assert.equal(r.status, 2, r.stdout + r.stderr);
       assert.match(r.stderr, /^metallb-ts: speaker: the L2 data plane needs CAP_NET_RAW/m);
     });

@@ -30,9 +30,20 @@ async function harness(): Promise<void> {
   const { RawL2Announcer } = await import('../../src/speaker/l2.ts');
   const opts = JSON.parse(process.argv[3] ?? '{}') as { exclude?: string[]; scanIntervalMs?: number };
   const problem = rawSocketProblem();
-  if (problem) { process.stderr.write(`${problem}\n`); process.exit(2); }
+  if (problem) {
+    process.stderr.write(`${problem}\n`);
+    process.exit(2);
+  }
   const out = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
-  const quiet = { with: () => quiet, debug() {}, info() {}, warn() {}, error(f: object) { process.stderr.write(`${JSON.stringify(f)}\n`); } };
+  const quiet = {
+    with: () => quiet,
+    debug() {},
+    info() {},
+    warn() {},
+    error(f: object) {
+      process.stderr.write(`${JSON.stringify(f)}\n`);
+    },
+  };
   const l2 = new RawL2Announcer({ log: quiet, exclude: opts.exclude ?? [], scanIntervalMs: opts.scanIntervalMs ?? 500, onEvent: (e) => out({ t: Date.now(), ...e }) }).start();
   const stats = () => ({ kind: 'stats', replies: l2.sent.replies, gratuitous: l2.sent.gratuitous, drops: l2.drops, interfaces: l2.interfaces() });
   out({ kind: 'ready', interfaces: l2.interfaces() });
@@ -44,7 +55,10 @@ async function harness(): Promise<void> {
     else if (c.op === 'withdraw') l2.withdraw(c.service);
     else if (c.op === 'stats') out(stats());
   });
-  rl.on('close', () => { l2.close(); clearInterval(keepAlive); });
+  rl.on('close', () => {
+    l2.close();
+    clearInterval(keepAlive);
+  });
 }
 
 /**
@@ -61,8 +75,13 @@ async function arpClient(): Promise<void> {
   const ifindex = Number(readFileSync(`/sys/class/net/${ifname}/ifindex`, 'utf8'));
   const fd = n.openArp(ifindex);
   const request = arp.encode({
-    ethernetDestination: 'ff:ff:ff:ff:ff:ff', ethernetSource: mac, operation: 'request', senderHardwareAddress: mac,
-    senderProtocolAddress: senderIP, targetHardwareAddress: '00:00:00:00:00:00', targetProtocolAddress: targetIP,
+    ethernetDestination: 'ff:ff:ff:ff:ff:ff',
+    ethernetSource: mac,
+    operation: 'request',
+    senderHardwareAddress: mac,
+    senderProtocolAddress: senderIP,
+    targetHardwareAddress: '00:00:00:00:00:00',
+    targetProtocolAddress: targetIP,
   });
   let pending: ((ok: boolean) => void) | null = null;
   const handle = n.watch(fd, 0, (frame) => {
@@ -74,7 +93,10 @@ async function arpClient(): Promise<void> {
     const t0 = process.hrtime.bigint();
     const got = await new Promise<boolean>((res) => {
       const t = setTimeout(() => res(false), 200);
-      pending = (ok) => { clearTimeout(t); res(ok); };
+      pending = (ok) => {
+        clearTimeout(t);
+        res(ok);
+      };
       n.sendArp(fd, ifindex, request);
     });
     pending = null;
@@ -98,11 +120,22 @@ export class Harness {
     this.ns = ns;
     this.proc = spawn('ip', ['netns', 'exec', ns, process.execPath, SELF, 'harness', JSON.stringify({ exclude, scanIntervalMs })], { stdio: ['pipe', 'pipe', 'pipe'] });
     createInterface({ input: this.proc.stdout! }).on('line', (l) => {
-      try { this.lines.push(JSON.parse(l) as HarnessLine); } catch { this.stderr += `${l}\n`; }
+      try {
+        this.lines.push(JSON.parse(l) as HarnessLine);
+      } catch {
+        this.stderr += `${l}\n`;
+      }
       for (const w of this.waiters.splice(0)) w();
     });
-    this.proc.stderr!.on('data', (d: Buffer) => { this.stderr += d.toString(); });
-    this.exited = new Promise((res) => this.proc.on('exit', (code) => { res(code); for (const w of this.waiters.splice(0)) w(); }));
+    this.proc.stderr!.on('data', (d: Buffer) => {
+      this.stderr += d.toString();
+    });
+    this.exited = new Promise((res) =>
+      this.proc.on('exit', (code) => {
+        res(code);
+        for (const w of this.waiters.splice(0)) w();
+      }),
+    );
   }
 
   /** Waits until a line satisfies `pred` (searching from index `from`), or fails after `timeoutMs`. */
@@ -114,15 +147,29 @@ export class Harness {
       if (this.proc.exitCode !== null) throw new Error(`harness in ${this.ns} exited ${this.proc.exitCode}: ${this.stderr}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`harness in ${this.ns}: timed out; stderr: ${this.stderr}`);
-      await new Promise<void>((res) => { const t = setTimeout(res, left); this.waiters.push(() => { clearTimeout(t); res(); }); });
+      await new Promise<void>((res) => {
+        const t = setTimeout(res, left);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          res();
+        });
+      });
     }
   }
 
-  ready() { return this.waitFor((l): l is Extract<HarnessLine, { kind: 'ready' }> => 'kind' in l && l.kind === 'ready'); }
+  ready() {
+    return this.waitFor((l): l is Extract<HarnessLine, { kind: 'ready' }> => 'kind' in l && l.kind === 'ready');
+  }
 
-  send(cmd: object): void { this.proc.stdin!.write(`${JSON.stringify(cmd)}\n`); }
-  announce(service: string, ips: string[], interfaces: 'all' | string[] = 'all') { this.send({ op: 'announce', service, ips, interfaces }); }
-  withdraw(service: string) { this.send({ op: 'withdraw', service }); }
+  send(cmd: object): void {
+    this.proc.stdin!.write(`${JSON.stringify(cmd)}\n`);
+  }
+  announce(service: string, ips: string[], interfaces: 'all' | string[] = 'all') {
+    this.send({ op: 'announce', service, ips, interfaces });
+  }
+  withdraw(service: string) {
+    this.send({ op: 'withdraw', service });
+  }
 
   async stats() {
     const from = this.lines.length;
@@ -174,7 +221,13 @@ async function runTests(): Promise<void> {
       await Promise.all(h.map((x) => x.stop()));
       bed.destroy();
       process.removeListener('exit', onExit);
-      assert.equal(sh('ip', 'netns', 'list').split('\n').filter((l) => l.startsWith(`mlts${process.pid}-`)).length, 0, 'namespaces cleaned up');
+      assert.equal(
+        sh('ip', 'netns', 'list')
+          .split('\n')
+          .filter((l) => l.startsWith(`mlts${process.pid}-`)).length,
+        0,
+        'namespaces cleaned up',
+      );
     });
 
     test('interface selection: ex0 excluded by the regexp, dn0 down, eth0 answers ARP and NDP', async () => {
@@ -229,8 +282,14 @@ async function runTests(): Promise<void> {
     test('gratuitous ARP and unsolicited NA: every 1.1 s for 5 s after takeover (tcpdump timestamps)', async () => {
       const cap = spawn('ip', ['netns', 'exec', bed.client, 'tcpdump', '-i', 'eth0', '-n', '-l', '-tt', `ether src ${speakerMac(3)} and (arp or icmp6)`], { stdio: ['ignore', 'pipe', 'pipe'] });
       let text = '';
-      cap.stdout.on('data', (d: Buffer) => { text += d.toString(); });
-      await new Promise<void>((res) => cap.stderr.on('data', (d: Buffer) => { if (/listening on/.test(d.toString())) res(); }));
+      cap.stdout.on('data', (d: Buffer) => {
+        text += d.toString();
+      });
+      await new Promise<void>((res) =>
+        cap.stderr.on('data', (d: Buffer) => {
+          if (/listening on/.test(d.toString())) res();
+        }),
+      );
       // speaker 3 announces nothing else yet: its shared ticker starts with this takeover
       h[2]!.announce('shop/takeover', ['192.0.2.21', '2001:db8::21']);
       await new Promise((r) => setTimeout(r, 7000));
@@ -241,7 +300,10 @@ async function runTests(): Promise<void> {
       assert.equal(arpTimes.length, 10, `5 announcements of 2 ARP frames each (request and reply):\n${text}`);
       assert.equal(naTimes.length, 5, `5 unsolicited NAs from the link-local address to ff02::1:\n${text}`);
       const bursts = arpTimes.filter((_, i) => i % 2 === 0);
-      for (const [name, ts] of [['ARP', bursts], ['NA', naTimes]] as const) {
+      for (const [name, ts] of [
+        ['ARP', bursts],
+        ['NA', naTimes],
+      ] as const) {
         const gaps = ts.slice(1).map((t, i) => t - ts[i]!);
         // 1.1 s apart; the bounds leave room for timer jitter on a loaded 2-core CI machine
         for (const g of gaps) assert.ok(g > 0.9 && g < 1.4, `${name} interval ${g.toFixed(3)} s`);
@@ -306,9 +368,8 @@ async function runTests(): Promise<void> {
     let h: Harness;
     const onExit = () => bed.destroy();
     const ns = () => bed.speakers[0]!;
-    const responder = (op: 'created' | 'deleted', from: number) => h.waitFor(
-      (l): l is Extract<HarnessLine, { kind: 'responder' }> => 'kind' in l && l.kind === 'responder' && l.protocol === 'arp' && l.interface === 'eth0' && l.op === op,
-      5000, from);
+    const responder = (op: 'created' | 'deleted', from: number) =>
+      h.waitFor((l): l is Extract<HarnessLine, { kind: 'responder' }> => 'kind' in l && l.kind === 'responder' && l.protocol === 'arp' && l.interface === 'eth0' && l.op === op, 5000, from);
 
     before(async () => {
       process.once('exit', onExit);
@@ -323,12 +384,22 @@ async function runTests(): Promise<void> {
       await h.stop();
       bed.destroy();
       process.removeListener('exit', onExit);
-      assert.equal(sh('ip', 'netns', 'list').split('\n').filter((l) => l.startsWith(`mltr${process.pid}-`)).length, 0, 'namespaces cleaned up');
+      assert.equal(
+        sh('ip', 'netns', 'list')
+          .split('\n')
+          .filter((l) => l.startsWith(`mltr${process.pid}-`)).length,
+        0,
+        'namespaces cleaned up',
+      );
     });
 
     test('eth0 down: responder closed in < 3 s and no answer; up: responder back in < 3 s and answering', async () => {
       let out = arping(bed, '192.0.2.50', '-c', '1', '-w', '2');
-      assert.deepEqual(arpingReplies(out).map((r) => r.mac), [speakerMac(1)], out);
+      assert.deepEqual(
+        arpingReplies(out).map((r) => r.mac),
+        [speakerMac(1)],
+        out,
+      );
 
       let from = h.lines.length;
       const down = Date.now();
@@ -344,7 +415,11 @@ async function runTests(): Promise<void> {
       const created = await responder('created', from);
       assert.ok(created.t - up < 3000, `responder created ${created.t - up} ms after up`);
       out = arping(bed, '192.0.2.50', '-c', '1', '-w', '2');
-      assert.deepEqual(arpingReplies(out).map((r) => r.mac), [speakerMac(1)], out);
+      assert.deepEqual(
+        arpingReplies(out).map((r) => r.mac),
+        [speakerMac(1)],
+        out,
+      );
       const answering = Date.now() - up;
       assert.ok(answering < 3000, `answering ${answering} ms after up`);
       console.log(`# rescan on change: responder closed ${deleted.t - down} ms after down, reopened ${created.t - up} ms after up, answering within ${answering} ms`);
@@ -364,7 +439,10 @@ export async function measureFailover(bed: L2Testbed, from: Harness, to: Harness
     let seen: (() => void) | null = null;
     let hit = false;
     createInterface({ input: mon.stdout }).on('line', (l) => {
-      if (l.startsWith(`${ip} `) && l.includes(`lladdr ${newMac}`)) { hit = true; seen?.(); }
+      if (l.startsWith(`${ip} `) && l.includes(`lladdr ${newMac}`)) {
+        hit = true;
+        seen?.();
+      }
     });
     await new Promise((r) => setTimeout(r, 100)); // the monitor subscribes
     from.withdraw(service);
@@ -372,7 +450,10 @@ export async function measureFailover(bed: L2Testbed, from: Harness, to: Harness
     to.announce(service, [ip]);
     await new Promise<void>((res, rej) => {
       const t = setTimeout(() => rej(new Error(`neighbor entry for ${ip} did not move to ${newMac}: ${sh('ip', '-n', bed.client, 'neigh')}`)), 5000);
-      seen = () => { clearTimeout(t); res(); };
+      seen = () => {
+        clearTimeout(t);
+        res();
+      };
       if (hit) seen();
     });
     return performance.now() - t0;

@@ -30,15 +30,23 @@ const EXAMPLE = join(REPO_ROOT, 'examples/cluster.yaml');
 /** stderr of a successful live command: nothing, or readClusterState's progress lines when the read is slow. */
 const QUIET_STDERR = /^(metallb-ts: reading the cluster state from [^\n]*\n)*$/;
 
-interface Run { status: number | null; stdout: string; stderr: string }
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 function cli(args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, KUBECONFIG: '', NO_COLOR: '1' } });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d; });
-    child.stderr.on('data', (d: Buffer) => { stderr += d; });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d;
+    });
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
@@ -47,12 +55,14 @@ function cli(args: string[]): Promise<Run> {
 async function pool<T, R>(items: readonly T[], n: number, fn: (x: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!);
+      }
+    }),
+  );
   return out;
 }
 
@@ -73,10 +83,22 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = 30_000): P
 /** The collection path of an object's kind. */
 function collection(obj: KubeObject): string {
   const plural: Record<string, string> = {
-    Namespace: 'namespaces', Node: 'nodes', Service: 'services', EndpointSlice: 'endpointslices', Pod: 'pods',
-    ConfigMap: 'configmaps', Secret: 'secrets', Event: 'events', IPAddressPool: 'ipaddresspools', L2Advertisement: 'l2advertisements',
-    BGPAdvertisement: 'bgpadvertisements', BGPPeer: 'bgppeers', Community: 'communities', BFDProfile: 'bfdprofiles',
-    ServiceL2Status: 'servicel2statuses', ServiceBGPStatus: 'servicebgpstatuses',
+    Namespace: 'namespaces',
+    Node: 'nodes',
+    Service: 'services',
+    EndpointSlice: 'endpointslices',
+    Pod: 'pods',
+    ConfigMap: 'configmaps',
+    Secret: 'secrets',
+    Event: 'events',
+    IPAddressPool: 'ipaddresspools',
+    L2Advertisement: 'l2advertisements',
+    BGPAdvertisement: 'bgpadvertisements',
+    BGPPeer: 'bgppeers',
+    Community: 'communities',
+    BFDProfile: 'bfdprofiles',
+    ServiceL2Status: 'servicel2statuses',
+    ServiceBGPStatus: 'servicebgpstatuses',
   };
   const p = plural[obj.kind!];
   if (!p) throw new Error(`no path for ${obj.kind}`);
@@ -113,15 +135,22 @@ describe('live cluster access against a real kube-apiserver', () => {
   function api(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<[number, any]> {
     return new Promise((resolve, reject) => {
       const data = body === undefined ? undefined : JSON.stringify(body);
-      const req = https.request(`${cluster.server}${path}`, {
-        method, ca: cluster.caPem,
-        headers: { Authorization: `Bearer ${cluster.adminToken}`, Accept: 'application/json', ...(data ? { 'Content-Type': contentType } : {}) },
-      }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => { text += d; });
-        res.on('end', () => resolve([res.statusCode ?? 0, text ? JSON.parse(text) : undefined]));
-      });
+      const req = https.request(
+        `${cluster.server}${path}`,
+        {
+          method,
+          ca: cluster.caPem,
+          headers: { Authorization: `Bearer ${cluster.adminToken}`, Accept: 'application/json', ...(data ? { 'Content-Type': contentType } : {}) },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => {
+            text += d;
+          });
+          res.on('end', () => resolve([res.statusCode ?? 0, text ? JSON.parse(text) : undefined]));
+        },
+      );
       req.on('error', reject);
       req.end(data);
     });
@@ -136,23 +165,43 @@ describe('live cluster access against a real kube-apiserver', () => {
   /** Creates the example cluster's objects, then sets every status through the status subresource. */
   async function createExample(): Promise<number> {
     const objects = parseSnapshotText(readFileSync(EXAMPLE, 'utf8'), EXAMPLE);
-    const order = ['Namespace', 'Node', 'ConfigMap', 'Secret', 'IPAddressPool', 'L2Advertisement', 'BGPAdvertisement', 'BGPPeer',
-      'Community', 'BFDProfile', 'Service', 'EndpointSlice', 'Pod', 'ServiceL2Status', 'ServiceBGPStatus', 'Event'];
+    const order = [
+      'Namespace',
+      'Node',
+      'ConfigMap',
+      'Secret',
+      'IPAddressPool',
+      'L2Advertisement',
+      'BGPAdvertisement',
+      'BGPPeer',
+      'Community',
+      'BFDProfile',
+      'Service',
+      'EndpointSlice',
+      'Pod',
+      'ServiceL2Status',
+      'ServiceBGPStatus',
+      'Event',
+    ];
     const sorted = objects.filter((o) => order.includes(o.kind!)).sort((a, b) => order.indexOf(a.kind!) - order.indexOf(b.kind!));
     await pool(order, 1, async (kind) => {
-      await pool(sorted.filter((o) => o.kind === kind), 4, async (obj) => {
-        const path = collection(obj);
-        const [code, res] = await api('POST', path, manifest(obj));
-        if (code === 409 && obj.kind === 'Namespace') {
-          await mustApi('PATCH', `${path}/${obj.metadata!.name}`, { metadata: { labels: obj.metadata!.labels } }, 'application/merge-patch+json');
-        } else if (code < 200 || code >= 300) {
-          assert.fail(`create ${obj.kind} ${obj.metadata?.namespace ?? ''}/${obj.metadata?.name}: HTTP ${code}: ${res?.message}`);
-        }
-        const status = obj['status'];
-        if (status && obj.kind !== 'Namespace') {
-          await mustApi('PATCH', `${path}/${obj.metadata!.name}/status`, { status }, 'application/merge-patch+json');
-        }
-      });
+      await pool(
+        sorted.filter((o) => o.kind === kind),
+        4,
+        async (obj) => {
+          const path = collection(obj);
+          const [code, res] = await api('POST', path, manifest(obj));
+          if (code === 409 && obj.kind === 'Namespace') {
+            await mustApi('PATCH', `${path}/${obj.metadata!.name}`, { metadata: { labels: obj.metadata!.labels } }, 'application/merge-patch+json');
+          } else if (code < 200 || code >= 300) {
+            assert.fail(`create ${obj.kind} ${obj.metadata?.namespace ?? ''}/${obj.metadata?.name}: HTTP ${code}: ${res?.message}`);
+          }
+          const status = obj['status'];
+          if (status && obj.kind !== 'Namespace') {
+            await mustApi('PATCH', `${path}/${obj.metadata!.name}/status`, { status }, 'application/merge-patch+json');
+          }
+        },
+      );
     });
     return sorted.length;
   }
@@ -166,9 +215,13 @@ describe('live cluster access against a real kube-apiserver', () => {
     await mustApi('POST', '/api/v1/namespaces/shop/events', {
       metadata: { name: 'frontend.nodeassigned' },
       involvedObject: { kind: 'Service', namespace: 'shop', name: 'frontend', apiVersion: 'v1' },
-      reason: 'nodeAssigned', type: 'Normal', source: { component: 'metallb-speaker' },
+      reason: 'nodeAssigned',
+      type: 'Normal',
+      source: { component: 'metallb-speaker' },
       message: 'announcing from node "lab-worker-a" with protocol "layer2"',
-      firstTimestamp: '2025-05-12T16:00:00Z', lastTimestamp: '2025-05-12T16:00:00Z', count: 1,
+      firstTimestamp: '2025-05-12T16:00:00Z',
+      lastTimestamp: '2025-05-12T16:00:00Z',
+      count: 1,
     });
   });
 
@@ -186,7 +239,11 @@ describe('live cluster access against a real kube-apiserver', () => {
       if (list === 'events' || list === 'namespaces' || list === 'services' || list === 'endpointSlices' || list === 'pods') continue;
       assert.equal(live[list].length, example[list].length, list);
     }
-    assert.deepEqual(live.pods.map((p) => p.metadata?.name), example.pods.filter(isSpeakerPod).map((p) => p.metadata?.name), 'speaker pods only');
+    assert.deepEqual(
+      live.pods.map((p) => p.metadata?.name),
+      example.pods.filter(isSpeakerPod).map((p) => p.metadata?.name),
+      'speaker pods only',
+    );
     assert.equal(live.services.length, example.services.length + 1, 'the example Services and default/kubernetes');
     for (const svc of live.services) {
       assert.equal(svc.apiVersion, 'v1');
@@ -194,9 +251,18 @@ describe('live cluster access against a real kube-apiserver', () => {
       assert.equal(typeof svc.metadata?.creationTimestamp, 'string');
       assert.match(svc.metadata!.creationTimestamp!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     }
-    assert.ok(live.nodes.every((n) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready')), 'node status was set');
-    assert.ok(live.serviceL2Statuses.every((s) => typeof s.status?.node === 'string'), 'ServiceL2Status status was set');
-    assert.ok(live.events.some((e) => e.reason === 'nodeAssigned'), 'Service events are read');
+    assert.ok(
+      live.nodes.every((n) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready')),
+      'node status was set',
+    );
+    assert.ok(
+      live.serviceL2Statuses.every((s) => typeof s.status?.node === 'string'),
+      'ServiceL2Status status was set',
+    );
+    assert.ok(
+      live.events.some((e) => e.reason === 'nodeAssigned'),
+      'Service events are read',
+    );
     const keys = (xs: KubeObject[]) => xs.map((x) => `${x.metadata?.namespace ?? ''}/${x.metadata?.name}`);
     assert.deepEqual(keys(live.services), [...keys(live.services)].sort(), 'API order');
 
@@ -245,7 +311,10 @@ describe('live cluster access against a real kube-apiserver', () => {
     const frontend = JSON.parse(results.find((r) => r.target === 'shop/frontend')!.l.stdout);
     assert.equal(frontend.announcer, exampleFrontend.announcer, 'same winner as the example snapshot');
     assert.deepEqual(frontend.allocation.ips, exampleFrontend.allocation.ips);
-    assert.ok(frontend.findings.some((x: { id: string }) => x.id === 'nodeassigned-event-disagrees'), JSON.stringify(frontend.findings));
+    assert.ok(
+      frontend.findings.some((x: { id: string }) => x.id === 'nodeassigned-event-disagrees'),
+      JSON.stringify(frontend.findings),
+    );
     const udp = JSON.parse(results.find((r) => r.target === 'ingest/ingest-udp')!.l.stdout);
     assert.equal(udp.announcer, null, 'ingest-udp has no ready endpoint: nobody announces, as from the example');
 
@@ -255,11 +324,11 @@ describe('live cluster access against a real kube-apiserver', () => {
 
   test('(a2) whatif live answers as whatif -f on the example: same verdict, Services and exit status', async () => {
     // Runs before (b), which edits the cluster: the live objects are still the example's.
-    for (const args of [['--node-down', 'lab-worker-b'], ['--node-down', 'lab-worker-a,lab-worker-b']]) {
-      const [l, f] = await Promise.all([
-        cli(['whatif', ...args, '-o', 'json', '--kubeconfig', adminKubeconfig, '--no-speaker-discovery']),
-        cli(['whatif', ...args, '-o', 'json', '-f', EXAMPLE]),
-      ]);
+    for (const args of [
+      ['--node-down', 'lab-worker-b'],
+      ['--node-down', 'lab-worker-a,lab-worker-b'],
+    ]) {
+      const [l, f] = await Promise.all([cli(['whatif', ...args, '-o', 'json', '--kubeconfig', adminKubeconfig, '--no-speaker-discovery']), cli(['whatif', ...args, '-o', 'json', '-f', EXAMPLE])]);
       assert.match(l.stderr, QUIET_STDERR, l.stderr);
       assert.equal(l.status, f.status, `${args.join(' ')}: exit status`);
       const lj = JSON.parse(l.stdout);
@@ -278,18 +347,24 @@ describe('live cluster access against a real kube-apiserver', () => {
     const target = new URL(cluster.server);
     const sockets = new Set<Socket>();
     let proxy: Server | undefined;
-    const listen = (port: number): Promise<number> => new Promise((resolve, reject) => {
-      proxy = createServer((down) => {
-        const up = connect(Number(target.port), '127.0.0.1');
-        sockets.add(down).add(up);
-        down.pipe(up).pipe(down);
-        const close = () => { down.destroy(); up.destroy(); sockets.delete(down); sockets.delete(up); };
-        down.on('error', close).on('close', close);
-        up.on('error', close).on('close', close);
+    const listen = (port: number): Promise<number> =>
+      new Promise((resolve, reject) => {
+        proxy = createServer((down) => {
+          const up = connect(Number(target.port), '127.0.0.1');
+          sockets.add(down).add(up);
+          down.pipe(up).pipe(down);
+          const close = () => {
+            down.destroy();
+            up.destroy();
+            sockets.delete(down);
+            sockets.delete(up);
+          };
+          down.on('error', close).on('close', close);
+          up.on('error', close).on('close', close);
+        });
+        proxy.on('error', reject);
+        proxy.listen(port, '127.0.0.1', () => resolve((proxy!.address() as { port: number }).port));
       });
-      proxy.on('error', reject);
-      proxy.listen(port, '127.0.0.1', () => resolve((proxy!.address() as { port: number }).port));
-    });
     const port = await listen(0);
     const proxied = join(work, 'proxied-kubeconfig');
     writeFileSync(proxied, readFileSync(adminKubeconfig, 'utf8').replace(cluster.server, `https://127.0.0.1:${port}`));
@@ -299,8 +374,7 @@ describe('live cluster access against a real kube-apiserver', () => {
     const changes: ClusterStateChange[] = [];
     watcher.onChange((c) => changes.push(c));
     const svcPath = '/api/v1/namespaces/default/services';
-    const svc = (name: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, labels: { test: 'watch' } },
-      spec: { type: 'LoadBalancer', ports: [{ port: 80 }] } });
+    const svc = (name: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, labels: { test: 'watch' } }, spec: { type: 'LoadBalancer', ports: [{ port: 80 }] } });
     const names = () => watcher.state().services.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`);
     const seen = (list: string, type: string, name: string) => changes.some((c) => c.list === list && c.type === type && c.object.metadata?.name === name);
     try {
@@ -386,13 +460,29 @@ describe('live cluster access against a real kube-apiserver', () => {
 
   test('(d) a token user without RBAC rights: exit 3, forbidden, naming the resource', async () => {
     const file = join(work, 'nobody-kubeconfig');
-    writeFileSync(file, [
-      'apiVersion: v1', 'kind: Config',
-      'clusters:', '- name: test', '  cluster:', `    server: ${cluster.server}`, `    certificate-authority-data: ${Buffer.from(cluster.caPem).toString('base64')}`,
-      'users:', '- name: nobody', '  user:', `    token: ${cluster.userTokens['nobody']}`,
-      'contexts:', '- name: nobody', '  context:', '    cluster: test', '    user: nobody',
-      'current-context: nobody', '',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: test',
+        '  cluster:',
+        `    server: ${cluster.server}`,
+        `    certificate-authority-data: ${Buffer.from(cluster.caPem).toString('base64')}`,
+        'users:',
+        '- name: nobody',
+        '  user:',
+        `    token: ${cluster.userTokens['nobody']}`,
+        'contexts:',
+        '- name: nobody',
+        '  context:',
+        '    cluster: test',
+        '    user: nobody',
+        'current-context: nobody',
+        '',
+      ].join('\n'),
+    );
     const r = await cli(['explain', 'svc/frontend', '-n', 'shop', '--kubeconfig', file]);
     assert.equal(r.status, 3, r.stderr);
     const lines = r.stderr.trimEnd().split('\n');

@@ -53,11 +53,17 @@ describe('a speaker under a memberlist flood (issue #15)', () => {
     const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     for (const { node, ip } of [SPEAKER, GO_PEER]) {
       await core.createNode({ body: { metadata: { name: node, labels: { 'kubernetes.io/hostname': node } } } });
-      await core.createNamespacedPod({ namespace: NS, body: {
-        metadata: { name: `speaker-${node}`, labels: { app: 'metallb', component: 'speaker' } },
-        spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0' }] } } });
-      await core.patchNamespacedPodStatus({ namespace: NS, name: `speaker-${node}`, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await core.createNamespacedPod({
+        namespace: NS,
+        body: {
+          metadata: { name: `speaker-${node}`, labels: { app: 'metallb', component: 'speaker' } },
+          spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0' }] },
+        },
+      });
+      await core.patchNamespacedPodStatus(
+        { namespace: NS, name: `speaker-${node}`, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     }
     port = await new Promise<number>((resolve, reject) => {
       const srv = net.createServer();
@@ -77,8 +83,9 @@ describe('a speaker under a memberlist flood (issue #15)', () => {
       });
       proc.once('exit', (c) => reject(new Error(`go peer exited ${c}`)));
     });
-    speaker = spawnSpeaker(cluster.kubeconfigPath, SPEAKER.node,
-      ['--ml-bindaddr', SPEAKER.ip, '--ml-bindport', String(port), '--ml-labels', 'app=metallb,component=speaker'], { METALLB_ML_SECRET_KEY_PATH: '' });
+    speaker = spawnSpeaker(cluster.kubeconfigPath, SPEAKER.node, ['--ml-bindaddr', SPEAKER.ip, '--ml-bindport', String(port), '--ml-labels', 'app=metallb,component=speaker'], {
+      METALLB_ML_SECRET_KEY_PATH: '',
+    });
     // The stall measured must be the speaker's own: on a test machine shared by many busy processes
     // the scheduler alone parks an idle process for 50-100 ms. A speaker pod's CPU request gives it
     // its share on a node; here a higher priority (as root) does. Printed either way.
@@ -91,26 +98,38 @@ describe('a speaker under a memberlist flood (issue #15)', () => {
     await cluster?.stop();
   });
 
-  const logs = (): string => `${speaker.lines.slice(-25).map((l) => JSON.stringify(l)).join('\n')}\n${speaker.stderr.join('').slice(-1000)}`;
+  const logs = (): string =>
+    `${speaker.lines
+      .slice(-25)
+      .map((l) => JSON.stringify(l))
+      .join('\n')}\n${speaker.stderr.join('').slice(-1000)}`;
   const speakerAlive = async (): Promise<string[]> => {
-    const v = await (await fetch(`http://${speaker.metrics}/debug/members`)).json() as { members: Array<{ name: string; state: string }> };
-    return v.members.filter((m) => m.state === 'alive').map((m) => m.name).sort();
+    const v = (await (await fetch(`http://${speaker.metrics}/debug/members`)).json()) as { members: Array<{ name: string; state: string }> };
+    return v.members
+      .filter((m) => m.state === 'alive')
+      .map((m) => m.name)
+      .sort();
   };
   const peerAlive = async (): Promise<string[]> => ((await (await fetch(`http://${peerHttp}/members`)).json()) as Array<{ name: string }>).map((m) => m.name).sort();
   const both = [SPEAKER.node, GO_PEER.node].sort();
 
   test('amplification packets, garbage datagrams and streams: no stall over 100 ms, /healthz within 1 s, the Go peer stays, drops in /metrics', async () => {
-    await waitFor('the speaker and the Go peer to see each other', async () => {
-      if (!speaker.metrics) return undefined;
-      return JSON.stringify(await speakerAlive()) === JSON.stringify(both) && JSON.stringify(await peerAlive()) === JSON.stringify(both) ? true : undefined;
-    }, logs, 60_000);
+    await waitFor(
+      'the speaker and the Go peer to see each other',
+      async () => {
+        if (!speaker.metrics) return undefined;
+        return JSON.stringify(await speakerAlive()) === JSON.stringify(both) && JSON.stringify(await peerAlive()) === JSON.stringify(both) ? true : undefined;
+      },
+      logs,
+      60_000,
+    );
     const scrape = async (): Promise<string> => (await fetch(`http://${speaker.metrics}/metrics`)).text();
     const health = `http://${speaker.health}/healthz`;
 
     // a quiet period of the same length first: the machine's own scheduling noise, for the printout
     await scrape(); // resets the lag histogram (start-up is not measured)
     let quietWorst = 0;
-    for (const end = Date.now() + 3000; Date.now() < end;) {
+    for (const end = Date.now() + 3000; Date.now() < end; ) {
       await sleep(1000);
       quietWorst = Math.max(quietWorst, sample(await scrape(), 'nodejs_eventloop_lag_max_seconds') ?? 0);
     }
@@ -121,7 +140,13 @@ describe('a speaker under a memberlist flood (issue #15)', () => {
     const udp = dgram.createSocket('udp4');
     await new Promise<void>((r) => udp.bind(0, ATTACKER, () => r()));
     const { packet: amp, parts } = amplificationPacket();
-    const bomb = encodeStreamMessage(encodePushPull({ join: true, nodes: [], userState: new Uint8Array(4 << 20) }), { keyring: null, label: '', enableCompression: true, gossipVerifyIncoming: true, gossipVerifyOutgoing: true });
+    const bomb = encodeStreamMessage(encodePushPull({ join: true, nodes: [], userState: new Uint8Array(4 << 20) }), {
+      keyring: null,
+      label: '',
+      enableCompression: true,
+      gossipVerifyIncoming: true,
+      gossipVerifyOutgoing: true,
+    });
     let sent = 0;
     let streams = 0;
     let sendErrors = 0;
@@ -185,9 +210,11 @@ describe('a speaker under a memberlist flood (issue #15)', () => {
     const cpu = sample(afterText, 'process_cpu_seconds_total')! - cpuBefore;
     const drops = dropped(afterText);
     const worstHealth = Math.max(...healthMs);
-    console.log(`flood: ${sent} datagrams (${sent / 2} amplification packets of ${amp.length} bytes / ${parts} parts, ${sent / 2} garbage), ${streams} streams, ${(FLOOD_MS / 1000).toFixed(0)} s; ` +
-      `worst event-loop stall ${(worstStall * 1000).toFixed(1)} ms (quiet: ${(quietWorst * 1000).toFixed(1)} ms), worst memberlist handler ${(worstHandlerCpu * 1000).toFixed(1)} ms of CPU; speaker CPU ${cpu.toFixed(2)} s; ` +
-      `/healthz ${healthMs.length} probes, worst ${worstHealth.toFixed(0)} ms; drops ${JSON.stringify(drops)}; speaker reniced -10: ${reniced}`);
+    console.log(
+      `flood: ${sent} datagrams (${sent / 2} amplification packets of ${amp.length} bytes / ${parts} parts, ${sent / 2} garbage), ${streams} streams, ${(FLOOD_MS / 1000).toFixed(0)} s; `
+        + `worst event-loop stall ${(worstStall * 1000).toFixed(1)} ms (quiet: ${(quietWorst * 1000).toFixed(1)} ms), worst memberlist handler ${(worstHandlerCpu * 1000).toFixed(1)} ms of CPU; speaker CPU ${cpu.toFixed(2)} s; `
+        + `/healthz ${healthMs.length} probes, worst ${worstHealth.toFixed(0)} ms; drops ${JSON.stringify(drops)}; speaker reniced -10: ${reniced}`,
+    );
 
     assert.equal(sendErrors, 0, 'every datagram was sent');
     assert.deepEqual(healthFailures, [], `every /healthz probe answered 200 within 1 s\n${logs()}`);

@@ -23,8 +23,20 @@ import { clusterStateFromObjects, type KubeObject, type Service } from '../../sr
 const PEER = join(REPO_ROOT, '.cache/memberlist-peer/memberlist-peer');
 const PORT = 27946;
 
-interface View { name: string; addr: string; port: number; state: string; incarnation: number }
-interface Member { name: string; kind: 'go' | 'ts'; view(): Promise<View[]>; alive(): Promise<string[]>; kill(): Promise<void> }
+interface View {
+  name: string;
+  addr: string;
+  port: number;
+  state: string;
+  incarnation: number;
+}
+interface Member {
+  name: string;
+  kind: 'go' | 'ts';
+  view(): Promise<View[]>;
+  alive(): Promise<string[]>;
+  kill(): Promise<void>;
+}
 
 const running: Member[] = [];
 after(async () => {
@@ -49,7 +61,9 @@ async function startGo(name: string, ip: string, opts: { secret?: string; join?:
   });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   const m = {
-    name, kind: 'go' as const, proc,
+    name,
+    kind: 'go' as const,
+    proc,
     view: async () => (await (await fetch(`http://${http}/all`)).json()) as View[],
     alive: async () => ((await (await fetch(`http://${http}/members`)).json()) as View[]).map((v) => v.name).sort(),
     kill: async () => {
@@ -66,7 +80,9 @@ async function startTs(name: string, ip: string, opts: { secret?: string; join?:
   await member.start();
   if (opts.join) await member.join([{ host: opts.join, port: PORT }]);
   const m = {
-    name, kind: 'ts' as const, member,
+    name,
+    kind: 'ts' as const,
+    member,
     view: async () => member.members() as View[],
     alive: async () => member.alive(),
     kill: async () => member.kill(),
@@ -159,27 +175,35 @@ async function killAndWaitDead(victim: Member, others: Member[]): Promise<number
   const killedAt = Date.now();
   await victim.kill();
   const sawSuspect = new Set<string>();
-  await waitFor(`${victim.name} dead on every member`, async () => {
-    let all = true;
-    for (const o of others) {
-      const st = (await stateOf(o, victim.name))?.state;
-      if (st === 'suspect') sawSuspect.add(o.name);
-      if (st !== 'dead') all = false;
-    }
-    return all;
-  }, 40_000);
+  await waitFor(
+    `${victim.name} dead on every member`,
+    async () => {
+      let all = true;
+      for (const o of others) {
+        const st = (await stateOf(o, victim.name))?.state;
+        if (st === 'suspect') sawSuspect.add(o.name);
+        if (st !== 'dead') all = false;
+      }
+      return all;
+    },
+    40_000,
+  );
   assert.ok(sawSuspect.size > 0, `${victim.name} went through suspect`);
   return Date.now() - killedAt;
 }
 
 async function rejoinedWithHigherIncarnation(name: string, members: Member[]): Promise<void> {
-  await waitFor(`${name} alive again with a higher incarnation on every member`, async () => {
-    for (const o of members) {
-      const v = await stateOf(o, name);
-      if (v?.state !== 'alive' || v.incarnation < 2) return false;
-    }
-    return true;
-  }, 15_000);
+  await waitFor(
+    `${name} alive again with a higher incarnation on every member`,
+    async () => {
+      for (const o of members) {
+        const v = await stateOf(o, name);
+        if (v?.state !== 'alive' || v.incarnation < 2) return false;
+      }
+      return true;
+    },
+    15_000,
+  );
 }
 
 test('a killed member (Go, then metallb-ts) is suspect then dead everywhere; restarted, it rejoins with a higher incarnation', async () => {
@@ -216,13 +240,21 @@ test('3 Go + 2 metallb-ts members elect the same L2 winner for 100 IPs on every 
   await waitConverged(ms, names, 20_000);
   const nodes: KubeObject[] = names.map((n) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: n, labels: { 'kubernetes.io/hostname': n } }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }));
   const services: Service[] = Array.from({ length: 100 }, (_, i) => ({
-    apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${i}`, namespace: 'default' }, spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster' },
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: `svc-${i}`, namespace: 'default' },
+    spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster' },
     status: { loadBalancer: { ingress: [{ ip: `10.20.${Math.floor(i / 50)}.${(i % 50) + 1}` }] } },
   }));
-  const pool: Pool = { ...parsePool({ apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'p', namespace: 'metallb-system' }, spec: { addresses: ['10.20.0.0/16'] } }, []), l2Advertisements: [l2('ad', names)] };
+  const pool: Pool = {
+    ...parsePool({ apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'p', namespace: 'metallb-system' }, spec: { addresses: ['10.20.0.0/16'] } }, []),
+    l2Advertisements: [l2('ad', names)],
+  };
   const config: Config = { pools: new Map([['p', pool]]), peers: new Map(), bfdProfiles: new Map(), poolsByNamespace: new Map(), poolsByServiceSelector: [] } as unknown as Config;
   const slices: KubeObject[] = services.map((svc) => ({
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${svc.metadata!.name}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': svc.metadata!.name! } },
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${svc.metadata!.name}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': svc.metadata!.name! } },
     endpoints: [{ addresses: ['10.1.0.1'], nodeName: 'go-1', conditions: { ready: true } }],
   }));
   const state = clusterStateFromObjects([...nodes, ...services, ...slices]);
@@ -239,7 +271,11 @@ test('3 Go + 2 metallb-ts members elect the same L2 winner for 100 IPs on every 
   await killAndWaitDead(ms.find((m) => m.name === 'go-3')!, rest);
   const after = await winners(rest[0]!);
   assert.ok(!after.includes('go-3'));
-  assert.deepEqual(after.map((w, i) => (reference[i] === 'go-3' ? 'moved' : w)), reference.map((w) => (w === 'go-3' ? 'moved' : w)), 'only go-3\'s IPs move');
+  assert.deepEqual(
+    after.map((w, i) => (reference[i] === 'go-3' ? 'moved' : w)),
+    reference.map((w) => (w === 'go-3' ? 'moved' : w)),
+    "only go-3's IPs move",
+  );
   for (const m of rest) assert.deepEqual(await winners(m), after, `${m.name} elects the same winners after the crash`);
   await stopAll(rest);
 });
@@ -251,7 +287,7 @@ test('fuzz: random and mutated packets and streams against live members crash no
   const udp = dgram.createSocket('udp4');
   await new Promise<void>((r) => udp.bind(0, '127.0.5.9', () => r()));
   let seed = 7;
-  const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+  const rnd = (n: number): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
   const wire = { keyring: null, label: '', enableCompression: true, gossipVerifyIncoming: true, gossipVerifyOutgoing: true };
   const vsn = Uint8Array.from(METALLB_VSN);
   const seeds = [
@@ -263,7 +299,10 @@ test('fuzz: random and mutated packets and streams against live members crash no
     Uint8Array.from([9, ...encodeMessage({ type: 'nack', seqNo: 1 }).subarray(1)]),
     Uint8Array.from([9, 0x82, 0xa4, ...Buffer.from('Algo'), 0, 0xa3, ...Buffer.from('Buf'), 0xda, 0x10, 0x00, ...lzwEncode(new Uint8Array(4096))]),
   ];
-  const targets = [{ host: '127.0.5.2', port: PORT }, { host: '127.0.5.1', port: PORT }];
+  const targets = [
+    { host: '127.0.5.2', port: PORT },
+    { host: '127.0.5.1', port: PORT },
+  ];
   for (let i = 0; i < 3000; i++) {
     const base = seeds[rnd(seeds.length)]!;
     const b = i % 5 === 0 ? Uint8Array.from({ length: rnd(300) }, () => rnd(256)) : base.slice(0, Math.max(1, rnd(base.length + 1)));
@@ -307,7 +346,7 @@ test('fuzz: random and mutated packets and streams against live members crash no
 
 test('codecs equal the Go libraries memberlist v0.5.1 uses, byte for byte, on random inputs', async () => {
   let seed = 99;
-  const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+  const rnd = (n: number): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
   const inputs: Uint8Array[] = [new Uint8Array(0)];
   for (const size of [1, 2, 3, 20, 300, 1400, 5000, 9000, 30000, 70000]) {
     inputs.push(Uint8Array.from({ length: size }, () => rnd(size > 5000 ? 256 : 1 + rnd(8))));
@@ -323,13 +362,19 @@ test('codecs equal the Go libraries memberlist v0.5.1 uses, byte for byte, on ra
     const vsn = Uint8Array.from(METALLB_VSN);
     switch (i % 6) {
       case 0:
-        msgs.push({ req: `msg alive ${JSON.stringify({ Incarnation: inc, Node: node, Addr: b64(addr), Port: port, Vsn: b64(vsn) })}`, ours: encodeMessage({ type: 'alive', incarnation: inc, node, addr, port, meta: null, vsn }) });
+        msgs.push({
+          req: `msg alive ${JSON.stringify({ Incarnation: inc, Node: node, Addr: b64(addr), Port: port, Vsn: b64(vsn) })}`,
+          ours: encodeMessage({ type: 'alive', incarnation: inc, node, addr, port, meta: null, vsn }),
+        });
         break;
       case 1:
         msgs.push({ req: `msg suspect ${JSON.stringify({ Incarnation: inc, Node: node, From: 'me' })}`, ours: encodeMessage({ type: 'suspect', incarnation: inc, node, from: 'me' }) });
         break;
       case 2:
-        msgs.push({ req: `msg ping ${JSON.stringify({ SeqNo: inc, Node: node, SourceAddr: b64(addr), SourcePort: port, SourceNode: 'me' })}`, ours: encodeMessage({ type: 'ping', seqNo: inc, node, sourceAddr: addr, sourcePort: port, sourceNode: 'me' }) });
+        msgs.push({
+          req: `msg ping ${JSON.stringify({ SeqNo: inc, Node: node, SourceAddr: b64(addr), SourcePort: port, SourceNode: 'me' })}`,
+          ours: encodeMessage({ type: 'ping', seqNo: inc, node, sourceAddr: addr, sourcePort: port, sourceNode: 'me' }),
+        });
         break;
       case 3:
         msgs.push({ req: `msg indirect ${JSON.stringify({ SeqNo: inc, Target: b64(addr), Port: port, Node: node, Nack: rnd(2) === 1 })}`, ours: new Uint8Array(0) });
@@ -342,7 +387,12 @@ test('codecs equal the Go libraries memberlist v0.5.1 uses, byte for byte, on ra
         break;
     }
   }
-  const requests = [...inputs.map((b) => `lzw ${Buffer.from(b).toString('hex')}`), ...msgs.map((m) => m.req), `key ${Buffer.from('short-secret').toString('hex')}`, `key ${Buffer.from('q'.repeat(40)).toString('hex')}`];
+  const requests = [
+    ...inputs.map((b) => `lzw ${Buffer.from(b).toString('hex')}`),
+    ...msgs.map((m) => m.req),
+    `key ${Buffer.from('short-secret').toString('hex')}`,
+    `key ${Buffer.from('q'.repeat(40)).toString('hex')}`,
+  ];
   const proc = spawn(PEER, ['-vectors'], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -360,8 +410,18 @@ test('codecs equal the Go libraries memberlist v0.5.1 uses, byte for byte, on ra
     const b = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, 'base64'));
     let ours = m.ours;
     if (kind === 'indirect') ours = encodeMessage({ type: 'indirectPing', seqNo: req.SeqNo, target: b(req.Target), port: req.Port, node: req.Node, nack: req.Nack });
-    if (kind === 'pushpull') ours = encodePushPull({ join: req.Join, nodes: Array(req.Nodes).fill({ name: '', addr: new Uint8Array(0), port: 0, meta: null, incarnation: 0, state: 0, vsn: null }), userState: new Uint8Array(0) }).subarray(0, go.length / 2);
-    if (kind === 'nodestate') ours = encodePushPull({ join: false, nodes: [{ name: req.Name, addr: b(req.Addr), port: req.Port, meta: null, incarnation: req.Incarnation, state: req.State, vsn: b(req.Vsn) }], userState: new Uint8Array(0) }).subarray(-go.length / 2);
+    if (kind === 'pushpull')
+      ours = encodePushPull({
+        join: req.Join,
+        nodes: Array(req.Nodes).fill({ name: '', addr: new Uint8Array(0), port: 0, meta: null, incarnation: 0, state: 0, vsn: null }),
+        userState: new Uint8Array(0),
+      }).subarray(0, go.length / 2);
+    if (kind === 'nodestate')
+      ours = encodePushPull({
+        join: false,
+        nodes: [{ name: req.Name, addr: b(req.Addr), port: req.Port, meta: null, incarnation: req.Incarnation, state: req.State, vsn: b(req.Vsn) }],
+        userState: new Uint8Array(0),
+      }).subarray(-go.length / 2);
     assert.equal(Buffer.from(ours).toString('hex'), go, m.req.slice(0, 120));
   });
   assert.equal(Buffer.from(metallbSecretKey(Buffer.from('short-secret'))).toString('hex'), lines[lines.length - 2]);
@@ -379,13 +439,17 @@ test('speakerlist: joins the speaker IPs the API lists, reports changes, a resta
     s2.onChange((c) => changes.push([...(c.alive ?? [])]));
     await s2.start();
     await s3.start();
-    await waitFor('all three see each other', async () => (await g.alive()).join() === 'node-2,node-3,node-g' && s2.alive().join() === 'node-2,node-3,node-g' && s3.alive().join() === 'node-2,node-3,node-g', 10_000);
+    await waitFor(
+      'all three see each other',
+      async () => (await g.alive()).join() === 'node-2,node-3,node-g' && s2.alive().join() === 'node-2,node-3,node-g' && s3.alive().join() === 'node-2,node-3,node-g',
+      10_000,
+    );
     assert.deepEqual(changes[changes.length - 1], ['node-2', 'node-3', 'node-g'], 'the speaker is told about membership changes');
     // the Go member restarts without a join list: the periodic rejoin brings it back
     await g.kill();
     g = await startGo('node-g', '127.0.6.1');
     const g2 = g;
-    await waitFor('node-g back in everyone\'s view', async () => (await g2.alive()).join() === 'node-2,node-3,node-g' && s2.alive().includes('node-g') && s3.alive().includes('node-g'), 15_000);
+    await waitFor("node-g back in everyone's view", async () => (await g2.alive()).join() === 'node-2,node-3,node-g' && s2.alive().includes('node-g') && s3.alive().includes('node-g'), 15_000);
   } finally {
     await s2.stop();
     await s3.stop();
@@ -477,9 +541,15 @@ test('push/pull cap: 127 push/pulls that never read hold their slots, the 128th 
   running.push({ name: 'ts-cap', kind: 'ts', view: async () => member.members() as View[], alive: async () => member.alive(), kill: async () => member.kill() });
   const to = { host: '127.0.8.3', port: PORT };
   const vsn = Uint8Array.from(METALLB_VSN);
-  const pushPull = (i: number) => encodeStreamMessage(encodePushPull({
-    join: false, nodes: [{ name: `peer-${i}`, addr: Uint8Array.from([127, 0, 8, 9]), port: 40000 + i, meta: null, incarnation: 1, state: 0, vsn }], userState: new Uint8Array(0),
-  }), plainWire);
+  const pushPull = (i: number) =>
+    encodeStreamMessage(
+      encodePushPull({
+        join: false,
+        nodes: [{ name: `peer-${i}`, addr: Uint8Array.from([127, 0, 8, 9]), port: 40000 + i, meta: null, incarnation: 1, state: 0, vsn }],
+        userState: new Uint8Array(0),
+      }),
+      plainWire,
+    );
   const udp = dgram.createSocket('udp4');
   await new Promise<void>((r) => udp.bind(0, '127.0.8.9', () => r()));
   const conns: { sock: net.Socket; closed: Promise<number> }[] = [];
@@ -561,12 +631,30 @@ test('a member configured from a MetalLB memberlist config file (fast timings) i
   const { tmpdir } = await import('node:os');
   const { readMemberlistConfigFile } = await import('../../src/speaker/membership-memberlist.ts');
   const file = join(mkdtempSync(join(tmpdir(), 'ml-file-')), 'config.json');
-  writeFileSync(file, JSON.stringify({
-    TCPTimeout: '2s', IndirectChecks: 3, RetransmitMult: 4, SuspicionMult: 2, SuspicionMaxTimeoutMult: 2, PushPullInterval: '10s',
-    ProbeTimeout: '100ms', ProbeInterval: '200ms', DisableTcpPings: false, AwarenessMaxMultiplier: 8, GossipNodes: 3, GossipInterval: '100ms',
-    GossipToTheDeadTime: '30s', GossipVerifyIncoming: true, GossipVerifyOutgoing: true, EnableCompression: true, HandoffQueueDepth: 1024,
-    UDPBufferSize: 1400, QueueCheckInterval: '30s',
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      TCPTimeout: '2s',
+      IndirectChecks: 3,
+      RetransmitMult: 4,
+      SuspicionMult: 2,
+      SuspicionMaxTimeoutMult: 2,
+      PushPullInterval: '10s',
+      ProbeTimeout: '100ms',
+      ProbeInterval: '200ms',
+      DisableTcpPings: false,
+      AwarenessMaxMultiplier: 8,
+      GossipNodes: 3,
+      GossipInterval: '100ms',
+      GossipToTheDeadTime: '30s',
+      GossipVerifyIncoming: true,
+      GossipVerifyOutgoing: true,
+      EnableCompression: true,
+      HandoffQueueDepth: 1024,
+      UDPBufferSize: 1400,
+      QueueCheckInterval: '30s',
+    }),
+  );
   const { config, warnings } = readMemberlistConfigFile(file)!;
   assert.deepEqual(warnings, []);
   assert.equal(config.probeIntervalMs, 200);
@@ -591,16 +679,36 @@ test('a member configured from a MetalLB memberlist config file (fast timings) i
 test('TCPTimeout "720h" (Go accepts it; beyond Node\'s 2^31-1 ms timer limit): the member joins and is joined, push/pulls both ways, no TimeoutOverflowWarning', async () => {
   const { parseMemberlistConfigFile } = await import('../../src/core/membership/config.ts');
   const { MAX_TIMER_DELAY_MS } = await import('../../src/speaker/membership-memberlist.ts');
-  const { config, warnings } = parseMemberlistConfigFile(JSON.stringify({
-    TCPTimeout: '720h', IndirectChecks: 3, RetransmitMult: 4, SuspicionMult: 4, SuspicionMaxTimeoutMult: 6, PushPullInterval: '1s',
-    ProbeTimeout: '500ms', ProbeInterval: '1s', DisableTcpPings: false, AwarenessMaxMultiplier: 8, GossipNodes: 3, GossipInterval: '200ms',
-    GossipToTheDeadTime: '720h', GossipVerifyIncoming: true, GossipVerifyOutgoing: true, EnableCompression: true, HandoffQueueDepth: 1024,
-    UDPBufferSize: 1400, QueueCheckInterval: '720h',
-  }), 'config.json');
+  const { config, warnings } = parseMemberlistConfigFile(
+    JSON.stringify({
+      TCPTimeout: '720h',
+      IndirectChecks: 3,
+      RetransmitMult: 4,
+      SuspicionMult: 4,
+      SuspicionMaxTimeoutMult: 6,
+      PushPullInterval: '1s',
+      ProbeTimeout: '500ms',
+      ProbeInterval: '1s',
+      DisableTcpPings: false,
+      AwarenessMaxMultiplier: 8,
+      GossipNodes: 3,
+      GossipInterval: '200ms',
+      GossipToTheDeadTime: '720h',
+      GossipVerifyIncoming: true,
+      GossipVerifyOutgoing: true,
+      EnableCompression: true,
+      HandoffQueueDepth: 1024,
+      UDPBufferSize: 1400,
+      QueueCheckInterval: '720h',
+    }),
+    'config.json',
+  );
   assert.deepEqual(warnings, []);
   assert.ok(config.tcpTimeoutMs > MAX_TIMER_DELAY_MS);
   const overflow: string[] = [];
-  const onWarning = (w: Error) => { if (w.name === 'TimeoutOverflowWarning' || w.name === 'TimeoutNegativeWarning' || w.name === 'TimeoutNaNWarning') overflow.push(w.message); };
+  const onWarning = (w: Error) => {
+    if (w.name === 'TimeoutOverflowWarning' || w.name === 'TimeoutNegativeWarning' || w.name === 'TimeoutNaNWarning') overflow.push(w.message);
+  };
   process.on('warning', onWarning);
   try {
     const g1 = await startGo('go-long1', '127.0.8.31');
@@ -618,10 +726,14 @@ test('TCPTimeout "720h" (Go accepts it; beyond Node\'s 2^31-1 ms timer limit): t
     // periodic push/pulls (PushPullInterval 1s) keep going both ways; streams are not cut by a 1 ms deadline
     const before = member.stats();
     await other.member.pushPull({ host: '127.0.8.32', port: PORT }, false);
-    await waitFor('more push/pulls in and out', async () => {
-      const s = member.stats();
-      return s.streamsOut >= before.streamsOut + 2 && s.streamsIn >= before.streamsIn + 1;
-    }, 10_000);
+    await waitFor(
+      'more push/pulls in and out',
+      async () => {
+        const s = member.stats();
+        return s.streamsOut >= before.streamsOut + 2 && s.streamsIn >= before.streamsIn + 1;
+      },
+      10_000,
+    );
     const s = member.stats();
     assert.equal(s.dropped.timeout ?? 0, 0, `no stream timed out: ${JSON.stringify(s.dropped)}`);
     assert.equal(s.dropped.truncated ?? 0, 0, `no stream cut short: ${JSON.stringify(s.dropped)}`);
@@ -715,9 +827,14 @@ test('a 5 MB push/pull trickled in 1 KB writes is decoded in a few dozen attempt
   const encWire = { ...plainWire, keyring: new Keyring([key]) };
   const vsn = Uint8Array.from(METALLB_VSN);
   const pushPull = encodePushPull({
-    join: false, nodes: [{ name: 'trickler', addr: Uint8Array.from([127, 0, 8, 9]), port: 40999, meta: null, incarnation: 1, state: 0, vsn }], userState: new Uint8Array(5_000_000).fill(7),
+    join: false,
+    nodes: [{ name: 'trickler', addr: Uint8Array.from([127, 0, 8, 9]), port: 40999, meta: null, incarnation: 1, state: 0, vsn }],
+    userState: new Uint8Array(5_000_000).fill(7),
   });
-  for (const [name, ip, wire, maxAttempts] of [['ts-trickle', '127.0.8.33', plainWire, 40], ['ts-trickle-enc', '127.0.8.34', encWire, 1]] as const) {
+  for (const [name, ip, wire, maxAttempts] of [
+    ['ts-trickle', '127.0.8.33', plainWire, 40],
+    ['ts-trickle-enc', '127.0.8.34', encWire, 1],
+  ] as const) {
     const member = new MemberlistMember({ name, bindAddr: ip, bindPort: PORT, keys: wire.keyring ? [key] : null });
     await member.start();
     running.push({ name, kind: 'ts', view: async () => member.members() as View[], alive: async () => member.alive(), kill: async () => member.kill() });

@@ -48,22 +48,48 @@ describe('metallb-ts speaker: the notAnnounced Warning Event, once per cluster',
       if (n === 'node-c') labels[EXCL] = '';
       await core.createNode({ body: { metadata: { name: n, labels } } });
     }
-    await custom.createNamespacedCustomObject({ ...G, namespace: NS, plural: 'ipaddresspools', body: {
-      apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'lab' }, spec: { addresses: ['192.0.2.0/24'] } } });
-    await custom.createNamespacedCustomObject({ ...G, namespace: NS, plural: 'l2advertisements', body: {
-      apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'l2-node-c' },
-      spec: { ipAddressPools: ['lab'], nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': 'node-c' } }] } } });
-    await core.createNamespacedService({ namespace: 'default', body: {
-      metadata: { name: 'trapped', labels: { app: 'trapped' } },
-      spec: { type: 'LoadBalancer', ports: [{ name: 'http', port: 80, protocol: 'TCP' }], selector: { app: 'trapped' } },
-    } });
-    await core.patchNamespacedServiceStatus({ namespace: 'default', name: 'trapped', body: { status: { loadBalancer: { ingress: [{ ip: '192.0.2.20', ipMode: 'VIP' }] } } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-    await discovery.createNamespacedEndpointSlice({ namespace: 'default', body: {
-      metadata: { name: 'trapped-slice', namespace: 'default', labels: { 'kubernetes.io/service-name': 'trapped', 'endpointslice.kubernetes.io/managed-by': 'metallb-ts-test' } },
-      addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      endpoints: [{ addresses: ['10.244.1.10'], nodeName: 'node-a', conditions: { ready: true, serving: true, terminating: false } }],
-    } });
+    await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: NS,
+      plural: 'ipaddresspools',
+      body: {
+        apiVersion: 'metallb.io/v1beta1',
+        kind: 'IPAddressPool',
+        metadata: { name: 'lab' },
+        spec: { addresses: ['192.0.2.0/24'] },
+      },
+    });
+    await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: NS,
+      plural: 'l2advertisements',
+      body: {
+        apiVersion: 'metallb.io/v1beta1',
+        kind: 'L2Advertisement',
+        metadata: { name: 'l2-node-c' },
+        spec: { ipAddressPools: ['lab'], nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': 'node-c' } }] },
+      },
+    });
+    await core.createNamespacedService({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'trapped', labels: { app: 'trapped' } },
+        spec: { type: 'LoadBalancer', ports: [{ name: 'http', port: 80, protocol: 'TCP' }], selector: { app: 'trapped' } },
+      },
+    });
+    await core.patchNamespacedServiceStatus(
+      { namespace: 'default', name: 'trapped', body: { status: { loadBalancer: { ingress: [{ ip: '192.0.2.20', ipMode: 'VIP' }] } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await discovery.createNamespacedEndpointSlice({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'trapped-slice', namespace: 'default', labels: { 'kubernetes.io/service-name': 'trapped', 'endpointslice.kubernetes.io/managed-by': 'metallb-ts-test' } },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        endpoints: [{ addresses: ['10.244.1.10'], nodeName: 'node-a', conditions: { ready: true, serving: true, terminating: false } }],
+      },
+    });
   });
 
   after(async () => {
@@ -73,8 +99,11 @@ describe('metallb-ts speaker: the notAnnounced Warning Event, once per cluster',
 
   test('--no-unannounced-events: the reporting speaker logs it, no Event is recorded', async () => {
     await startSpeakers(['--no-unannounced-events']);
-    const line = await waitFor('the warn line of the reporting speaker', async () =>
-      speakers.flatMap((s) => s.lines.filter((l) => l.op === 'unannounced' && l.level === 'warn').map((l) => ({ node: s.node, l })))[0], logs);
+    const line = await waitFor(
+      'the warn line of the reporting speaker',
+      async () => speakers.flatMap((s) => s.lines.filter((l) => l.op === 'unannounced' && l.level === 'warn').map((l) => ({ node: s.node, l })))[0],
+      logs,
+    );
     assert.equal(line.node, 'node-a', 'memberlist off: the first Node in name order reports');
     assert.match(String(line.l.reason), new RegExp(`node-c: labelled ${EXCL}`));
     await sleep(1500); // the recorder writes within milliseconds; give it time to misbehave
@@ -104,10 +133,14 @@ describe('metallb-ts speaker: the notAnnounced Warning Event, once per cluster',
   test('the label removed: node-c announces and the gauge goes', async () => {
     await core.patchNode({ name: 'node-c', body: { metadata: { labels: { [EXCL]: null } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     await waitFor('node-c announces', async () => (speakers[2]!.lines.some((l) => l.event === 'serviceAnnounced' && l.service === 'default/trapped') ? true : undefined), logs);
-    await waitFor('the gauge gone', async () => {
-      const metrics = await (await fetch(`http://${speakers[0]!.metrics}/metrics`)).text();
-      return /metallb_speaker_unannounced\{/.test(metrics) ? undefined : true;
-    }, logs);
+    await waitFor(
+      'the gauge gone',
+      async () => {
+        const metrics = await (await fetch(`http://${speakers[0]!.metrics}/metrics`)).text();
+        return /metallb_speaker_unannounced\{/.test(metrics) ? undefined : true;
+      },
+      logs,
+    );
     await stopSpeakers();
   });
 });

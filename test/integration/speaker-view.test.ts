@@ -29,7 +29,10 @@ import { runCliAsync } from '../helpers/cli.ts';
 
 const NS = 'metallb-system';
 const G = { group: 'metallb.io', version: 'v1beta1' } as const;
-const MEMBERS = [{ node: 'ml-a', ip: '127.0.32.1' }, { node: 'ml-b', ip: '127.0.32.2' }];
+const MEMBERS = [
+  { node: 'ml-a', ip: '127.0.32.1' },
+  { node: 'ml-b', ip: '127.0.32.2' },
+];
 const NODES = ['ml-a', 'ml-b', 'ml-c'];
 /** The speaker pod behind the pod proxy: inside the test's namespace. */
 const POD_IP = '192.0.2.250';
@@ -78,7 +81,7 @@ function splice(a: Socket, b: Socket): void {
   b.on('close', () => a.destroy());
 }
 
-describe('explain and members use a running speaker\'s memberlist view', () => {
+describe("explain and members use a running speaker's memberlist view", () => {
   let cluster: TestCluster;
   let core: CoreV1Api;
   const speakers: SpeakerProc[] = [];
@@ -112,27 +115,62 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
     const custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
     const discovery = cluster.kubeConfig.makeApiClient(DiscoveryV1Api);
     for (const n of NODES) await core.createNode({ body: { metadata: { name: n, labels: { 'kubernetes.io/hostname': n } } } });
-    await custom.createNamespacedCustomObject({ ...G, namespace: NS, plural: 'ipaddresspools', body: {
-      apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'lab' }, spec: { addresses: ['192.0.2.0/24'] } } });
-    await custom.createNamespacedCustomObject({ ...G, namespace: NS, plural: 'l2advertisements', body: {
-      apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'l2' }, spec: { ipAddressPools: ['lab'] } } });
-    await core.createNamespacedService({ namespace: 'default', body: {
-      metadata: { name: 'web' }, spec: { type: 'LoadBalancer', ports: [{ name: 'http', port: 80, protocol: 'TCP' }], selector: { app: 'web' } } } });
-    await core.patchNamespacedServiceStatus({ namespace: 'default', name: 'web', body: { status: { loadBalancer: { ingress: [{ ip: IP, ipMode: 'VIP' }] } } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-    await discovery.createNamespacedEndpointSlice({ namespace: 'default', body: {
-      metadata: { name: 'web-slice', labels: { 'kubernetes.io/service-name': 'web' } }, addressType: 'IPv4',
-      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      endpoints: NODES.map((n, i) => ({ addresses: [`10.244.${i + 1}.10`], nodeName: n, conditions: { ready: true, serving: true, terminating: false } })),
-    } });
+    await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: NS,
+      plural: 'ipaddresspools',
+      body: {
+        apiVersion: 'metallb.io/v1beta1',
+        kind: 'IPAddressPool',
+        metadata: { name: 'lab' },
+        spec: { addresses: ['192.0.2.0/24'] },
+      },
+    });
+    await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: NS,
+      plural: 'l2advertisements',
+      body: {
+        apiVersion: 'metallb.io/v1beta1',
+        kind: 'L2Advertisement',
+        metadata: { name: 'l2' },
+        spec: { ipAddressPools: ['lab'] },
+      },
+    });
+    await core.createNamespacedService({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'web' },
+        spec: { type: 'LoadBalancer', ports: [{ name: 'http', port: 80, protocol: 'TCP' }], selector: { app: 'web' } },
+      },
+    });
+    await core.patchNamespacedServiceStatus(
+      { namespace: 'default', name: 'web', body: { status: { loadBalancer: { ingress: [{ ip: IP, ipMode: 'VIP' }] } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await discovery.createNamespacedEndpointSlice({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'web-slice', labels: { 'kubernetes.io/service-name': 'web' } },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        endpoints: NODES.map((n, i) => ({ addresses: [`10.244.${i + 1}.10`], nodeName: n, conditions: { ready: true, serving: true, terminating: false } })),
+      },
+    });
     // The pods the speakers join through (--ml-labels app=ml-join): not speaker pods by label, so
     // neither discovery nor the derivation from the state sees them.
     for (const { node, ip } of MEMBERS) {
-      await core.createNamespacedPod({ namespace: NS, body: {
-        metadata: { name: `join-${node}`, labels: { app: 'ml-join' } },
-        spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0' }] } } });
-      await core.patchNamespacedPodStatus({ namespace: NS, name: `join-${node}`, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await core.createNamespacedPod({
+        namespace: NS,
+        body: {
+          metadata: { name: `join-${node}`, labels: { app: 'ml-join' } },
+          spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0' }] },
+        },
+      });
+      await core.patchNamespacedPodStatus(
+        { namespace: NS, name: `join-${node}`, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     }
     const port = await new Promise<number>((resolve, reject) => {
       const srv = createServer();
@@ -146,11 +184,16 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
       speakers.push(spawnSpeaker(cluster.kubeconfigPath, node, ['--log-level', 'info', '--ml-bindaddr', ip, '--ml-bindport', String(port), '--ml-labels', 'app=ml-join'], { METALLB_ML_SECRET_KEY_PATH: '' }));
     }
     for (const s of speakers) {
-      await waitFor(`${s.node} sees both speakers in memberlist`, async () => {
-        if (!s.metrics) return undefined;
-        const v = await (await fetch(`http://${s.metrics}/debug/members`)).json() as { members: Array<{ name: string; state: string }> };
-        return v.members.filter((m) => m.state === 'alive').length === 2 ? true : undefined;
-      }, logs, 60_000);
+      await waitFor(
+        `${s.node} sees both speakers in memberlist`,
+        async () => {
+          if (!s.metrics) return undefined;
+          const v = (await (await fetch(`http://${s.metrics}/debug/members`)).json()) as { members: Array<{ name: string; state: string }> };
+          return v.members.filter((m) => m.state === 'alive').length === 2 ? true : undefined;
+        },
+        logs,
+        60_000,
+      );
     }
   });
 
@@ -162,7 +205,7 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
     await cluster?.stop();
   });
 
-  test('(a) explain --speaker HOST:PORT: the speaker\'s memberlist decides, ml-c (no speaker) is out, and the speakers agree', async () => {
+  test("(a) explain --speaker HOST:PORT: the speaker's memberlist decides, ml-c (no speaker) is out, and the speakers agree", async () => {
     const a = speakers.find((s) => s.node === 'ml-a')!;
     const { out, stderr } = await explainJSON(['--speaker', a.metrics!]);
     assert.equal(stderr, '');
@@ -172,11 +215,15 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
     assert.equal(out.announcer, WINNER);
     // What the speakers themselves decided: the ServiceL2Status they wrote names the same node.
     const custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
-    const statusNode = await waitFor('a ServiceL2Status for default/web', async () => {
-      const list = await custom.listNamespacedCustomObject({ ...G, namespace: NS, plural: 'servicel2statuses' }) as { items: Array<{ status?: { node?: string; serviceName?: string } }> };
-      const nodes = list.items.filter((o) => o.status?.serviceName === 'web').map((o) => o.status?.node);
-      return nodes.length === 1 ? nodes[0] : undefined;
-    }, logs);
+    const statusNode = await waitFor(
+      'a ServiceL2Status for default/web',
+      async () => {
+        const list = (await custom.listNamespacedCustomObject({ ...G, namespace: NS, plural: 'servicel2statuses' })) as { items: Array<{ status?: { node?: string; serviceName?: string } }> };
+        const nodes = list.items.filter((o) => o.status?.serviceName === 'web').map((o) => o.status?.node);
+        return nodes.length === 1 ? nodes[0] : undefined;
+      },
+      logs,
+    );
     assert.equal(statusNode, out.announcer);
     const text = await cli(['explain', 'svc/web', '-n', 'default', '--speaker', a.metrics!]);
     assert.match(text.stdout, new RegExp(`^Speakers: +2 alive \\(memberlist of speaker ${a.metrics!.replace(/\./g, '\\.')} \\(node ml-a\\)\\): ml-a, ml-b$`, 'm'));
@@ -197,7 +244,12 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
     const bad = await cli(['explain', 'svc/web', '-n', 'default', '--speaker-selector', 'a b c']);
     assert.equal(bad.status, 2, bad.stderr);
     assert.match(bad.stderr, /^metallb-ts: invalid --speaker-selector "a b c": HTTP 400: [^\n]*\n$/);
-    const closed = await new Promise<number>((r) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as AddressInfo).port; s.close(() => r(p)); }); });
+    const closed = await new Promise<number>((r) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as AddressInfo).port;
+        s.close(() => r(p));
+      });
+    });
     const gone = await cli(['explain', 'svc/web', '-n', 'default', '--speaker', `127.0.0.1:${closed}`]);
     assert.equal(gone.status, 3);
     assert.equal(gone.stderr, `metallb-ts: cannot reach speaker 127.0.0.1:${closed}: ECONNREFUSED\n`);
@@ -211,13 +263,43 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
     // Two pods as MetalLB's native manifest makes them (its DaemonSet's container and ports).
     const names = ['speaker-mlb-a', 'speaker-mlb-b'];
     for (const [i, name] of names.entries()) {
-      await core.createNamespacedPod({ namespace: NS, body: {
-        metadata: { name, labels: { app: 'metallb', component: 'speaker' } },
-        spec: { nodeName: NODES[i]!, automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'quay.io/metallb/speaker:v0.16.1', args: ['--port=9120', '--log-level=info'],
-          ports: [{ name: 'metricshttps', containerPort: 9120 }, { name: 'memberlist-tcp', containerPort: 7946 }, { name: 'memberlist-udp', containerPort: 7946, protocol: 'UDP' }] }] } } });
-      await core.patchNamespacedPodStatus({ namespace: NS, name, body: { status: {
-        phase: 'Running', podIP: `198.51.100.${i + 1}`, podIPs: [{ ip: `198.51.100.${i + 1}` }], conditions: [{ type: 'Ready', status: 'True' }] } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await core.createNamespacedPod({
+        namespace: NS,
+        body: {
+          metadata: { name, labels: { app: 'metallb', component: 'speaker' } },
+          spec: {
+            nodeName: NODES[i]!,
+            automountServiceAccountToken: false,
+            containers: [
+              {
+                name: 'speaker',
+                image: 'quay.io/metallb/speaker:v0.16.1',
+                args: ['--port=9120', '--log-level=info'],
+                ports: [
+                  { name: 'metricshttps', containerPort: 9120 },
+                  { name: 'memberlist-tcp', containerPort: 7946 },
+                  { name: 'memberlist-udp', containerPort: 7946, protocol: 'UDP' },
+                ],
+              },
+            ],
+          },
+        },
+      });
+      await core.patchNamespacedPodStatus(
+        {
+          namespace: NS,
+          name,
+          body: {
+            status: {
+              phase: 'Running',
+              podIP: `198.51.100.${i + 1}`,
+              podIPs: [{ ip: `198.51.100.${i + 1}` }],
+              conditions: [{ type: 'Ready', status: 'True' }],
+            },
+          },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     }
     try {
       const reason = `no speaker reachable: pods ${NS}/speaker-mlb-a (node ml-a), ${NS}/speaker-mlb-b (node ml-b): a MetalLB speaker serves no memberlist view`;
@@ -231,14 +313,18 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
       assert.equal(sel.stderr, `metallb-ts: no speaker reachable: pod ${NS}/speaker-mlb-b (node ml-b): a MetalLB speaker serves no memberlist view\n`);
     } finally {
       for (const name of names) await core.deleteNamespacedPod({ namespace: NS, name, gracePeriodSeconds: 0 });
-      await waitFor('the MetalLB speaker pods are gone', async () => {
-        const list = await core.listNamespacedPod({ namespace: NS, labelSelector: 'app=metallb' });
-        return list.items.length === 0 ? true : undefined;
-      }, logs);
+      await waitFor(
+        'the MetalLB speaker pods are gone',
+        async () => {
+          const list = await core.listNamespacedPod({ namespace: NS, labelSelector: 'app=metallb' });
+          return list.items.length === 0 ? true : undefined;
+        },
+        logs,
+      );
     }
   });
 
-  describe('through the API server\'s pod proxy (needs root and iproute2: a network namespace for the pod IP)', () => {
+  describe("through the API server's pod proxy (needs root and iproute2: a network namespace for the pod IP)", () => {
     before(async () => {
       assert.equal(process.getuid?.(), 0, 'this test creates a network namespace: run it as root (CI does)');
       reapStaleNetns();
@@ -262,23 +348,46 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
       sh('ip', 'link', 'set', vethHost, 'up');
       sh('ip', 'route', 'add', `${POD_IP}/32`, 'dev', vethHost);
       // The speaker pod on ml-b, as a DaemonSet pod looks once it runs.
-      await core.createNamespacedPod({ namespace: NS, body: {
-        metadata: { name: 'speaker-ml-b', labels: { app: 'metallb-ts', component: 'speaker' } },
-        spec: { nodeName: 'ml-b', automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0', args: ['speaker', `--port=${POD_PORT}`],
-          ports: [{ name: 'monitoring', containerPort: POD_PORT }] }] } } });
-      await core.patchNamespacedPodStatus({ namespace: NS, name: 'speaker-ml-b', body: { status: {
-        phase: 'Running', podIP: POD_IP, podIPs: [{ ip: POD_IP }], conditions: [{ type: 'Ready', status: 'True' }] } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await core.createNamespacedPod({
+        namespace: NS,
+        body: {
+          metadata: { name: 'speaker-ml-b', labels: { app: 'metallb-ts', component: 'speaker' } },
+          spec: {
+            nodeName: 'ml-b',
+            automountServiceAccountToken: false,
+            containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0', args: ['speaker', `--port=${POD_PORT}`], ports: [{ name: 'monitoring', containerPort: POD_PORT }] }],
+          },
+        },
+      });
+      await core.patchNamespacedPodStatus(
+        {
+          namespace: NS,
+          name: 'speaker-ml-b',
+          body: {
+            status: {
+              phase: 'Running',
+              podIP: POD_IP,
+              podIPs: [{ ip: POD_IP }],
+              conditions: [{ type: 'Ready', status: 'True' }],
+            },
+          },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     });
 
     test('(c) a speaker pod nobody listens for: connection refused through the API server, the derived view (its Ready pod)', async () => {
       const { out } = await explainJSON();
       assert.equal(out.speakers.source, 'speaker-pods');
       assert.deepEqual(out.speakers.nodes, ['ml-b']);
-      assert.match(String(out.speakers.fallback), new RegExp(`^no speaker reachable: pod ${NS}/speaker-ml-b \\(node ml-b\\) port ${POD_PORT}: HTTP 503: .*${POD_IP.replace(/\./g, '\\.')}:${POD_PORT}.*connection refused`), String(out.speakers.fallback));
+      assert.match(
+        String(out.speakers.fallback),
+        new RegExp(`^no speaker reachable: pod ${NS}/speaker-ml-b \\(node ml-b\\) port ${POD_PORT}: HTTP 503: .*${POD_IP.replace(/\./g, '\\.')}:${POD_PORT}.*connection refused`),
+        String(out.speakers.fallback),
+      );
     });
 
-    test('(b) explain and members without --speaker read the speaker pod\'s view through the pod proxy', async () => {
+    test("(b) explain and members without --speaker read the speaker pod's view through the pod proxy", async () => {
       const b = speakers.find((s) => s.node === 'ml-b')!;
       const [, metricsPort] = b.metrics!.split(':');
       const sock = join(dir, 'relay.sock');
@@ -295,8 +404,7 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
 
       const { out, stderr } = await explainJSON();
       assert.equal(stderr, '');
-      assert.deepEqual(out.speakers, { source: 'memberlist', nodes: ['ml-a', 'ml-b'],
-        from: { via: 'pod-proxy', address: `${POD_IP}:${POD_PORT}`, pod: `${NS}/speaker-ml-b`, node: 'ml-b' } });
+      assert.deepEqual(out.speakers, { source: 'memberlist', nodes: ['ml-a', 'ml-b'], from: { via: 'pod-proxy', address: `${POD_IP}:${POD_PORT}`, pod: `${NS}/speaker-ml-b`, node: 'ml-b' } });
       assert.equal(out.announcer, WINNER);
       const text = await cli(['explain', 'svc/web', '-n', 'default']);
       assert.match(text.stdout, new RegExp(`^Speakers: +2 alive \\(memberlist of the speaker on node ml-b \\(pod ${NS}/speaker-ml-b, through the API server\\)\\): ml-a, ml-b$`, 'm'));
@@ -305,7 +413,10 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
       assert.equal(table.status, 0, table.stderr);
       const lines = table.stdout.trimEnd().split('\n');
       assert.equal(lines[0], `speaker pod ${NS}/speaker-ml-b on node ml-b (${POD_IP}:${POD_PORT}, through the API server)`);
-      assert.deepEqual(lines.slice(2).map((l) => l.split(/\s+/).slice(0, 3)), MEMBERS.map((m) => [m.node, m.ip, 'alive']));
+      assert.deepEqual(
+        lines.slice(2).map((l) => l.split(/\s+/).slice(0, 3)),
+        MEMBERS.map((m) => [m.node, m.ip, 'alive']),
+      );
       const json = JSON.parse((await cli(['members', '--node', 'ml-b', '-o', 'json'])).stdout) as { self: string };
       assert.equal(json.self, 'ml-b');
       const elsewhere = await cli(['members', '--node', 'ml-a']);
@@ -329,13 +440,32 @@ describe('explain and members use a running speaker\'s memberlist view', () => {
           trickler.stdout!.once('data', () => resolve());
           trickler.once('exit', (code) => reject(new Error(`trickler in ${netns} exited ${code}`)));
         });
-        await core.createNamespacedPod({ namespace: NS, body: {
-          metadata: { name: 'speaker-trickle', labels: { app: 'metallb-ts', component: 'speaker' } },
-          spec: { nodeName: 'ml-a', automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0', args: ['speaker', `--port=${port}`],
-            ports: [{ name: 'monitoring', containerPort: port }] }] } } });
-        await core.patchNamespacedPodStatus({ namespace: NS, name: 'speaker-trickle', body: { status: {
-          phase: 'Running', podIP: POD_IP, podIPs: [{ ip: POD_IP }], conditions: [{ type: 'Ready', status: 'True' }] } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        await core.createNamespacedPod({
+          namespace: NS,
+          body: {
+            metadata: { name: 'speaker-trickle', labels: { app: 'metallb-ts', component: 'speaker' } },
+            spec: {
+              nodeName: 'ml-a',
+              automountServiceAccountToken: false,
+              containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0', args: ['speaker', `--port=${port}`], ports: [{ name: 'monitoring', containerPort: port }] }],
+            },
+          },
+        });
+        await core.patchNamespacedPodStatus(
+          {
+            namespace: NS,
+            name: 'speaker-trickle',
+            body: {
+              status: {
+                phase: 'Running',
+                podIP: POD_IP,
+                podIPs: [{ ip: POD_IP }],
+                conditions: [{ type: 'Ready', status: 'True' }],
+              },
+            },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
         const t0 = Date.now();
         const r = await cli(['members', '--node', 'ml-a']);
         const took = Date.now() - t0;

@@ -35,48 +35,64 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
   }
 
   async function statuses(): Promise<Array<{ name: string; node: string; service: string; labels: Record<string, string>; interfaces: string[] | null }>> {
-    const list = await custom.listNamespacedCustomObject({ ...G, namespace: NS, plural: 'servicel2statuses' }) as { items: any[] };
+    const list = (await custom.listNamespacedCustomObject({ ...G, namespace: NS, plural: 'servicel2statuses' })) as { items: any[] };
     return list.items.map((o) => ({
-      name: o.metadata.name, node: o.status?.node ?? '', service: `${o.status?.serviceNamespace}/${o.status?.serviceName}`,
-      labels: o.metadata.labels ?? {}, interfaces: o.status?.interfaces ? o.status.interfaces.map((i: { name: string }) => i.name) : null,
+      name: o.metadata.name,
+      node: o.status?.node ?? '',
+      service: `${o.status?.serviceNamespace}/${o.status?.serviceName}`,
+      labels: o.metadata.labels ?? {},
+      interfaces: o.status?.interfaces ? o.status.interfaces.map((i: { name: string }) => i.name) : null,
     }));
   }
 
   /** The node(s) whose ServiceL2Status names `svc`, once settled (same answer twice, 300 ms apart). */
   async function statusNodes(svc: string): Promise<string[]> {
-    const a = (await statuses()).filter((s) => s.service === svc && s.node).map((s) => s.node).sort();
+    const a = (await statuses())
+      .filter((s) => s.service === svc && s.node)
+      .map((s) => s.node)
+      .sort();
     await sleep(300);
-    const b = (await statuses()).filter((s) => s.service === svc && s.node).map((s) => s.node).sort();
+    const b = (await statuses())
+      .filter((s) => s.service === svc && s.node)
+      .map((s) => s.node)
+      .sort();
     return JSON.stringify(a) === JSON.stringify(b) ? b : [];
   }
 
   async function explain(svc: string): Promise<{ announcer: string | null; nodes: Array<{ node: string; decision: string; interfaces: unknown }> }> {
     const [ns, name] = svc.split('/');
-    const r = await run(BIN, ['explain', `svc/${name}`, '-n', ns!, '--kubeconfig', cluster.kubeconfigPath, '-o', 'json'], { encoding: 'utf8' })
-      .catch((e: { stdout?: string; code?: number; stderr?: string }) => {
+    const r = await run(BIN, ['explain', `svc/${name}`, '-n', ns!, '--kubeconfig', cluster.kubeconfigPath, '-o', 'json'], { encoding: 'utf8' }).catch(
+      (e: { stdout?: string; code?: number; stderr?: string }) => {
         if (e.code === 1 && e.stdout) return { stdout: e.stdout }; // exit 1: nobody announces
         throw new Error(`explain ${svc} failed: ${e.stderr}`);
-      });
+      },
+    );
     return JSON.parse(r.stdout);
   }
 
   /** Waits until exactly one ServiceL2Status names `svc`, on the node explain names; returns it. */
   async function settledOn(svc: string, not?: string): Promise<string> {
-    return waitFor(`one ServiceL2Status for ${svc}${not ? ` not on ${not}` : ''} agreeing with explain`, async () => {
-      const nodes = await statusNodes(svc);
-      if (nodes.length !== 1 || nodes[0] === not) return undefined;
-      const e = await explain(svc);
-      return e.announcer === nodes[0] ? nodes[0] : undefined;
-    }, logs);
+    return waitFor(
+      `one ServiceL2Status for ${svc}${not ? ` not on ${not}` : ''} agreeing with explain`,
+      async () => {
+        const nodes = await statusNodes(svc);
+        if (nodes.length !== 1 || nodes[0] === not) return undefined;
+        const e = await explain(svc);
+        return e.announcer === nodes[0] ? nodes[0] : undefined;
+      },
+      logs,
+    );
   }
 
   async function createService(name: string, ip: string, policy: 'Cluster' | 'Local', endpointNodes: string[]): Promise<void> {
-    await core.createNamespacedService({ namespace: 'default', body: {
-      metadata: { name, labels: { app: name } },
-      spec: { type: 'LoadBalancer', externalTrafficPolicy: policy, ports: [{ name: 'http', port: 80, protocol: 'TCP' }], selector: { app: name } },
-    } });
-    await core.patchNamespacedServiceStatus({ namespace: 'default', name, body: { status: { loadBalancer: { ingress: [{ ip, ipMode: 'VIP' }] } } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.createNamespacedService({
+      namespace: 'default',
+      body: {
+        metadata: { name, labels: { app: name } },
+        spec: { type: 'LoadBalancer', externalTrafficPolicy: policy, ports: [{ name: 'http', port: 80, protocol: 'TCP' }], selector: { app: name } },
+      },
+    });
+    await core.patchNamespacedServiceStatus({ namespace: 'default', name, body: { status: { loadBalancer: { ingress: [{ ip, ipMode: 'VIP' }] } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     await putSlice(name, endpointNodes);
   }
 
@@ -102,10 +118,28 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
     for (const n of NODES) {
       await core.createNode({ body: { metadata: { name: n, labels: { 'kubernetes.io/hostname': n, 'kubernetes.io/os': 'linux' } } } });
     }
-    await custom.createNamespacedCustomObject({ ...G, namespace: NS, plural: 'ipaddresspools', body: {
-      apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'lab' }, spec: { addresses: ['192.0.2.0/24'] } } });
-    await custom.createNamespacedCustomObject({ ...G, namespace: NS, plural: 'l2advertisements', body: {
-      apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'l2' }, spec: { ipAddressPools: ['lab'] } } });
+    await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: NS,
+      plural: 'ipaddresspools',
+      body: {
+        apiVersion: 'metallb.io/v1beta1',
+        kind: 'IPAddressPool',
+        metadata: { name: 'lab' },
+        spec: { addresses: ['192.0.2.0/24'] },
+      },
+    });
+    await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: NS,
+      plural: 'l2advertisements',
+      body: {
+        apiVersion: 'metallb.io/v1beta1',
+        kind: 'L2Advertisement',
+        metadata: { name: 'l2' },
+        spec: { ipAddressPools: ['lab'] },
+      },
+    });
     await createService('web-a', '192.0.2.10', 'Cluster', NODES);
     await createService('web-b', '192.0.2.11', 'Cluster', NODES);
     await createService('web-local', '192.0.2.12', 'Local', NODES);
@@ -139,10 +173,14 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
 
   test('the nodeAssigned Event names the winner, from metallb-speaker', async () => {
     const winner = await settledOn('default/web-a');
-    const ev = await waitFor('nodeAssigned event on web-a', async () => {
-      const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.kind=Service,involvedObject.name=web-a' });
-      return list.items.find((e) => e.reason === 'nodeAssigned');
-    }, logs);
+    const ev = await waitFor(
+      'nodeAssigned event on web-a',
+      async () => {
+        const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.kind=Service,involvedObject.name=web-a' });
+        return list.items.find((e) => e.reason === 'nodeAssigned');
+      },
+      logs,
+    );
     assert.equal(ev.type, 'Normal');
     assert.equal(ev.message, `announcing from node "${winner}" with protocol "layer2"`);
     assert.equal(ev.source?.component, 'metallb-speaker');
@@ -150,9 +188,12 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
     assert.equal(ev.source?.host, undefined);
   });
 
-  test('removing the winner\'s endpoint (externalTrafficPolicy Local) moves the announcement', async () => {
+  test("removing the winner's endpoint (externalTrafficPolicy Local) moves the announcement", async () => {
     const first = await settledOn('default/web-local');
-    await putSlice('web-local', NODES.filter((n) => n !== first));
+    await putSlice(
+      'web-local',
+      NODES.filter((n) => n !== first),
+    );
     const second = await settledOn('default/web-local', first);
     assert.notEqual(second, first);
     const withdrawn = speakers.find((s) => s.node === first)!.lines.find((l) => l.event === 'serviceWithdrawn' && l.service === 'default/web-local');
@@ -162,19 +203,33 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
   test('changing the L2Advertisement moves the announcement and the status lists its interfaces', async () => {
     const first = await settledOn('default/web-a');
     const others = NODES.filter((n) => n !== first);
-    await custom.patchNamespacedCustomObject({ ...G, namespace: NS, plural: 'l2advertisements', name: 'l2',
-      body: { spec: { nodeSelectors: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: others }] }], interfaces: ['eth0'] } } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await custom.patchNamespacedCustomObject(
+      {
+        ...G,
+        namespace: NS,
+        plural: 'l2advertisements',
+        name: 'l2',
+        body: { spec: { nodeSelectors: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: others }] }], interfaces: ['eth0'] } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     const second = await settledOn('default/web-a', first);
     assert.ok(others.includes(second));
-    const st = await waitFor('interfaces in the status', async () => {
-      const s = (await statuses()).find((x) => x.service === 'default/web-a');
-      return s?.interfaces ? s : undefined;
-    }, logs);
+    const st = await waitFor(
+      'interfaces in the status',
+      async () => {
+        const s = (await statuses()).find((x) => x.service === 'default/web-a');
+        return s?.interfaces ? s : undefined;
+      },
+      logs,
+    );
     assert.deepEqual(st.interfaces, ['eth0']);
     const e = await explain('default/web-a');
     assert.deepEqual(e.nodes.find((n) => n.node === second)?.interfaces, ['eth0']);
-    const withdrawn = speakers.find((s) => s.node === first)!.lines.filter((l) => l.event === 'serviceWithdrawn' && l.service === 'default/web-a').at(-1);
+    const withdrawn = speakers
+      .find((s) => s.node === first)!
+      .lines.filter((l) => l.event === 'serviceWithdrawn' && l.service === 'default/web-a')
+      .at(-1);
     assert.equal(withdrawn?.reason, 'noMatchingAdvertisement');
   });
 
@@ -214,7 +269,10 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
 describe('metallb-ts speaker with memberlist (--ml-bindaddr, --ml-labels)', () => {
   let cluster: TestCluster;
   const procs: SpeakerProc[] = [];
-  const MEMBERS = [{ node: 'ml-a', ip: '127.0.31.1' }, { node: 'ml-b', ip: '127.0.31.2' }];
+  const MEMBERS = [
+    { node: 'ml-a', ip: '127.0.31.1' },
+    { node: 'ml-b', ip: '127.0.31.2' },
+  ];
   const LABELS = { app: 'metallb', component: 'speaker' };
 
   before(async () => {
@@ -222,11 +280,17 @@ describe('metallb-ts speaker with memberlist (--ml-bindaddr, --ml-labels)', () =
     const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     for (const { node, ip } of MEMBERS) {
       await core.createNode({ body: { metadata: { name: node, labels: { 'kubernetes.io/hostname': node } } } });
-      await core.createNamespacedPod({ namespace: NS, body: {
-        metadata: { name: `speaker-${node}`, labels: LABELS },
-        spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0' }] } } });
-      await core.patchNamespacedPodStatus({ namespace: NS, name: `speaker-${node}`, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await core.createNamespacedPod({
+        namespace: NS,
+        body: {
+          metadata: { name: `speaker-${node}`, labels: LABELS },
+          spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'speaker', image: 'metallb-ts:0.1.0' }] },
+        },
+      });
+      await core.patchNamespacedPodStatus(
+        { namespace: NS, name: `speaker-${node}`, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     }
   });
 
@@ -245,36 +309,62 @@ describe('metallb-ts speaker with memberlist (--ml-bindaddr, --ml-labels)', () =
       });
     });
     for (const { node, ip } of MEMBERS) {
-      const s = spawnSpeaker(cluster.kubeconfigPath, node,
-        ['--ml-bindaddr', ip, '--ml-bindport', String(port), '--ml-labels', 'app=metallb,component=speaker'], { METALLB_ML_SECRET_KEY_PATH: '' });
+      const s = spawnSpeaker(cluster.kubeconfigPath, node, ['--ml-bindaddr', ip, '--ml-bindport', String(port), '--ml-labels', 'app=metallb,component=speaker'], { METALLB_ML_SECRET_KEY_PATH: '' });
       procs.push(s);
     }
-    const detail = () => procs.map((s) => `--- ${s.node}\n${s.lines.slice(-20).map((l) => JSON.stringify(l)).join('\n')}\n${s.stderr.join('').slice(-800)}`).join('\n');
+    const detail = () =>
+      procs
+        .map(
+          (s) =>
+            `--- ${s.node}\n${s.lines
+              .slice(-20)
+              .map((l) => JSON.stringify(l))
+              .join('\n')}\n${s.stderr.join('').slice(-800)}`,
+        )
+        .join('\n');
     const both = MEMBERS.map((m) => m.node).sort();
     for (const s of procs) {
-      await waitFor(`${s.node} sees both speakers in memberlist`, async () => {
-        const last = s.lines.filter((l) => l.op === 'memberDiscovery' && Array.isArray(l.alive)).at(-1);
-        return last && JSON.stringify(last.alive) === JSON.stringify(both) ? true : undefined;
-      }, detail);
+      await waitFor(
+        `${s.node} sees both speakers in memberlist`,
+        async () => {
+          const last = s.lines.filter((l) => l.op === 'memberDiscovery' && Array.isArray(l.alive)).at(-1);
+          return last && JSON.stringify(last.alive) === JSON.stringify(both) ? true : undefined;
+        },
+        detail,
+      );
     }
     // /debug/members on the metrics port, and `metallb-ts members` reading it.
     for (const s of procs) {
       const metrics = s.lines.find((l) => l.op === 'startup' && typeof l.metrics === 'string')?.metrics as string | undefined;
       assert.ok(metrics, `${s.node}: the startup log names the metrics address\n${detail()}`);
       s.metrics = metrics;
-      const view = await (await fetch(`http://${metrics}/debug/members`)).json() as { self: string; members: Array<{ name: string; address: string; port: number; state: string; incarnation: number }> };
+      const view = (await (await fetch(`http://${metrics}/debug/members`)).json()) as { self: string; members: Array<{ name: string; address: string; port: number; state: string; incarnation: number }> };
       assert.equal(view.self, s.node);
-      assert.deepEqual(view.members.map((m) => [m.name, m.address, m.port, m.state]), MEMBERS.map((m) => [m.node, m.ip, port, 'alive']), JSON.stringify(view));
+      assert.deepEqual(
+        view.members.map((m) => [m.name, m.address, m.port, m.state]),
+        MEMBERS.map((m) => [m.node, m.ip, port, 'alive']),
+        JSON.stringify(view),
+      );
       for (const m of view.members) assert.ok(Number.isInteger(m.incarnation) && m.incarnation >= 1, JSON.stringify(m));
     }
     const table = await run(BIN, ['members', '--speaker', procs[0]!.metrics!]);
     assert.equal(table.stderr, '');
-    const rows = table.stdout.trimEnd().split('\n').map((l) => l.split(/\s+/));
+    const rows = table.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split(/\s+/));
     assert.deepEqual(rows[0], ['NAME', 'ADDRESS', 'STATE', 'INCARNATION']);
-    assert.deepEqual(rows.slice(1).map((r) => r.slice(0, 3)), MEMBERS.map((m) => [m.node, m.ip, 'alive']), table.stdout);
+    assert.deepEqual(
+      rows.slice(1).map((r) => r.slice(0, 3)),
+      MEMBERS.map((m) => [m.node, m.ip, 'alive']),
+      table.stdout,
+    );
     const json = JSON.parse((await run(BIN, ['members', '--speaker', procs[1]!.metrics!, '-o', 'json'])).stdout) as { self: string; members: Array<{ name: string; state: string }> };
     assert.equal(json.self, MEMBERS[1]!.node);
-    assert.deepEqual(json.members.map((m) => [m.name, m.state]), MEMBERS.map((m) => [m.node, 'alive']));
+    assert.deepEqual(
+      json.members.map((m) => [m.name, m.state]),
+      MEMBERS.map((m) => [m.node, 'alive']),
+    );
     for (const s of procs) s.proc.kill('SIGTERM');
     for (const s of procs) assert.equal(await s.exit, 0, detail());
   });

@@ -49,7 +49,11 @@ function endpointAddress(): string | undefined {
   return undefined;
 }
 
-interface Proc { proc: ChildProcess; out: string[]; exit: Promise<number | null> }
+interface Proc {
+  proc: ChildProcess;
+  out: string[];
+  exit: Promise<number | null>;
+}
 
 function startController(args: string[], env: Record<string, string>): Proc {
   const proc = spawn(BIN, ['controller', '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0', '--log-level', 'debug', ...args], {
@@ -70,7 +74,11 @@ async function stop(p: Proc | undefined): Promise<void> {
   clearTimeout(t);
 }
 
-interface Answer { status: number; body: any; warnings: string[] }
+interface Answer {
+  status: number;
+  body: any;
+  warnings: string[];
+}
 
 describe('admission webhooks through a real API server', () => {
   let cluster: TestCluster;
@@ -89,10 +97,12 @@ describe('admission webhooks through a real API server', () => {
       const req = https.request(url, opts, (res) => {
         let text = '';
         res.setEncoding('utf8');
-        res.on('data', (d: string) => { text += d; });
+        res.on('data', (d: string) => {
+          text += d;
+        });
         res.on('end', () => {
           const w = res.headers.warning;
-          resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, warnings: (Array.isArray(w) ? w : w ? [w] : []) });
+          resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, warnings: Array.isArray(w) ? w : w ? [w] : [] });
         });
       });
       req.on('error', reject);
@@ -100,8 +110,12 @@ describe('admission webhooks through a real API server', () => {
     });
   }
   const create = (kind: string, name: string, spec: Record<string, unknown>, version = 'v1beta1', namespace = NS) =>
-    call('POST', `/apis/metallb.io/${version}/namespaces/${namespace}/${kind.toLowerCase()}s`.replace('bgppeers', 'bgppeers').replace('communitys', 'communities').replace('bfdprofiles', 'bfdprofiles'),
-      { apiVersion: `metallb.io/${version}`, kind, metadata: { name, namespace }, spec });
+    call('POST', `/apis/metallb.io/${version}/namespaces/${namespace}/${kind.toLowerCase()}s`.replace('bgppeers', 'bgppeers').replace('communitys', 'communities').replace('bfdprofiles', 'bfdprofiles'), {
+      apiVersion: `metallb.io/${version}`,
+      kind,
+      metadata: { name, namespace },
+      spec,
+    });
   const denied = (a: Answer, webhook: string, message: string) => {
     assert.equal(a.status, 403, JSON.stringify(a.body));
     assert.equal(a.body.message, `admission webhook "${webhook}" denied the request: ${message}`);
@@ -142,11 +156,18 @@ describe('admission webhooks through a real API server', () => {
       for (const doc of parseAllDocuments(readFileSync(join(REPO_ROOT, file), 'utf8'))) await objects.create(doc.toJS() as KubernetesObject);
     }
     // What kube-controller-manager would make of the Service: its endpoint, this host's address.
-    await api.request({ method: 'POST', path: `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`, body: {
-      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
-      metadata: { name: 'metallb-webhook-service-1', namespace: NS, labels: { 'kubernetes.io/service-name': 'metallb-webhook-service' } },
-      addressType: 'IPv4', ports: [{ name: '', port, protocol: 'TCP' }], endpoints: [{ addresses: [address], conditions: { ready: true } }],
-    } });
+    await api.request({
+      method: 'POST',
+      path: `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`,
+      body: {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: 'metallb-webhook-service-1', namespace: NS, labels: { 'kubernetes.io/service-name': 'metallb-webhook-service' } },
+        addressType: 'IPv4',
+        ports: [{ name: '', port, protocol: 'TCP' }],
+        endpoints: [{ addresses: [address], conditions: { ready: true } }],
+      },
+    });
     const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     const tr = await core.createNamespacedServiceAccountToken({ namespace: NS, name: 'controller', body: { spec: { audiences: [], expirationSeconds: 3600 } } });
     const kubeconfig = join(dir, 'controller.kubeconfig');
@@ -157,11 +178,15 @@ describe('admission webhooks through a real API server', () => {
     const detail = () => c.out.join('').slice(-4000);
 
     // The rotator fills the shipped empty Secret and writes its CA into every webhook.
-    const certs = await waitFor('the CA in every webhook of metallb-webhook-configuration', async () => {
-      const s = await secretCerts();
-      const b = await bundles();
-      return s.ca && b.length === 6 && b.every((x) => x === s.ca) ? s : undefined;
-    }, detail);
+    const certs = await waitFor(
+      'the CA in every webhook of metallb-webhook-configuration',
+      async () => {
+        const s = await secretCerts();
+        const b = await bundles();
+        return s.ca && b.length === 6 && b.every((x) => x === s.ca) ? s : undefined;
+      },
+      detail,
+    );
     const leaf = new X509Certificate(certs.cert!);
     assert.equal(leaf.subjectAltName, `DNS:${DNS}`);
     assert.ok(leaf.checkIssued(new X509Certificate(certs.ca!)));
@@ -170,62 +195,98 @@ describe('admission webhooks through a real API server', () => {
 
     // --- admission, as a user sees it
     created(await create('IPAddressPool', 'lab', { addresses: ['192.0.2.0/28'] }));
-    denied(await create('IPAddressPool', 'lab2', { addresses: ['192.0.2.8/29'] }), 'ipaddresspoolvalidationwebhook.metallb.io',
-      'metallb-system/IPAddressPool/lab2: CIDR "192.0.2.8/29" in pool "lab2" overlaps with already defined CIDR "192.0.2.0/28" of pool "lab"');
-    denied(await create('IPAddressPool', 'elsewhere', { addresses: ['198.51.100.0/28'] }, 'v1beta1', 'default'), 'ipaddresspoolvalidationwebhook.metallb.io',
-      'resource must be created in metallb-system namespace');
+    denied(
+      await create('IPAddressPool', 'lab2', { addresses: ['192.0.2.8/29'] }),
+      'ipaddresspoolvalidationwebhook.metallb.io',
+      'metallb-system/IPAddressPool/lab2: CIDR "192.0.2.8/29" in pool "lab2" overlaps with already defined CIDR "192.0.2.0/28" of pool "lab"',
+    );
+    denied(
+      await create('IPAddressPool', 'elsewhere', { addresses: ['198.51.100.0/28'] }, 'v1beta1', 'default'),
+      'ipaddresspoolvalidationwebhook.metallb.io',
+      'resource must be created in metallb-system namespace',
+    );
     // an update is checked against the others, not against itself
-    await waitFor('the pool widened (an update: retried while the controller writes its status)', async () => {
-      const lab = (await call('GET', metallbPath(NS, 'ipaddresspools', 'lab'))).body;
-      const a = await call('PUT', metallbPath(NS, 'ipaddresspools', 'lab'), { ...lab, spec: { addresses: ['192.0.2.0/27'] } });
-      if (a.status === 409) return undefined;
-      assert.equal(a.status, 200, JSON.stringify(a.body));
-      return true;
-    }, detail);
+    await waitFor(
+      'the pool widened (an update: retried while the controller writes its status)',
+      async () => {
+        const lab = (await call('GET', metallbPath(NS, 'ipaddresspools', 'lab'))).body;
+        const a = await call('PUT', metallbPath(NS, 'ipaddresspools', 'lab'), { ...lab, spec: { addresses: ['192.0.2.0/27'] } });
+        if (a.status === 409) return undefined;
+        assert.equal(a.status, 200, JSON.stringify(a.body));
+        return true;
+      },
+      detail,
+    );
 
     created(await create('BFDProfile', 'fast', { receiveInterval: 300 }));
     created(await create('BGPPeer', 'router', { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.1', bfdProfile: 'fast' }, 'v1beta2'));
-    denied(await create('BGPPeer', 'bad', { myASN: 64500, peerASN: 64501, peerAddress: 'not-an-ip' }, 'v1beta2'), 'bgppeersvalidationwebhook.metallb.io',
-      'metallb-system/BGPPeer/bad: invalid BGPPeer address "not-an-ip"');
+    denied(
+      await create('BGPPeer', 'bad', { myASN: 64500, peerASN: 64501, peerAddress: 'not-an-ip' }, 'v1beta2'),
+      'bgppeersvalidationwebhook.metallb.io',
+      'metallb-system/BGPPeer/bad: invalid BGPPeer address "not-an-ip"',
+    );
     const mp = await create('BGPPeer', 'legacy', { myASN: 64500, peerASN: 64502, peerAddress: '10.0.0.2', disableMP: true }, 'v1beta2');
     created(mp);
     assert.deepEqual(mp.warnings, ['299 - "disable mp is deprecated and has no effect since it\'s the default behavior now"']);
     denied(await call('DELETE', metallbPath(NS, 'bfdprofiles', 'fast')), 'bfdprofilevalidationwebhook.metallb.io', 'failed to delete BFDProfile fast, used by BGPPeer router');
 
-    denied(await create('BGPAdvertisement', 'agg', { ipAddressPools: ['lab'], aggregationLength: 24 }), 'bgpadvertisementvalidationwebhook.metallb.io',
-      'metallb-system/BGPAdvertisement/agg: invalid aggregation length 24: prefix 27 in pool "lab" is more specific than the aggregation length for addresses 192.0.2.0/27');
+    denied(
+      await create('BGPAdvertisement', 'agg', { ipAddressPools: ['lab'], aggregationLength: 24 }),
+      'bgpadvertisementvalidationwebhook.metallb.io',
+      'metallb-system/BGPAdvertisement/agg: invalid aggregation length 24: prefix 27 in pool "lab" is more specific than the aggregation length for addresses 192.0.2.0/27',
+    );
     created(await create('BGPAdvertisement', 'bgp', { ipAddressPools: ['lab'] }));
-    denied(await create('L2Advertisement', 'l2bad', { nodeSelectors: [{ matchExpressions: [{ key: 'a', operator: 'Bogus' }] }] }), 'l2advertisementvalidationwebhook.metallb.io',
-      'metallb-system/L2Advertisement/l2bad: invalid nodeSelectors {"matchExpressions":[{"key":"a","operator":"Bogus"}]}: "Bogus" is not a valid label selector operator');
+    denied(
+      await create('L2Advertisement', 'l2bad', { nodeSelectors: [{ matchExpressions: [{ key: 'a', operator: 'Bogus' }] }] }),
+      'l2advertisementvalidationwebhook.metallb.io',
+      'metallb-system/L2Advertisement/l2bad: invalid nodeSelectors {"matchExpressions":[{"key":"a","operator":"Bogus"}]}: "Bogus" is not a valid label selector operator',
+    );
     created(await create('L2Advertisement', 'l2', { ipAddressPools: ['lab'] }));
-    denied(await create('Community', 'bad', { communities: [{ name: 'x', value: 'nope' }] }), 'communityvalidationwebhook.metallb.io',
-      'metallb-system/Community/bad: parsing community "x": invalid community format "nope"');
+    denied(
+      await create('Community', 'bad', { communities: [{ name: 'x', value: 'nope' }] }),
+      'communityvalidationwebhook.metallb.io',
+      'metallb-system/Community/bad: parsing community "x": invalid community format "nope"',
+    );
     created(await create('Community', 'good', { communities: [{ name: 'no-export', value: '65535:65281' }] }));
 
     // --- BGPPeer conversion: MetalLB's CRD patch (config/crd/patches/crd-conversion-patch-bgppeers.yaml)
     const crd = await api.request<any>({ path: CRD });
-    crd.spec.conversion = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1beta1', 'v1beta2'],
-      clientConfig: { service: { namespace: NS, name: 'metallb-webhook-service', path: '/convert' } } } };
+    crd.spec.conversion = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1beta1', 'v1beta2'], clientConfig: { service: { namespace: NS, name: 'metallb-webhook-service', path: '/convert' } } } };
     await api.request({ method: 'PUT', path: CRD, body: crd });
-    await waitFor('the CA in the BGPPeer CRD conversion webhook', async () => {
-      const x = await api.request<any>({ path: CRD });
-      return x.spec.conversion?.webhook?.clientConfig?.caBundle === Buffer.from(certs.ca!).toString('base64') ? true : undefined;
-    }, detail);
-    const v1 = await waitFor('a v1beta1 BGPPeer created through the conversion webhook', async () => {
-      const a = await create('BGPPeer', 'old-style', { myASN: 64500, peerASN: 64503, peerAddress: '10.0.0.3', holdTime: '90s', nodeSelectors: [{ matchLabels: { rack: 'a' } }] });
-      return a.status === 201 ? a : undefined;
-    }, detail);
+    await waitFor(
+      'the CA in the BGPPeer CRD conversion webhook',
+      async () => {
+        const x = await api.request<any>({ path: CRD });
+        return x.spec.conversion?.webhook?.clientConfig?.caBundle === Buffer.from(certs.ca!).toString('base64') ? true : undefined;
+      },
+      detail,
+    );
+    const v1 = await waitFor(
+      'a v1beta1 BGPPeer created through the conversion webhook',
+      async () => {
+        const a = await create('BGPPeer', 'old-style', { myASN: 64500, peerASN: 64503, peerAddress: '10.0.0.3', holdTime: '90s', nodeSelectors: [{ matchLabels: { rack: 'a' } }] });
+        return a.status === 201 ? a : undefined;
+      },
+      detail,
+    );
     // peerPort: the CRD schema's default
     assert.deepEqual(v1.body.spec, { myASN: 64500, peerASN: 64503, peerAddress: '10.0.0.3', peerPort: 179, holdTime: '1m30s', keepaliveTime: '0s', nodeSelectors: [{ matchLabels: { rack: 'a' } }] });
     const v2 = (await call('GET', `/apis/metallb.io/v1beta2/namespaces/${NS}/bgppeers/old-style`)).body;
     // stored as v1beta2 (our conversion), with the v1beta2 schema's defaults
     assert.deepEqual(v2.spec, {
-      myASN: 64500, peerASN: 64503, peerAddress: '10.0.0.3', peerPort: 179, holdTime: '1m30s', keepaliveTime: '0s', nodeSelectors: [{ matchLabels: { rack: 'a' } }],
-      passwordSecret: {}, disableMP: false, dualStackAddressFamily: false,
+      myASN: 64500,
+      peerASN: 64503,
+      peerAddress: '10.0.0.3',
+      peerPort: 179,
+      holdTime: '1m30s',
+      keepaliveTime: '0s',
+      nodeSelectors: [{ matchLabels: { rack: 'a' } }],
+      passwordSecret: {},
+      disableMP: false,
+      dualStackAddressFamily: false,
     });
     // a v1beta1 object reaches the v1beta2 validating webhook converted
-    denied(await create('BGPPeer', 'old-bad', { myASN: 64500, peerASN: 64504, peerAddress: 'nope' }), 'bgppeersvalidationwebhook.metallb.io',
-      'metallb-system/BGPPeer/old-bad: invalid BGPPeer address "nope"');
+    denied(await create('BGPPeer', 'old-bad', { myASN: 64500, peerASN: 64504, peerAddress: 'nope' }), 'bgppeersvalidationwebhook.metallb.io', 'metallb-system/BGPPeer/old-bad: invalid BGPPeer address "nope"');
 
     // --- the rotator keeps the configuration right
     const vwc = await api.request<any>({ path: `${VWC}/metallb-webhook-configuration` });
@@ -236,26 +297,41 @@ describe('admission webhooks through a real API server', () => {
     // a serving certificate 30 days from expiry: renewed from the same CA
     const expiring = createServingCert({ certPem: certs.ca!, keyPem: certs.caKey! }, DNS, { validityMs: 30 * 24 * 3600_000 });
     const s = (await secretCerts()).raw;
-    await api.request({ method: 'PUT', path: corePath(NS, 'secrets', 'metallb-webhook-cert'),
-      body: { ...s, data: { ...s.data, 'tls.crt': Buffer.from(expiring.certPem).toString('base64'), 'tls.key': Buffer.from(expiring.keyPem).toString('base64') } } });
-    const renewed = await waitFor('the serving certificate renewed', async () => {
-      const x = await secretCerts();
-      return x.cert !== expiring.certPem && x.cert !== certs.cert ? x : undefined;
-    }, detail);
+    await api.request({
+      method: 'PUT',
+      path: corePath(NS, 'secrets', 'metallb-webhook-cert'),
+      body: { ...s, data: { ...s.data, 'tls.crt': Buffer.from(expiring.certPem).toString('base64'), 'tls.key': Buffer.from(expiring.keyPem).toString('base64') } },
+    });
+    const renewed = await waitFor(
+      'the serving certificate renewed',
+      async () => {
+        const x = await secretCerts();
+        return x.cert !== expiring.certPem && x.cert !== certs.cert ? x : undefined;
+      },
+      detail,
+    );
     assert.equal(renewed.ca, certs.ca, 'the CA is kept');
     assert.ok(new X509Certificate(renewed.cert!).validToDate.getTime() > Date.now() + 300 * 24 * 3600_000);
 
     // the Secret deleted: a new one with a new CA, injected, and admission goes on
     await api.request({ method: 'DELETE', path: corePath(NS, 'secrets', 'metallb-webhook-cert') });
-    const fresh = await waitFor('a new CA in the recreated Secret and in the webhooks', async () => {
-      const x = await secretCerts().catch(() => undefined);
-      if (!x?.ca || x.ca === certs.ca) return undefined;
-      return (await bundles()).every((b) => b === x.ca) ? x : undefined;
-    }, detail);
-    const afterRotation = await waitFor('admission with the new CA', async () => {
-      const a = await create('IPAddressPool', 'after-rotation', { addresses: ['192.0.2.64/28'] });
-      return a.status === 201 ? a : undefined;
-    }, detail);
+    const fresh = await waitFor(
+      'a new CA in the recreated Secret and in the webhooks',
+      async () => {
+        const x = await secretCerts().catch(() => undefined);
+        if (!x?.ca || x.ca === certs.ca) return undefined;
+        return (await bundles()).every((b) => b === x.ca) ? x : undefined;
+      },
+      detail,
+    );
+    const afterRotation = await waitFor(
+      'admission with the new CA',
+      async () => {
+        const a = await create('IPAddressPool', 'after-rotation', { addresses: ['192.0.2.64/28'] });
+        return a.status === 201 ? a : undefined;
+      },
+      detail,
+    );
     assert.equal(afterRotation.status, 201);
 
     // a restart with a valid Secret writes nothing
@@ -269,10 +345,16 @@ describe('admission webhooks through a real API server', () => {
     const again = await secretCerts();
     assert.equal(again.rv, before.rv, 'the Secret was not rewritten');
     assert.equal(again.ca, fresh.ca);
-    denied(await create('IPAddressPool', 'lab3', { addresses: ['192.0.2.1/32'] }), 'ipaddresspoolvalidationwebhook.metallb.io',
-      'metallb-system/IPAddressPool/lab3: CIDR "192.0.2.1/32" in pool "lab3" overlaps with already defined CIDR "192.0.2.0/27" of pool "lab"');
+    denied(
+      await create('IPAddressPool', 'lab3', { addresses: ['192.0.2.1/32'] }),
+      'ipaddresspoolvalidationwebhook.metallb.io',
+      'metallb-system/IPAddressPool/lab3: CIDR "192.0.2.1/32" in pool "lab3" overlaps with already defined CIDR "192.0.2.0/27" of pool "lab"',
+    );
     // (a denial is logged at error level, as MetalLB's webhooks do: not a failure of the controller)
-    const errors = c.out.join('').split('\n').filter((l) => l.includes('"level":"error"') && !l.includes('"webhook":"ipaddresspool"'));
+    const errors = c.out
+      .join('')
+      .split('\n')
+      .filter((l) => l.includes('"level":"error"') && !l.includes('"webhook":"ipaddresspool"'));
     assert.deepEqual(errors, [], 'the RBAC of deploy/ suffices: no error');
   });
 
@@ -298,8 +380,24 @@ describe('admission webhooks through a real API server', () => {
       return readFileSync(join(w, 'ca.crt'), 'utf8');
     };
     let ca = makeCerts('one');
-    const c = startController(['--kubeconfig', cluster.kubeconfigPath, '--webhook-mode', 'onlywebhook', '--disable-cert-rotation', '--cert-dir', certDir,
-      '--webhook-bind-address', '127.0.0.1', '--webhook-port', String(port), '--tls-min-version', 'VersionTLS12'], {});
+    const c = startController(
+      [
+        '--kubeconfig',
+        cluster.kubeconfigPath,
+        '--webhook-mode',
+        'onlywebhook',
+        '--disable-cert-rotation',
+        '--cert-dir',
+        certDir,
+        '--webhook-bind-address',
+        '127.0.0.1',
+        '--webhook-port',
+        String(port),
+        '--tls-min-version',
+        'VersionTLS12',
+      ],
+      {},
+    );
     procs.push(c);
     const detail = () => c.out.join('').slice(-3000);
     await waitFor('the onlywebhook controller serving', async () => (/"action":"webhooks enabled"/.test(c.out.join('')) ? true : undefined), detail);
@@ -308,30 +406,45 @@ describe('admission webhooks through a real API server', () => {
     assert.equal((await fetch(`http://127.0.0.1:${ready[1]}/readyz`)).status, 200);
 
     const hook = (bundle: string) => ({
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'metallb-ts-url-webhook' },
-      webhooks: [{
-        name: 'communityvalidationwebhook.url.test', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail',
-        clientConfig: { url: `https://127.0.0.1:${port}/validate-metallb-io-v1beta1-community`, caBundle: Buffer.from(bundle).toString('base64') },
-        rules: [{ apiGroups: ['metallb.io'], apiVersions: ['v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['communities'] }],
-      }],
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'metallb-ts-url-webhook' },
+      webhooks: [
+        {
+          name: 'communityvalidationwebhook.url.test',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          clientConfig: { url: `https://127.0.0.1:${port}/validate-metallb-io-v1beta1-community`, caBundle: Buffer.from(bundle).toString('base64') },
+          rules: [{ apiGroups: ['metallb.io'], apiVersions: ['v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['communities'] }],
+        },
+      ],
     });
     // only this test's URL webhook decides (the deployed configuration of the test before is gone)
     await api.request({ method: 'DELETE', path: `${VWC}/metallb-webhook-configuration` }).catch(() => undefined);
     await api.request({ method: 'POST', path: VWC, body: hook(ca) });
-    await waitFor('the URL webhook refuses a bad Community', async () => {
-      const a = await create('Community', 'url-bad', { communities: [{ name: 'y', value: '1:2:3:4' }] });
-      return a.status === 403 && a.body.message.startsWith('admission webhook "communityvalidationwebhook.url.test" denied the request: ') ? a : undefined;
-    }, detail);
+    await waitFor(
+      'the URL webhook refuses a bad Community',
+      async () => {
+        const a = await create('Community', 'url-bad', { communities: [{ name: 'y', value: '1:2:3:4' }] });
+        return a.status === 403 && a.body.message.startsWith('admission webhook "communityvalidationwebhook.url.test" denied the request: ') ? a : undefined;
+      },
+      detail,
+    );
 
     // new files from another CA; the configuration follows; the server picks them up (10 s poll)
     ca = makeCerts('two');
     const cur = await api.request<any>({ path: `${VWC}/metallb-ts-url-webhook` });
     await api.request({ method: 'PUT', path: `${VWC}/metallb-ts-url-webhook`, body: { ...hook(ca), metadata: cur.metadata } });
     await waitFor('the new certificate served', async () => (/"msg":"webhook certificate reloaded"/.test(c.out.join('')) ? true : undefined), detail, 30_000);
-    await waitFor('a valid Community admitted through the URL webhook', async () => {
-      const a = await create('Community', `url-good-${Date.now()}`, { communities: [{ name: 'z', value: '65000:1' }] });
-      return a.status === 201 ? a : undefined;
-    }, detail);
+    await waitFor(
+      'a valid Community admitted through the URL webhook',
+      async () => {
+        const a = await create('Community', `url-good-${Date.now()}`, { communities: [{ name: 'z', value: '65000:1' }] });
+        return a.status === 201 ? a : undefined;
+      },
+      detail,
+    );
     assert.doesNotMatch(c.out.join(''), /ConfigurationState|caches synced/, 'onlywebhook: no reconcilers, no ConfigurationState');
   });
 });

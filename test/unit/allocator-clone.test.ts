@@ -32,7 +32,10 @@ function ops(seed: number, n: number): Op[] {
     return {
       kind: 'allocate',
       req: {
-        key, namespace: 'default', sharingKey: sharing[Math.floor(rand() * sharing.length)]!, backendKey: rand() < 0.5 ? '' : 'x',
+        key,
+        namespace: 'default',
+        sharingKey: sharing[Math.floor(rand() * sharing.length)]!,
+        backendKey: rand() < 0.5 ? '' : 'x',
         ports: [{ protocol: 'TCP', port: 80 + Math.floor(rand() * 2) }],
       },
     };
@@ -78,7 +81,10 @@ for (const seed of [1, 2, 3]) {
     for (let i = 200; i < list.length; i++) assert.equal(apply(copy, list[i]!), apply(whole, list[i]!), `step ${i}`);
     assert.equal(state(copy), state(whole));
     assert.equal(state(original), atFork, 'the original did not move');
-    assert.ok(got.some((g) => g.startsWith('failed')), 'the sequence fills the pools at least once');
+    assert.ok(
+      got.some((g) => g.startsWith('failed')),
+      'the sequence fills the pools at least once',
+    );
 
     // Operations on the original leave the copy alone.
     const copyState = state(copy);

@@ -12,7 +12,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { goSortSlice, sortPoolsLess } from '../../src/core/allocator/gosort.ts';
 
-interface Vector { cmp: 'sortPools' | 'less' | 'allTrue' | 'desc'; input: number[]; output: number[] }
+interface Vector {
+  cmp: 'sortPools' | 'less' | 'allTrue' | 'desc';
+  input: number[];
+  output: number[];
+}
 const vectors = JSON.parse(readFileSync(new URL('./fixtures/go-sort-slice.json', import.meta.url), 'utf8')) as Vector[];
 
 const comparators: Record<Vector['cmp'], (a: number, b: number) => boolean> = {

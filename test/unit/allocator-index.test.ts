@@ -117,7 +117,8 @@ for (const [name, pool, family] of scenarios) {
           ref.release(key);
         } else {
           const req: AllocRequest = {
-            key, namespace: 'default',
+            key,
+            namespace: 'default',
             sharingKey: sharing[Math.floor(rand() * sharing.length)],
             backendKey: backends[Math.floor(rand() * backends.length)],
             ports: rand() < 0.2 ? [] : [{ protocol: rand() < 0.5 ? 'TCP' : 'UDP', port: 80 + Math.floor(rand() * 3) }],
@@ -167,12 +168,24 @@ test('OrderedMap floor/ceiling/range against a sorted array', () => {
     const q = BigInt(Math.floor(rand() * 520) - 10);
     const sorted = [...ref.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     assert.equal(m.size, sorted.length);
-    assert.equal(m.ceiling(q)?.key, sorted.find((x) => x >= q));
-    assert.equal(m.floor(q)?.key, [...sorted].reverse().find((x) => x <= q));
+    assert.equal(
+      m.ceiling(q)?.key,
+      sorted.find((x) => x >= q),
+    );
+    assert.equal(
+      m.floor(q)?.key,
+      [...sorted].reverse().find((x) => x <= q),
+    );
   }
   const all = [...m.entries()].map((e) => e.key);
-  assert.deepEqual(all, [...ref.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
-  assert.deepEqual([...m.range(100n, 200n)].map((e) => e.key), all.filter((k) => k >= 100n && k <= 200n));
+  assert.deepEqual(
+    all,
+    [...ref.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+  assert.deepEqual(
+    [...m.range(100n, 200n)].map((e) => e.key),
+    all.filter((k) => k >= 100n && k <= 200n),
+  );
 });
 
 test('IntervalSet keeps maximal runs', () => {

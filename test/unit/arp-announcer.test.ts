@@ -16,24 +16,55 @@ function fakeNative() {
   const watchers = new Map<number, OnFrame>();
   const sent: Array<{ fd: number; bytes: Uint8Array; to?: string }> = [];
   const n: L2Native = {
-    openArp: (ifindex) => { calls.push(`openArp ${ifindex}`); return nextFd++; },
-    openNetlink: () => { calls.push('openNetlink'); return nextFd++; },
-    openNdp: (ifindex, ll) => { calls.push(`openNdp ${ifindex} ${ipv6At(ll, 0)}`); return nextFd++; },
-    group: (fd, _ifindex, g, join) => { calls.push(`${join ? 'join' : 'leave'} ${fd} ${ipv6At(g, 0)}`); },
-    sendArp: (fd, _i, frame) => { sent.push({ fd, bytes: Uint8Array.from(frame) }); },
-    sendNdp: (fd, _i, dst, icmp) => { sent.push({ fd, bytes: Uint8Array.from(icmp), to: ipv6At(dst, 0) }); },
-    watch: (fd, _kind, cb) => { watchers.set(fd, cb); return { fd } as unknown as WatchHandle; },
-    stop: (h) => { const fd = (h as unknown as { fd: number }).fd; calls.push(`stop ${fd}`); watchers.delete(fd); },
+    openArp: (ifindex) => {
+      calls.push(`openArp ${ifindex}`);
+      return nextFd++;
+    },
+    openNetlink: () => {
+      calls.push('openNetlink');
+      return nextFd++;
+    },
+    openNdp: (ifindex, ll) => {
+      calls.push(`openNdp ${ifindex} ${ipv6At(ll, 0)}`);
+      return nextFd++;
+    },
+    group: (fd, _ifindex, g, join) => {
+      calls.push(`${join ? 'join' : 'leave'} ${fd} ${ipv6At(g, 0)}`);
+    },
+    sendArp: (fd, _i, frame) => {
+      sent.push({ fd, bytes: Uint8Array.from(frame) });
+    },
+    sendNdp: (fd, _i, dst, icmp) => {
+      sent.push({ fd, bytes: Uint8Array.from(icmp), to: ipv6At(dst, 0) });
+    },
+    watch: (fd, _kind, cb) => {
+      watchers.set(fd, cb);
+      return { fd } as unknown as WatchHandle;
+    },
+    stop: (h) => {
+      const fd = (h as unknown as { fd: number }).fd;
+      calls.push(`stop ${fd}`);
+      watchers.delete(fd);
+    },
     unref: () => {},
-    closeFd: (fd) => { calls.push(`close ${fd}`); },
+    closeFd: (fd) => {
+      calls.push(`close ${fd}`);
+    },
   };
   return { n, calls, watchers, sent };
 }
 
 const quiet = { with: () => quiet, debug() {}, info() {}, warn() {}, error() {} };
 const eth = (name: string, index: number, over: Partial<LinkInfo> = {}): LinkInfo => ({
-  name, index, up: true, broadcast: true, noarp: false, master: null,
-  hardwareAddress: `02:00:00:00:00:0${index}`, linkLocal: `fe80::${index}`, ...over,
+  name,
+  index,
+  up: true,
+  broadcast: true,
+  noarp: false,
+  master: null,
+  hardwareAddress: `02:00:00:00:00:0${index}`,
+  linkLocal: `fe80::${index}`,
+  ...over,
 });
 
 test('responders follow the interfaces: open on usable ones, close when down or gone', () => {
@@ -81,20 +112,28 @@ test('replies go out on the socket the request came in on; other IPs and interfa
   try {
     l2.announce('a/one', ['192.0.2.10', '2001:db8::10'], ['eth1']);
     f.sent.length = 0;
-    const req = (target: string) => Buffer.from(arp.encode({
-      ethernetDestination: 'ff:ff:ff:ff:ff:ff', ethernetSource: '02:00:00:00:00:aa', operation: 'request', senderHardwareAddress: '02:00:00:00:00:aa',
-      senderProtocolAddress: '192.0.2.1', targetHardwareAddress: '00:00:00:00:00:00', targetProtocolAddress: target,
-    }));
-    f.watchers.get(10)!(req('192.0.2.10'), Buffer.alloc(6), -1);   // eth0: not allowed
-    f.watchers.get(12)!(req('192.0.2.99'), Buffer.alloc(6), -1);   // eth1: not ours
-    f.watchers.get(12)!(req('192.0.2.10'), Buffer.alloc(6), -1);   // eth1: answer
+    const req = (target: string) =>
+      Buffer.from(
+        arp.encode({
+          ethernetDestination: 'ff:ff:ff:ff:ff:ff',
+          ethernetSource: '02:00:00:00:00:aa',
+          operation: 'request',
+          senderHardwareAddress: '02:00:00:00:00:aa',
+          senderProtocolAddress: '192.0.2.1',
+          targetHardwareAddress: '00:00:00:00:00:00',
+          targetProtocolAddress: target,
+        }),
+      );
+    f.watchers.get(10)!(req('192.0.2.10'), Buffer.alloc(6), -1); // eth0: not allowed
+    f.watchers.get(12)!(req('192.0.2.99'), Buffer.alloc(6), -1); // eth1: not ours
+    f.watchers.get(12)!(req('192.0.2.10'), Buffer.alloc(6), -1); // eth1: answer
     assert.equal(f.sent.length, 1);
     assert.equal(f.sent[0]!.fd, 12);
     const reply = arp.decode(f.sent[0]!.bytes);
     assert.ok(reply.ok);
     assert.equal(reply.value.senderHardwareAddress, '02:00:00:00:00:03');
     const ns = Buffer.from(ndp.encode({ type: 'neighbor-solicitation', targetAddress: '2001:db8::10', sourceLinkLayerAddress: '02:00:00:00:00:aa' }));
-    f.watchers.get(13)!(ns, Buffer.from(ipBytes('2001:db8::1', 'ipv6')), 254);  // crossed a router
+    f.watchers.get(13)!(ns, Buffer.from(ipBytes('2001:db8::1', 'ipv6')), 254); // crossed a router
     f.watchers.get(13)!(ns, Buffer.from(ipBytes('2001:db8::1', 'ipv6')), 255);
     assert.equal(f.sent.length, 2);
     assert.equal(f.sent[1]!.to, '2001:db8::1');
@@ -117,7 +156,10 @@ test('gratuitous: at once and every 1.1 s for 5 s; withdraw stops them', () => {
     let last = 1;
     for (let t = 0; t < 8000; t += 100) {
       mock.timers.tick(100);
-      if (l2.sent.gratuitous > last) { at.push(Date.now()); last = l2.sent.gratuitous; }
+      if (l2.sent.gratuitous > last) {
+        at.push(Date.now());
+        last = l2.sent.gratuitous;
+      }
     }
     assert.deepEqual(at, [0, 1100, 2200, 3300, 4400]);
     assert.equal(f.sent.length, 10, 'a request and a reply each time');
@@ -141,10 +183,18 @@ test("metrics: MetalLB's metallb_layer2_* counters by ip on the speaker registry
   mock.timers.enable({ apis: ['setInterval', 'Date'], now: 0 });
   try {
     l2.announce('a/one', ['192.0.2.10', '2001:db8::10'], 'all'); // gratuitous at once: ARP request + reply, one NA
-    const req = (target: string) => Buffer.from(arp.encode({
-      ethernetDestination: 'ff:ff:ff:ff:ff:ff', ethernetSource: '02:00:00:00:00:aa', operation: 'request', senderHardwareAddress: '02:00:00:00:00:aa',
-      senderProtocolAddress: '192.0.2.1', targetHardwareAddress: '00:00:00:00:00:00', targetProtocolAddress: target,
-    }));
+    const req = (target: string) =>
+      Buffer.from(
+        arp.encode({
+          ethernetDestination: 'ff:ff:ff:ff:ff:ff',
+          ethernetSource: '02:00:00:00:00:aa',
+          operation: 'request',
+          senderHardwareAddress: '02:00:00:00:00:aa',
+          senderProtocolAddress: '192.0.2.1',
+          targetHardwareAddress: '00:00:00:00:00:00',
+          targetProtocolAddress: target,
+        }),
+      );
     f.watchers.get(10)!(req('192.0.2.10'), Buffer.alloc(6), -1);
     f.watchers.get(10)!(req('192.0.2.10'), Buffer.alloc(6), -1);
     f.watchers.get(10)!(req('192.0.2.99'), Buffer.alloc(6), -1); // not ours: not counted
@@ -174,7 +224,14 @@ test('rescan on change: netlink messages trigger one debounced scan (100 ms); th
   let scans = 0;
   let links = [eth('eth0', 2)];
   mock.timers.enable({ apis: ['setInterval', 'setTimeout', 'Date'], now: 0 });
-  const l2 = new RawL2Announcer({ log: quiet, native: f.n, links: () => { scans++; return links; } });
+  const l2 = new RawL2Announcer({
+    log: quiet,
+    native: f.n,
+    links: () => {
+      scans++;
+      return links;
+    },
+  });
   try {
     l2.start(); // fds: arp 10, ndp 11, netlink 12
     assert.deepEqual(f.calls, ['openArp 2', 'openNdp 2 fe80::2', 'openNetlink']);
@@ -203,9 +260,19 @@ test('rescan on change: netlink messages trigger one debounced scan (100 ms); th
 
 test('rescan on change: without a netlink socket the announcer still starts (periodic rescan only)', () => {
   const f = fakeNative();
-  f.n.openNetlink = () => { throw Object.assign(new Error('socket: Operation not permitted'), { code: 'EPERM' }); };
+  f.n.openNetlink = () => {
+    throw Object.assign(new Error('socket: Operation not permitted'), { code: 'EPERM' });
+  };
   const errors: object[] = [];
-  const log = { with: () => log, debug() {}, info() {}, warn() {}, error(o: object) { errors.push(o); } };
+  const log = {
+    with: () => log,
+    debug() {},
+    info() {},
+    warn() {},
+    error(o: object) {
+      errors.push(o);
+    },
+  };
   const l2 = new RawL2Announcer({ log, native: f.n, links: () => [eth('eth0', 2)] }).start();
   try {
     assert.deepEqual(f.calls, ['openArp 2', 'openNdp 2 fe80::2']);

@@ -23,9 +23,13 @@ test('ARP: decodes a captured request and reply with RFC 826 field names', () =>
   assert.deepEqual(arp.decode(ARP_REQUEST), {
     ok: true,
     value: {
-      ethernetDestination: 'ff:ff:ff:ff:ff:ff', ethernetSource: '02:00:00:00:00:0a', operation: 'request',
-      senderHardwareAddress: '02:00:00:00:00:0a', senderProtocolAddress: '192.0.2.1',
-      targetHardwareAddress: 'ff:ff:ff:ff:ff:ff', targetProtocolAddress: '192.0.2.2',
+      ethernetDestination: 'ff:ff:ff:ff:ff:ff',
+      ethernetSource: '02:00:00:00:00:0a',
+      operation: 'request',
+      senderHardwareAddress: '02:00:00:00:00:0a',
+      senderProtocolAddress: '192.0.2.1',
+      targetHardwareAddress: 'ff:ff:ff:ff:ff:ff',
+      targetProtocolAddress: '192.0.2.2',
     },
   });
   const r = arp.decode(ARP_REPLY);
@@ -49,7 +53,11 @@ test('ARP: encode reproduces the captured bytes, padded to the 60-byte Ethernet 
 });
 
 test('ARP: malformed frames are typed drops, never exceptions', () => {
-  const mutate = (i: number, v: number) => { const b = Uint8Array.from(ARP_REQUEST); b[i] = v; return b; };
+  const mutate = (i: number, v: number) => {
+    const b = Uint8Array.from(ARP_REQUEST);
+    b[i] = v;
+    return b;
+  };
   const cases: Array<[string, Uint8Array, string]> = [
     ['empty', new Uint8Array(0), 'short-frame'],
     ['truncated by one byte', ARP_REQUEST.subarray(0, 41), 'short-frame'],
@@ -68,7 +76,8 @@ test('ARP: malformed frames are typed drops, never exceptions', () => {
 
 test('NDP: decodes the captured neighbor solicitation and advertisement', () => {
   assert.deepEqual(ndp.decode(NS, '2001:db8::1'), {
-    ok: true, value: { type: 'neighbor-solicitation', targetAddress: '2001:db8::2', sourceLinkLayerAddress: '02:00:00:00:00:0a' },
+    ok: true,
+    value: { type: 'neighbor-solicitation', targetAddress: '2001:db8::2', sourceLinkLayerAddress: '02:00:00:00:00:0a' },
   });
   assert.deepEqual(ndp.decode(NA, '2001:db8::2'), {
     ok: true,
@@ -85,11 +94,16 @@ test('NDP: encode with the IPv6 addresses reproduces the captured bytes includin
   assert.equal(ndp.icmpv6Checksum('2001:db8::1', 'ff02::1:ff00:2', NS), 0x1c1e);
   const raw = ndp.encode(na.value);
   assert.equal(raw.length, ndp.encodingLength(na.value));
-  assert.equal(raw[2], 0); assert.equal(raw[3], 0, 'checksum left to the kernel');
+  assert.equal(raw[2], 0);
+  assert.equal(raw[3], 0, 'checksum left to the kernel');
 });
 
 test('NDP: RFC 4861 7.1 validity checks drop, never throw', () => {
-  const mutate = (i: number, v: number, base = NS) => { const b = Uint8Array.from(base); b[i] = v; return b; };
+  const mutate = (i: number, v: number, base = NS) => {
+    const b = Uint8Array.from(base);
+    b[i] = v;
+    return b;
+  };
   const cases: Array<[string, Uint8Array, string | undefined, string]> = [
     ['empty', new Uint8Array(0), undefined, 'short-message'],
     ['23 bytes', NS.subarray(0, 23), undefined, 'short-message'],

@@ -7,13 +7,24 @@ import { announcedIPs, arp, ndp, respondARP, respondNDP } from '../../src/core/a
 
 function rng(seed: number) {
   let x = seed >>> 0 || 1;
-  return () => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x; };
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x;
+  };
 }
 
 const ARP_SEED = arp.encode({
-  ethernetDestination: 'ff:ff:ff:ff:ff:ff', ethernetSource: '02:00:00:00:00:0a', operation: 'request',
-  senderHardwareAddress: '02:00:00:00:00:0a', senderProtocolAddress: '192.0.2.1',
-  targetHardwareAddress: '00:00:00:00:00:00', targetProtocolAddress: '192.0.2.10',
+  ethernetDestination: 'ff:ff:ff:ff:ff:ff',
+  ethernetSource: '02:00:00:00:00:0a',
+  operation: 'request',
+  senderHardwareAddress: '02:00:00:00:00:0a',
+  senderProtocolAddress: '192.0.2.1',
+  targetHardwareAddress: '00:00:00:00:00:00',
+  targetProtocolAddress: '192.0.2.10',
 });
 const NS_SEED = ndp.encode({ type: 'neighbor-solicitation', targetAddress: '2001:db8::10', sourceLinkLayerAddress: '02:00:00:00:00:0a' });
 const NA_SEED = ndp.encode({ type: 'neighbor-advertisement', router: false, solicited: true, override: false, targetAddress: '2001:db8::10', targetLinkLayerAddress: '02:00:00:00:00:0b' });
@@ -22,14 +33,17 @@ const SOURCES = ['2001:db8::1', '::', 'fe80::1'];
 
 function mutant(next: () => number, seed: Uint8Array): Uint8Array {
   const kind = next() % 4;
-  if (kind === 0) { // random bytes, random length
+  if (kind === 0) {
+    // random bytes, random length
     const b = new Uint8Array(next() % 96);
     for (let i = 0; i < b.length; i++) b[i] = next() & 255;
     return b;
   }
   let b = Uint8Array.from(seed);
-  if (kind === 3) b = b.subarray(0, next() % (b.length + 1)); // truncation
-  else if (kind === 2) { // extension with random option-like tails
+  if (kind === 3)
+    b = b.subarray(0, next() % (b.length + 1)); // truncation
+  else if (kind === 2) {
+    // extension with random option-like tails
     const tail = new Uint8Array(next() % 24);
     for (let i = 0; i < tail.length; i++) tail[i] = next() & 255;
     b = Uint8Array.from([...b, ...tail]);

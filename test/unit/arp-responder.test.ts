@@ -4,9 +4,27 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYAML } from 'yaml';
 import {
-  announcedIPs, addAnnounced, removeAnnounced, arp, ndp, respondARP, respondNDP, shouldAnnounce, gratuitousARP, unsolicitedNA,
-  takeOver, tick, forget, gratuitousOffsetsMs, GRATUITOUS_INTERVAL_MS, GRATUITOUS_WINDOW_MS,
-  selectInterfaces, excludeRegExp, parseExcludeL2, DEFAULT_EXCLUDE_L2, nodeInterfaces,
+  announcedIPs,
+  addAnnounced,
+  removeAnnounced,
+  arp,
+  ndp,
+  respondARP,
+  respondNDP,
+  shouldAnnounce,
+  gratuitousARP,
+  unsolicitedNA,
+  takeOver,
+  tick,
+  forget,
+  gratuitousOffsetsMs,
+  GRATUITOUS_INTERVAL_MS,
+  GRATUITOUS_WINDOW_MS,
+  selectInterfaces,
+  excludeRegExp,
+  parseExcludeL2,
+  DEFAULT_EXCLUDE_L2,
+  nodeInterfaces,
 } from '../../src/core/arp/index.ts';
 import type { ARPFrame, LinkInfo } from '../../src/core/arp/index.ts';
 import type { InterfaceSet } from '../../src/core/election/types.ts';
@@ -16,16 +34,21 @@ const CLIENT_MAC = '02:00:00:00:00:0a';
 const announced = announcedIPs([
   { ips: ['192.0.2.10', '2001:db8::10'], interfaces: 'all' },
   { ips: ['192.0.2.11'], interfaces: ['eth1'] },
-  { ips: ['192.0.2.11'], interfaces: ['eth2'] },   // shared IP, another service's advertisement
+  { ips: ['192.0.2.11'], interfaces: ['eth2'] }, // shared IP, another service's advertisement
   { ips: ['192.0.2.12'], interfaces: null },
 ]);
 const ctx = { interface: 'eth0', hardwareAddress: OUR_MAC, announced };
 
 function request(target: string, over: Partial<ARPFrame> = {}): Uint8Array {
   return arp.encode({
-    ethernetDestination: 'ff:ff:ff:ff:ff:ff', ethernetSource: CLIENT_MAC, operation: 'request',
-    senderHardwareAddress: CLIENT_MAC, senderProtocolAddress: '192.0.2.1',
-    targetHardwareAddress: '00:00:00:00:00:00', targetProtocolAddress: target, ...over,
+    ethernetDestination: 'ff:ff:ff:ff:ff:ff',
+    ethernetSource: CLIENT_MAC,
+    operation: 'request',
+    senderHardwareAddress: CLIENT_MAC,
+    senderProtocolAddress: '192.0.2.1',
+    targetHardwareAddress: '00:00:00:00:00:00',
+    targetProtocolAddress: target,
+    ...over,
   });
 }
 
@@ -48,9 +71,13 @@ test('ARP responder: replies to the requester with our MAC as sender (RFC 826)',
   const r = respondARP(request('192.0.2.10'), ctx);
   assert.ok('reply' in r);
   assert.deepEqual(r.reply, {
-    ethernetDestination: CLIENT_MAC, ethernetSource: OUR_MAC, operation: 'reply',
-    senderHardwareAddress: OUR_MAC, senderProtocolAddress: '192.0.2.10',
-    targetHardwareAddress: CLIENT_MAC, targetProtocolAddress: '192.0.2.1',
+    ethernetDestination: CLIENT_MAC,
+    ethernetSource: OUR_MAC,
+    operation: 'reply',
+    senderHardwareAddress: OUR_MAC,
+    senderProtocolAddress: '192.0.2.10',
+    targetHardwareAddress: CLIENT_MAC,
+    targetProtocolAddress: '192.0.2.1',
   });
   assert.deepEqual(arp.decode(r.bytes), { ok: true, value: r.reply });
   // unicast to our MAC (a neighbor cache refresh) is answered too
@@ -105,7 +132,10 @@ test('NDP responder: silent cases (DAD probes, no source LLA, not ours, advertis
 
 test('gratuitous frames as MetalLB: ARP request + reply to broadcast, SPA = TPA; NA to ff02::1 with O=1 S=0', () => {
   const frames = gratuitousARP('192.0.2.10', OUR_MAC);
-  assert.deepEqual(frames.map((f) => f.operation), ['request', 'reply']);
+  assert.deepEqual(
+    frames.map((f) => f.operation),
+    ['request', 'reply'],
+  );
   for (const f of frames) {
     assert.equal(f.ethernetDestination, 'ff:ff:ff:ff:ff:ff');
     assert.equal(f.targetHardwareAddress, 'ff:ff:ff:ff:ff:ff');
@@ -139,9 +169,20 @@ test('the announced table kept in place (addAnnounced/removeAnnounced) equals an
   const services = new Map<string, { ips: string[]; interfaces: InterfaceSet }>();
   const table = new Map<string, InterfaceSet[]>();
   let seed = 7;
-  const rnd = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2147483648; return (seed >>> 12) % n; };
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return (seed >>> 12) % n;
+  };
   const normal = (m: ReadonlyMap<string, readonly InterfaceSet[]>): string[] =>
-    [...m].map(([ip, l]) => `${ip} ${l.map((x) => JSON.stringify(x)).sort().join(' ')}`).sort();
+    [...m]
+      .map(
+        ([ip, l]) =>
+          `${ip} ${l
+            .map((x) => JSON.stringify(x))
+            .sort()
+            .join(' ')}`,
+      )
+      .sort();
   for (let step = 0; step < 2000; step++) {
     const name = `s${rnd(40)}`;
     const old = services.get(name);
@@ -149,7 +190,7 @@ test('the announced table kept in place (addAnnounced/removeAnnounced) equals an
     if (rnd(3) === 0) services.delete(name);
     else {
       // few addresses, so that services share them; one written non-canonically
-      const ips = Array.from({ length: 1 + rnd(2) }, () => rnd(2) ? `192.0.2.${rnd(12)}` : `2001:db8::${rnd(12).toString(16)}`);
+      const ips = Array.from({ length: 1 + rnd(2) }, () => (rnd(2) ? `192.0.2.${rnd(12)}` : `2001:db8::${rnd(12).toString(16)}`));
       if (rnd(5) === 0) ips.push('2001:0db8:0:0::1');
       const s = { ips, interfaces: sets[rnd(sets.length)]! };
       services.set(name, s);
@@ -161,7 +202,15 @@ test('the announced table kept in place (addAnnounced/removeAnnounced) equals an
 });
 
 const link = (name: string, over: Partial<LinkInfo> = {}): LinkInfo => ({
-  name, index: 1, up: true, broadcast: true, noarp: false, master: null, hardwareAddress: '02:00:00:00:00:01', linkLocal: 'fe80::1', ...over,
+  name,
+  index: 1,
+  up: true,
+  broadcast: true,
+  noarp: false,
+  master: null,
+  hardwareAddress: '02:00:00:00:00:01',
+  linkLocal: 'fe80::1',
+  ...over,
 });
 
 test('interface selection as MetalLB updateInterfaces', () => {
@@ -176,8 +225,8 @@ test('interface selection as MetalLB updateInterfaces', () => {
     [link('lo', { broadcast: false, hardwareAddress: null }), { arp: false, ndp: false, skipped: 'excluded' }],
     [link('veth1234'), { arp: false, ndp: false, skipped: 'excluded' }],
     [link('cali9'), { arp: false, ndp: false, skipped: 'excluded' }],
-    [link('lo0'), { arp: true, ndp: true, skipped: null }],      // ^lo$ only
-    [link('br0'), { arp: true, ndp: true, skipped: null }],      // the bridge itself answers
+    [link('lo0'), { arp: true, ndp: true, skipped: null }], // ^lo$ only
+    [link('br0'), { arp: true, ndp: true, skipped: null }], // the bridge itself answers
   ];
   for (const [l, want] of cases) {
     const [got] = selectInterfaces([l], exclude);
@@ -198,7 +247,7 @@ data:
     announcedInterfacesToExclude: ["^docker.*", "^cbr.*", "^dummy.*", "^virbr.*", "^lxcbr.*", "^veth.*", "^lo$", "^cali.*", "^tunl.*", "^flannel.*", "^kube-ipvs.*", "^cni.*", "^nodelocaldns.*", "^lxc.*"]
 `;
 
-test('excludel2.yaml: MetalLB\'s ConfigMap parses to its default list', () => {
+test("excludel2.yaml: MetalLB's ConfigMap parses to its default list", () => {
   const cm = parseYAML(EXCLUDE_L2_CONFIGMAP) as { data: Record<string, string> };
   assert.deepEqual(parseExcludeL2(cm.data['excludel2.yaml']!), [...DEFAULT_EXCLUDE_L2]);
   assert.deepEqual(parseExcludeL2(''), []);

@@ -20,11 +20,13 @@ const BIN = join(ROOT, 'bin/metallb-ts');
 const EXAMPLE = join(ROOT, 'examples/cluster.yaml');
 const dir = mkdtempSync(join(tmpdir(), 'metallb-ts-cli-'));
 
-
 /** Runs the CLI (`node src/cli.ts ...`) as a subprocess, stdout not a TTY. */
 function run(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): Run {
   const r = spawnSync(process.execPath, [CLI, ...args], {
-    cwd: ROOT, encoding: 'utf8', input: opts.input ?? '', env: { ...process.env, ...opts.env },
+    cwd: ROOT,
+    encoding: 'utf8',
+    input: opts.input ?? '',
+    env: { ...process.env, ...opts.env },
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -76,11 +78,12 @@ test('bad input and usage: exit 2, one line on stderr, no stack', { concurrency:
     { name: 'allocate without --dry-run', args: ['allocate', '-f', EXAMPLE], re: /--dry-run/ },
     { name: 'completion: unknown shell', args: ['completion', 'tcsh'], re: /value 'tcsh' is invalid for argument 'shell'\. Allowed choices are bash, zsh, fish/ },
   ];
-  await Promise.all(cases.map((c) =>
-    t.test(c.name, async () => assertUserError(await runAsync(c.args, c.input), c.re))));
+  await Promise.all(cases.map((c) => t.test(c.name, async () => assertUserError(await runAsync(c.args, c.input), c.re))));
 });
 
-const REVIEW_BASE = write('review-base.yaml', `apiVersion: v1
+const REVIEW_BASE = write(
+  'review-base.yaml',
+  `apiVersion: v1
 kind: Node
 metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
 status: {conditions: [{type: Ready, status: "True"}]}
@@ -99,58 +102,120 @@ kind: Service
 metadata: {name: web, namespace: default}
 spec: {type: LoadBalancer, clusterIP: 10.96.0.10, ports: [{port: 80, protocol: TCP}]}
 status: {loadBalancer: {ingress: [{ip: 10.0.0.1}]}}
-`);
+`,
+);
 
 test('malformed snapshot objects (review findings): exit 2, one line naming file:line, no stack', { concurrency: 4 }, async (t) => {
-  const bombLines = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: bomb, namespace: metallb-system}', 'data:',
-    '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (const c of 'bcdefghi') bombLines.push(`  ${c}: &${c} [${Array(9).fill(`*${String.fromCharCode(c.charCodeAt(0) - 1)}`).join(',')}]`);
+  const bombLines = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: bomb, namespace: metallb-system}', 'data:', '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+  for (const c of 'bcdefghi')
+    bombLines.push(
+      `  ${c}: &${c} [${Array(9)
+        .fill(`*${String.fromCharCode(c.charCodeAt(0) - 1)}`)
+        .join(',')}]`,
+    );
   // [name, command, the extra file's text, expected message after `file:line: `]
   const cases: Array<[string, string[], string, RegExp]> = [
     ['alias bomb', ['explain', 'svc/web'], bombLines.join('\n') + '\n', /1: invalid YAML: too many aliases \(resource exhaustion\)$/],
-    ['nested too deeply (YAML)', ['explain', 'svc/web'], `kind: ConfigMap\nmetadata: {name: deep}\ndata:\n  x: ${'['.repeat(20000)}\n`,
-      /4: invalid YAML: document nested too deeply$/],
-    ['nested too deeply (JSON)', ['snapshot'], `{"kind": "ConfigMap", "metadata": {"name": "deep"},\n"x": ${'['.repeat(200000)}${']'.repeat(200000)}}`,
-      /2: document nested too deeply \(more than 10000 levels\)$/],
-    ['ingress a map', ['allocate', '--dry-run'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 10.96.0.5, ports: [{port: 80}]}\nstatus: {loadBalancer: {ingress: {ip: 10.0.0.2}}}\n',
-      /1: Service default\/weird: status\.loadBalancer\.ingress: expected list, got object$/],
-    ['ingress items', ['explain', 'svc/weird'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nstatus: {loadBalancer: {ingress: ["10.0.0.2", 5, null, {ip: [1]}]}}\n',
-      /1: Service default\/weird: status\.loadBalancer\.ingress\[0\]: expected object, got string$/],
-    ['ports a string', ['explain', 'svc/weird'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {clusterIP: 10.96.0.5, ports: "80"}\n',
-      /1: Service default\/weird: spec\.ports: expected list, got string$/],
-    ['ports [null]', ['allocate', '--dry-run'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {ports: [null]}\n',
-      /1: Service default\/weird: spec\.ports\[0\]: expected object, got null$/],
-    ['clusterIPs a string', ['explain', 'svc/weird'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {clusterIPs: str}\n',
-      /1: Service default\/weird: spec\.clusterIPs: expected list, got string$/],
+    ['nested too deeply (YAML)', ['explain', 'svc/web'], `kind: ConfigMap\nmetadata: {name: deep}\ndata:\n  x: ${'['.repeat(20000)}\n`, /4: invalid YAML: document nested too deeply$/],
+    [
+      'nested too deeply (JSON)',
+      ['snapshot'],
+      `{"kind": "ConfigMap", "metadata": {"name": "deep"},\n"x": ${'['.repeat(200000)}${']'.repeat(200000)}}`,
+      /2: document nested too deeply \(more than 10000 levels\)$/,
+    ],
+    [
+      'ingress a map',
+      ['allocate', '--dry-run'],
+      'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 10.96.0.5, ports: [{port: 80}]}\nstatus: {loadBalancer: {ingress: {ip: 10.0.0.2}}}\n',
+      /1: Service default\/weird: status\.loadBalancer\.ingress: expected list, got object$/,
+    ],
+    [
+      'ingress items',
+      ['explain', 'svc/weird'],
+      'kind: Service\nmetadata: {name: weird, namespace: default}\nstatus: {loadBalancer: {ingress: ["10.0.0.2", 5, null, {ip: [1]}]}}\n',
+      /1: Service default\/weird: status\.loadBalancer\.ingress\[0\]: expected object, got string$/,
+    ],
+    [
+      'ports a string',
+      ['explain', 'svc/weird'],
+      'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {clusterIP: 10.96.0.5, ports: "80"}\n',
+      /1: Service default\/weird: spec\.ports: expected list, got string$/,
+    ],
+    ['ports [null]', ['allocate', '--dry-run'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {ports: [null]}\n', /1: Service default\/weird: spec\.ports\[0\]: expected object, got null$/],
+    [
+      'clusterIPs a string',
+      ['explain', 'svc/weird'],
+      'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: {clusterIPs: str}\n',
+      /1: Service default\/weird: spec\.clusterIPs: expected list, got string$/,
+    ],
     ['Node conditions a number', ['whois', '10.0.0.1'], 'kind: Node\nmetadata: {name: n2}\nstatus: {conditions: 7}\n', /1: Node n2: status\.conditions: expected list, got number$/],
-    ['speaker Pod conditions a string', ['explain', 'svc/web'], 'kind: Pod\nmetadata: {name: speaker-a, namespace: metallb-system}\nspec: {nodeName: n1}\nstatus: {conditions: str}\n',
-      /1: Pod metallb-system\/speaker-a: status\.conditions: expected list, got string$/],
-    ['EndpointSlice endpoints a number', ['explain', 'svc/web'], 'kind: EndpointSlice\nmetadata: {name: e, namespace: default}\nendpoints: 7\n',
-      /1: EndpointSlice default\/e: endpoints: expected list, got number$/],
-    ['EndpointSlice endpoints [null]', ['explain', 'svc/web'], 'kind: EndpointSlice\nmetadata: {name: e, namespace: default}\nendpoints: [null]\n',
-      /1: EndpointSlice default\/e: endpoints\[0\]: expected object, got null$/],
-    ['Community communities a number', ['allocate', '--dry-run'], 'kind: Community\nmetadata: {name: c, namespace: metallb-system}\nspec: {communities: 7}\n',
-      /1: Community metallb-system\/c: spec\.communities: expected list, got number$/],
-    ['BGPAdvertisement aggregationLength a string', ['explain', 'svc/web'], 'kind: BGPAdvertisement\nmetadata: {name: b, namespace: metallb-system}\nspec: {aggregationLength: str}\n',
-      /1: BGPAdvertisement metallb-system\/b: spec\.aggregationLength: expected integer, got string$/],
-    ['L2Advertisement ipAddressPools a number', ['validate'], 'kind: L2Advertisement\nmetadata: {name: l2b, namespace: metallb-system}\nspec: {ipAddressPools: 7}\n',
-      /1: L2Advertisement metallb-system\/l2b: spec\.ipAddressPools: expected list, got number$/],
-    ['L2Advertisement ipAddressPoolSelectors a number', ['validate'], 'kind: L2Advertisement\nmetadata: {name: l2b, namespace: metallb-system}\nspec: {ipAddressPoolSelectors: 7}\n',
-      /1: L2Advertisement metallb-system\/l2b: spec\.ipAddressPoolSelectors: expected list, got number$/],
-    ['ServiceL2Status interfaces a string', ['whois', '10.0.0.1'], 'kind: ServiceL2Status\nmetadata: {name: s, namespace: metallb-system}\nstatus: {interfaces: str}\n',
-      /1: ServiceL2Status metallb-system\/s: status\.interfaces: expected list, got string$/],
+    [
+      'speaker Pod conditions a string',
+      ['explain', 'svc/web'],
+      'kind: Pod\nmetadata: {name: speaker-a, namespace: metallb-system}\nspec: {nodeName: n1}\nstatus: {conditions: str}\n',
+      /1: Pod metallb-system\/speaker-a: status\.conditions: expected list, got string$/,
+    ],
+    [
+      'EndpointSlice endpoints a number',
+      ['explain', 'svc/web'],
+      'kind: EndpointSlice\nmetadata: {name: e, namespace: default}\nendpoints: 7\n',
+      /1: EndpointSlice default\/e: endpoints: expected list, got number$/,
+    ],
+    [
+      'EndpointSlice endpoints [null]',
+      ['explain', 'svc/web'],
+      'kind: EndpointSlice\nmetadata: {name: e, namespace: default}\nendpoints: [null]\n',
+      /1: EndpointSlice default\/e: endpoints\[0\]: expected object, got null$/,
+    ],
+    [
+      'Community communities a number',
+      ['allocate', '--dry-run'],
+      'kind: Community\nmetadata: {name: c, namespace: metallb-system}\nspec: {communities: 7}\n',
+      /1: Community metallb-system\/c: spec\.communities: expected list, got number$/,
+    ],
+    [
+      'BGPAdvertisement aggregationLength a string',
+      ['explain', 'svc/web'],
+      'kind: BGPAdvertisement\nmetadata: {name: b, namespace: metallb-system}\nspec: {aggregationLength: str}\n',
+      /1: BGPAdvertisement metallb-system\/b: spec\.aggregationLength: expected integer, got string$/,
+    ],
+    [
+      'L2Advertisement ipAddressPools a number',
+      ['validate'],
+      'kind: L2Advertisement\nmetadata: {name: l2b, namespace: metallb-system}\nspec: {ipAddressPools: 7}\n',
+      /1: L2Advertisement metallb-system\/l2b: spec\.ipAddressPools: expected list, got number$/,
+    ],
+    [
+      'L2Advertisement ipAddressPoolSelectors a number',
+      ['validate'],
+      'kind: L2Advertisement\nmetadata: {name: l2b, namespace: metallb-system}\nspec: {ipAddressPoolSelectors: 7}\n',
+      /1: L2Advertisement metallb-system\/l2b: spec\.ipAddressPoolSelectors: expected list, got number$/,
+    ],
+    [
+      'ServiceL2Status interfaces a string',
+      ['whois', '10.0.0.1'],
+      'kind: ServiceL2Status\nmetadata: {name: s, namespace: metallb-system}\nstatus: {interfaces: str}\n',
+      /1: ServiceL2Status metallb-system\/s: status\.interfaces: expected list, got string$/,
+    ],
     ['metadata a string', ['snapshot', '-o', 'json'], 'apiVersion: v1\nkind: Service\nmetadata: web\n', /1: Service <unnamed>: metadata: expected object, got string$/],
-    ['Service without metadata', ['allocate', '--dry-run'], 'apiVersion: v1\nkind: Service\nspec:\n  type: LoadBalancer\n',
-      /1: Service <unnamed>: metadata\.name: expected string, got nothing$/],
+    ['Service without metadata', ['allocate', '--dry-run'], 'apiVersion: v1\nkind: Service\nspec:\n  type: LoadBalancer\n', /1: Service <unnamed>: metadata\.name: expected string, got nothing$/],
     ['Node without name', ['explain', 'svc/web'], 'apiVersion: v1\nkind: Node\nmetadata:\n  labels: {a: b}\n', /1: Node <unnamed>: metadata\.name: expected string, got nothing$/],
     ['spec a string', ['explain', 'svc/weird'], 'kind: Service\nmetadata: {name: weird, namespace: default}\nspec: LoadBalancer\n', /1: Service default\/weird: spec: expected object, got string$/],
-    ['labels a list', ['explain', 'svc/weird'], 'kind: Service\nmetadata: {name: weird, namespace: default, labels: [a, b]}\n',
-      /1: Service default\/weird: metadata\.labels: expected map of strings, got list$/],
+    [
+      'labels a list',
+      ['explain', 'svc/weird'],
+      'kind: Service\nmetadata: {name: weird, namespace: default, labels: [a, b]}\n',
+      /1: Service default\/weird: metadata\.labels: expected map of strings, got list$/,
+    ],
   ];
-  await Promise.all(cases.map(([name, cmd, text, re], i) => t.test(name, async () => {
-    const f = write(`review-${i}.${text.startsWith('{') ? 'json' : 'yaml'}`, text);
-    assertUserError(await runAsync([...cmd, '-f', REVIEW_BASE, '-f', f]), new RegExp(`^metallb-ts: ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${re.source}`));
-  })));
+  await Promise.all(
+    cases.map(([name, cmd, text, re], i) =>
+      t.test(name, async () => {
+        const f = write(`review-${i}.${text.startsWith('{') ? 'json' : 'yaml'}`, text);
+        assertUserError(await runAsync([...cmd, '-f', REVIEW_BASE, '-f', f]), new RegExp(`^metallb-ts: ${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${re.source}`));
+      }),
+    ),
+  );
 });
 
 test('the same object twice: kept once silently when equal; the last one with one warning line when different', async () => {
@@ -160,9 +225,10 @@ test('the same object twice: kept once silently when equal; the last one with on
   const changed = write('review-pool.yaml', 'kind: IPAddressPool\nmetadata: {name: p1, namespace: metallb-system}\nspec: {addresses: [10.0.0.0/29]}\n');
   const r = await runAsync(['allocate', '--dry-run', '-o', 'json', '-f', REVIEW_BASE, '-f', changed]);
   assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(r.stderr.split('\n').filter((l) => l !== ''), [
-    `metallb-ts: warning: IPAddressPool metallb-system/p1 is defined twice in the input, with different contents (${REVIEW_BASE}:6, ${changed}:1); using the last one, as kubectl apply would`,
-  ]);
+  assert.deepEqual(
+    r.stderr.split('\n').filter((l) => l !== ''),
+    [`metallb-ts: warning: IPAddressPool metallb-system/p1 is defined twice in the input, with different contents (${REVIEW_BASE}:6, ${changed}:1); using the last one, as kubectl apply would`],
+  );
   assert.equal((JSON.parse(r.stdout) as { pools: Array<{ size: number }> }).pools[0]!.size, 8);
 });
 
@@ -202,22 +268,28 @@ test('validate: exit 0 on a valid config, 1 on errors, --strict also on warnings
   assert.equal(ok.stdout, 'No errors or warnings.\n');
   assert.deepEqual(JSON.parse(run(['validate', '-f', EXAMPLE, '-o', 'json']).stdout), { errors: [], warnings: [], reported: [] });
 
-  const warnOnly = write('warn.yaml', `apiVersion: metallb.io/v1beta1
+  const warnOnly = write(
+    'warn.yaml',
+    `apiVersion: metallb.io/v1beta1
 kind: IPAddressPool
 metadata: {name: lonely, namespace: metallb-system}
 spec: {addresses: [192.0.2.0/28]}
-`);
+`,
+  );
   const w = run(['validate', '-f', warnOnly]);
   assert.equal(w.status, 0, w.stderr);
   assert.match(w.stdout, /^SEVERITY\s+OBJECT\s+MESSAGE\s+REJECTED-BY\nwarning\s+metallb-system\/IPAddressPool\/lonely\s+/);
   assert.equal(run(['validate', '--strict', '-f', warnOnly]).status, 1);
 
-  const bad = write('bad.yaml', `${readFileHead(warnOnly)}---
+  const bad = write(
+    'bad.yaml',
+    `${readFileHead(warnOnly)}---
 apiVersion: metallb.io/v1beta1
 kind: IPAddressPool
 metadata: {name: broken, namespace: metallb-system}
 spec: {addresses: [not-an-ip]}
-`);
+`,
+  );
   const e = run(['validate', '-f', bad, '-o', 'json']);
   assert.equal(e.status, 1);
   assert.equal(e.stderr, '');
@@ -242,15 +314,26 @@ test('allocate --dry-run: every example service keeps its IP; pending services e
   assert.match(r.stdout, /^shop\/frontend\s+192\.0\.2\.10\s+lab-pool\s+unchanged\s+<none>$/m);
   assert.match(r.stdout, /^lab-pool\s+51\s+11\s+40\s+0$/m);
   const j = JSON.parse(run(['allocate', '--dry-run', '-n', 'ingest', '-f', EXAMPLE, '-o', 'json']).stdout) as {
-    services: Array<{ service: string; ips: string[]; change: string }>; pools: Array<{ name: string }>;
+    services: Array<{ service: string; ips: string[]; change: string }>;
+    pools: Array<{ name: string }>;
   };
-  assert.deepEqual(j.services.map((s) => [s.service, s.ips.join(), s.change]), [
-    ['ingest/admin-console', '192.0.2.40', 'unchanged'], ['ingest/ingest-tcp', '192.0.2.40', 'unchanged'],
-    ['ingest/ingest-udp', '192.0.2.40', 'unchanged'], ['ingest/metrics-relay', '192.0.2.40', 'unchanged'],
-  ]);
-  assert.deepEqual(j.pools.map((p) => p.name), ['lab-pool']);
+  assert.deepEqual(
+    j.services.map((s) => [s.service, s.ips.join(), s.change]),
+    [
+      ['ingest/admin-console', '192.0.2.40', 'unchanged'],
+      ['ingest/ingest-tcp', '192.0.2.40', 'unchanged'],
+      ['ingest/ingest-udp', '192.0.2.40', 'unchanged'],
+      ['ingest/metrics-relay', '192.0.2.40', 'unchanged'],
+    ],
+  );
+  assert.deepEqual(
+    j.pools.map((p) => p.name),
+    ['lab-pool'],
+  );
 
-  const tiny = write('tiny.yaml', `apiVersion: metallb.io/v1beta1
+  const tiny = write(
+    'tiny.yaml',
+    `apiVersion: metallb.io/v1beta1
 kind: IPAddressPool
 metadata: {name: tiny, namespace: metallb-system}
 spec: {addresses: [192.0.2.1/32]}
@@ -264,13 +347,16 @@ apiVersion: v1
 kind: Service
 metadata: {name: b, namespace: x, creationTimestamp: "2025-01-02T00:00:00Z"}
 spec: {type: LoadBalancer, clusterIPs: [10.96.0.10], ports: [{port: 80, protocol: TCP}]}
-`);
+`,
+  );
   const p = run(['allocate', '--dry-run', '-f', tiny]);
   assert.equal(p.status, 1, 'a service stays pending');
   assert.match(p.stdout, /^x\/a\s+192\.0\.2\.1\s+tiny\s+allocated\s+<none>$/m);
   assert.match(p.stdout, /^x\/b\s+<pending>\s+<none>\s+pending\s+no available IPs$/m);
 
-  const dup = write('dup.yaml', `apiVersion: metallb.io/v1beta1
+  const dup = write(
+    'dup.yaml',
+    `apiVersion: metallb.io/v1beta1
 kind: IPAddressPool
 metadata: {name: p, namespace: metallb-system}
 spec: {addresses: [192.0.2.0/30]}
@@ -279,7 +365,8 @@ apiVersion: metallb.io/v1beta1
 kind: L2Advertisement
 metadata: {name: l2, namespace: metallb-system}
 spec: {ipAddressPools: [p, p]}
-`);
+`,
+  );
   // The controller reads pools and communities only: an L2Advertisement it would never parse cannot stop allocation.
   const d = run(['allocate', '--dry-run', '-f', dup, '-o', 'json']);
   assert.equal(d.status, 0, d.stderr);
@@ -287,8 +374,10 @@ spec: {ipAddressPools: [p, p]}
   assert.equal('configRejected' in JSON.parse(d.stdout), false);
 
   const invalid = write('invalid-pool.yaml', 'apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata: {name: p, namespace: metallb-system}\nspec: {addresses: [nope]}\n');
-  assertUserError(run(['allocate', '--dry-run', '-f', invalid]),
-    /MetalLB's controller rejects this configuration: metallb-system\/IPAddressPool\/p: .*keep running the configuration they accepted last, which a snapshot cannot show \(see metallb-ts validate\)$/);
+  assertUserError(
+    run(['allocate', '--dry-run', '-f', invalid]),
+    /MetalLB's controller rejects this configuration: metallb-system\/IPAddressPool\/p: .*keep running the configuration they accepted last, which a snapshot cannot show \(see metallb-ts validate\)$/,
+  );
 });
 
 test('explain: exit 0 when announced, 1 when nobody announces; json is the core Explanation', () => {
@@ -310,8 +399,13 @@ test('explain: exit 0 when announced, 1 when nobody announces; json is the core 
 test('whois: holders of a shared IP; exit 1 when nobody announces it', () => {
   const shared = run(['whois', '192.0.2.40', '-f', EXAMPLE]);
   assert.equal(shared.status, 1, shared.stderr);
-  assert.deepEqual(shared.stdout.split('\n').filter((l) => l.startsWith('ingest/')).map((l) => l.split(/\s+/)[0]),
-    ['ingest/admin-console', 'ingest/ingest-tcp', 'ingest/ingest-udp', 'ingest/metrics-relay']);
+  assert.deepEqual(
+    shared.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('ingest/'))
+      .map((l) => l.split(/\s+/)[0]),
+    ['ingest/admin-console', 'ingest/ingest-tcp', 'ingest/ingest-udp', 'ingest/metrics-relay'],
+  );
   const one = JSON.parse(run(['whois', '192.0.2.10', '-f', EXAMPLE, '-o', 'json']).stdout) as { ip: string; pool: string; holders: Array<{ service: string; announcer: string }> };
   assert.deepEqual([one.ip, one.pool, one.holders.map((h) => `${h.service}@${h.announcer}`)], ['192.0.2.10', 'lab-pool', ['shop/frontend@lab-worker-b']]);
   assert.equal(run(['whois', '192.0.2.10', '-f', EXAMPLE]).status, 0);
@@ -366,22 +460,24 @@ test('no colour when stdout is not a TTY, or NO_COLOR is set', () => {
 });
 
 test('renderTable: kubectl style, placeholders, no trailing blanks', () => {
-  const out = renderTable(['name', 'ip', { header: 'external-ip', placeholder: '<pending>' }], [
-    ['frontend', '192.0.2.10', '192.0.2.10'],
-    ['git', undefined, null],
-  ]);
-  assert.equal(out, [
-    'NAME       IP           EXTERNAL-IP',
-    'frontend   192.0.2.10   192.0.2.10',
-    'git        <none>       <pending>',
-    '',
-  ].join('\n'));
+  const out = renderTable(
+    ['name', 'ip', { header: 'external-ip', placeholder: '<pending>' }],
+    [
+      ['frontend', '192.0.2.10', '192.0.2.10'],
+      ['git', undefined, null],
+    ],
+  );
+  assert.equal(out, ['NAME       IP           EXTERNAL-IP', 'frontend   192.0.2.10   192.0.2.10', 'git        <none>       <pending>', ''].join('\n'));
 });
 
 test('parseServiceTarget and parseWhoisIP', async (t) => {
   const ok: Array<[string, string | undefined, string]> = [
-    ['svc/web', 'shop', 'shop/web'], ['service/web', undefined, 'default/web'], ['shop/web', undefined, 'shop/web'],
-    ['web', undefined, 'default/web'], ['shop/web', 'shop', 'shop/web'], ['svc/shop/web', undefined, 'shop/web'],
+    ['svc/web', 'shop', 'shop/web'],
+    ['service/web', undefined, 'default/web'],
+    ['shop/web', undefined, 'shop/web'],
+    ['web', undefined, 'default/web'],
+    ['shop/web', 'shop', 'shop/web'],
+    ['svc/shop/web', undefined, 'shop/web'],
   ];
   for (const [target, ns, want] of ok) {
     await t.test(`${target} -n ${ns}`, () => {
@@ -389,7 +485,12 @@ test('parseServiceTarget and parseWhoisIP', async (t) => {
       assert.equal(`${r.namespace}/${r.name}`, want);
     });
   }
-  for (const [target, ns] of [['a/b/c', undefined], ['svc/', undefined], ['shop/web', 'other'], ['', undefined]] as const) {
+  for (const [target, ns] of [
+    ['a/b/c', undefined],
+    ['svc/', undefined],
+    ['shop/web', 'other'],
+    ['', undefined],
+  ] as const) {
     assert.throws(() => parseServiceTarget(target, ns), UserError, `${target} -n ${ns}`);
   }
   assert.equal(parseWhoisIP('192.0.2.40'), '192.0.2.40');

@@ -3,10 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { parse, parseAllDocuments } from 'yaml';
 import { clusterStateFromObjects, emptyClusterState, type ClusterState, type KubeObject } from '../../src/core/kube.ts';
-import {
-  parseConfig, collectConfigErrors, effectiveSummary, resetTransient, TransientConfigError, parseDurationNs, nsToSeconds,
-  parseCommunity,
-} from '../../src/core/config/index.ts';
+import { parseConfig, collectConfigErrors, effectiveSummary, resetTransient, TransientConfigError, parseDurationNs, nsToSeconds, parseCommunity } from '../../src/core/config/index.ts';
 import { ConfigError } from '../../src/core/errors.ts';
 import { sharedPath } from '../helpers/shared.ts';
 
@@ -14,14 +11,15 @@ const FIXTURES = sharedPath('conformance', 'config') + '/';
 const SAMPLES = sharedPath('samples', 'metallb-configsamples') + '/';
 
 const ns = 'metallb-system';
-const pool = (name: string, addresses: string[], labels?: Record<string, string>): KubeObject =>
-  ({ apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name, namespace: ns, ...(labels ? { labels } : {}) }, spec: { addresses } });
-const peer = (name: string, spec: Record<string, unknown>): KubeObject =>
-  ({ apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name, namespace: ns }, spec });
-const l2 = (name: string, spec: Record<string, unknown> = {}): KubeObject =>
-  ({ apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name, namespace: ns }, spec });
-const bgpAdv = (name: string, spec: Record<string, unknown> = {}): KubeObject =>
-  ({ apiVersion: 'metallb.io/v1beta1', kind: 'BGPAdvertisement', metadata: { name, namespace: ns }, spec });
+const pool = (name: string, addresses: string[], labels?: Record<string, string>): KubeObject => ({
+  apiVersion: 'metallb.io/v1beta1',
+  kind: 'IPAddressPool',
+  metadata: { name, namespace: ns, ...(labels ? { labels } : {}) },
+  spec: { addresses },
+});
+const peer = (name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name, namespace: ns }, spec });
+const l2 = (name: string, spec: Record<string, unknown> = {}): KubeObject => ({ apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name, namespace: ns }, spec });
+const bgpAdv = (name: string, spec: Record<string, unknown> = {}): KubeObject => ({ apiVersion: 'metallb.io/v1beta1', kind: 'BGPAdvertisement', metadata: { name, namespace: ns }, spec });
 const node = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels } });
 const state = (...objs: KubeObject[]): ClusterState => clusterStateFromObjects(objs);
 
@@ -68,15 +66,18 @@ test('collectConfigErrors reports every independent violation, each naming its o
     bgpAdv('too-long', { ipAddressPools: ['a'], aggregationLength: 23 }),
   );
   const errs = collectConfigErrors(st);
-  assert.deepEqual(errs.map((e) => e.object), [
-    'metallb-system/BGPPeer/no-asn',
-    'metallb-system/IPAddressPool/bad-cidr',
-    'metallb-system/IPAddressPool/b',
-    'metallb-system/IPAddressPool/a',
-    'metallb-system/L2Advertisement/dup-pools',
-    'metallb-system/BGPAdvertisement/bad-community',
-    'metallb-system/BGPAdvertisement/too-long',
-  ]);
+  assert.deepEqual(
+    errs.map((e) => e.object),
+    [
+      'metallb-system/BGPPeer/no-asn',
+      'metallb-system/IPAddressPool/bad-cidr',
+      'metallb-system/IPAddressPool/b',
+      'metallb-system/IPAddressPool/a',
+      'metallb-system/L2Advertisement/dup-pools',
+      'metallb-system/BGPAdvertisement/bad-community',
+      'metallb-system/BGPAdvertisement/too-long',
+    ],
+  );
   assert.match(errs[2].message, /overlaps/);
   assert.match(errs[3].message, /duplicate definition of pool "a"/);
   assert.equal(firstError(() => parseConfig(st))?.message, errs[0].message);
@@ -90,14 +91,20 @@ test('collectConfigErrors does not cascade from a broken definition', () => {
     pool('p', ['10.0.0.0/24']),
     bgpAdv('uses-alias', { communities: ['alias'] }),
   );
-  assert.deepEqual(collectConfigErrors(st).map((e) => e.object), ['metallb-system/BFDProfile/bfd', 'metallb-system/Community/c']);
+  assert.deepEqual(
+    collectConfigErrors(st).map((e) => e.object),
+    ['metallb-system/BFDProfile/bfd', 'metallb-system/Community/c'],
+  );
 });
 
 test('collectConfigErrors with a mode includes the mode check', () => {
   const st = state(peer('p', { myASN: 1, peerASN: 2, peerAddress: '1.2.3.4', vrf: 'red' }), pool('v6', ['2001:db8::/64']), bgpAdv('all'));
   assert.deepEqual(collectConfigErrors(st), []);
   const native = collectConfigErrors(st, { mode: 'native' });
-  assert.deepEqual(native.map((e) => e.object), ['metallb-system/BGPPeer/p', 'metallb-system/IPAddressPool/v6']);
+  assert.deepEqual(
+    native.map((e) => e.object),
+    ['metallb-system/BGPPeer/p', 'metallb-system/IPAddressPool/v6'],
+  );
   assert.deepEqual(collectConfigErrors(st, { mode: 'frr' }), []);
 });
 
@@ -113,7 +120,10 @@ test('parseConfig attaches advertisements and keeps names, labels and sources', 
   const parsed = cfg.pools.get('p')!;
   assert.equal(parsed.source, p);
   assert.deepEqual(parsed.labels, { tier: 'gold' });
-  assert.deepEqual(parsed.l2Advertisements.map((a) => a.name), ['by-label']);
+  assert.deepEqual(
+    parsed.l2Advertisements.map((a) => a.name),
+    ['by-label'],
+  );
   assert.deepEqual([...parsed.l2Advertisements[0].nodes], ['n1']);
   assert.equal(cfg.pools.get('q')!.l2Advertisements.length, 0);
 });
@@ -135,7 +145,9 @@ test("MetalLB's sample configurations parse", () => {
   const files = readdirSync(SAMPLES).filter((f) => f.endsWith('.yaml'));
   assert.ok(files.length > 10);
   for (const f of files) {
-    const objs = parseAllDocuments(readFileSync(SAMPLES + f, 'utf8')).map((d) => d.toJS() as KubeObject).filter((o) => o && metallbKinds.has(o.kind ?? ''));
+    const objs = parseAllDocuments(readFileSync(SAMPLES + f, 'utf8'))
+      .map((d) => d.toJS() as KubeObject)
+      .filter((o) => o && metallbKinds.has(o.kind ?? ''));
     assert.ok(objs.length > 0, f);
     const st = clusterStateFromObjects(objs);
     // bgppeer_withsecret.yaml references a Secret that is not part of the sample: a transient
@@ -147,7 +159,17 @@ test("MetalLB's sample configurations parse", () => {
 });
 
 test('durations (Go time.ParseDuration) and hold/keepalive arithmetic', () => {
-  const table: Array<[string, bigint]> = [['180s', 180_000_000_000n], ['0s', 0n], ['0', 0n], ['1.5s', 1_500_000_000n], ['500ms', 500_000_000n], ['1h2m', 3_720_000_000_000n], ['9m0s', 540_000_000_000n], ['-3s', -3_000_000_000n], ['2us', 2000n]];
+  const table: Array<[string, bigint]> = [
+    ['180s', 180_000_000_000n],
+    ['0s', 0n],
+    ['0', 0n],
+    ['1.5s', 1_500_000_000n],
+    ['500ms', 500_000_000n],
+    ['1h2m', 3_720_000_000_000n],
+    ['9m0s', 540_000_000_000n],
+    ['-3s', -3_000_000_000n],
+    ['2us', 2000n],
+  ];
   for (const [s, ns] of table) assert.equal(parseDurationNs(s), ns, s);
   for (const bad of ['', '1', 's', '1x', '1.s.', ' 1s']) assert.throws(() => parseDurationNs(bad), bad);
   assert.equal(nsToSeconds(10_000_000_000n / 3n), 3.333333333);
@@ -158,8 +180,16 @@ test('durations (Go time.ParseDuration) and hold/keepalive arithmetic', () => {
 
 test('communities', () => {
   const table: Array<[string, string | 'format' | 'value']> = [
-    ['64512:1234', '64512:1234'], ['1234:05678', '1234:5678'], ['large:123:64512:1234', 'large:123:64512:1234'],
-    ['65536:1', 'value'], ['a:1', 'value'], ['large:1:2', 'format'], ['big:1:2:3', 'value'], ['large:4294967296:1:1', 'value'], ['alias', 'format'], ['1:2:3', 'format'],
+    ['64512:1234', '64512:1234'],
+    ['1234:05678', '1234:5678'],
+    ['large:123:64512:1234', 'large:123:64512:1234'],
+    ['65536:1', 'value'],
+    ['a:1', 'value'],
+    ['large:1:2', 'format'],
+    ['big:1:2:3', 'value'],
+    ['large:4294967296:1:1', 'value'],
+    ['alias', 'format'],
+    ['1:2:3', 'format'],
   ];
   for (const [s, want] of table) {
     const got = parseCommunity(s);

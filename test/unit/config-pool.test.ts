@@ -15,7 +15,11 @@ const nss: Namespace[] = [
 
 const good: Array<[string, IPAddressPool['spec'], string[]]> = [
   ['cidr host bits cleared', { addresses: ['10.20.30.40/24'] }, ['10.20.30.0/24']],
-  ['range to blocks', { addresses: ['3.3.3.2-3.3.3.254'] }, ['3.3.3.2/31', '3.3.3.4/30', '3.3.3.8/29', '3.3.3.16/28', '3.3.3.32/27', '3.3.3.64/26', '3.3.3.128/26', '3.3.3.192/27', '3.3.3.224/28', '3.3.3.240/29', '3.3.3.248/30', '3.3.3.252/31', '3.3.3.254/32']],
+  [
+    'range to blocks',
+    { addresses: ['3.3.3.2-3.3.3.254'] },
+    ['3.3.3.2/31', '3.3.3.4/30', '3.3.3.8/29', '3.3.3.16/28', '3.3.3.32/27', '3.3.3.64/26', '3.3.3.128/26', '3.3.3.192/27', '3.3.3.224/28', '3.3.3.240/29', '3.3.3.248/30', '3.3.3.252/31', '3.3.3.254/32'],
+  ],
   ['range trimmed', { addresses: ['1.2.3.4 - 1.2.3.5'] }, ['1.2.3.4/31']],
   ['ipv6', { addresses: ['2001:db8::1/64'] }, ['2001:db8::/64']],
   ['mapped cidr', { addresses: ['::ffff:10.0.0.0/104'] }, ['10.0.0.0/8']],
@@ -44,12 +48,15 @@ const bad: Array<[string, IPAddressPool['spec'], string | null, RegExp]> = [
 ];
 for (const [name, spec, poolName, re] of bad) {
   test(`parsePool rejects: ${name}`, () => {
-    assert.throws(() => parsePool(pool(spec, poolName), nss), (err: unknown) => {
-      assert.ok(err instanceof ConfigError);
-      assert.match(err.message, re);
-      assert.match(err.message, /^metallb-system\/IPAddressPool\//);
-      return true;
-    });
+    assert.throws(
+      () => parsePool(pool(spec, poolName), nss),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, re);
+        assert.match(err.message, /^metallb-system\/IPAddressPool\//);
+        return true;
+      },
+    );
   });
 }
 
@@ -60,7 +67,10 @@ test('parsePool serviceAllocation', () => {
   assert.deepEqual([...p.serviceAllocation!.namespaces].sort(), ['a', 'z']);
   assert.deepEqual(p.serviceAllocation!.serviceSelectors, []);
   const all = parsePool(pool({ addresses: ['1.2.3.0/24'], serviceAllocation: { priority: 1 } }), nss);
-  assert.deepEqual(all.serviceAllocation!.serviceSelectors.map((s) => s.text), ['']);
+  assert.deepEqual(
+    all.serviceAllocation!.serviceSelectors.map((s) => s.text),
+    [''],
+  );
 });
 
 test('blocksOverlap follows Go net.IPNet semantics', () => {

@@ -14,16 +14,30 @@ function config(...pools: Pool[]): Config {
   return { pools: new Map(pools.map((p) => [p.name, p])), peers: new Map(), bfdProfiles: new Map(), poolsByNamespace: new Map(), poolsByServiceSelector: [] };
 }
 
-function svc(ns: string, name: string, opts: {
-  ip?: string; ips?: string[]; created?: string; lbClass?: string; type?: string; annotations?: Record<string, string>; ports?: number[]; lbIP?: string;
-  clusterIPs?: string[]; policy?: string;
-} = {}): Service {
+function svc(
+  ns: string,
+  name: string,
+  opts: {
+    ip?: string;
+    ips?: string[];
+    created?: string;
+    lbClass?: string;
+    type?: string;
+    annotations?: Record<string, string>;
+    ports?: number[];
+    lbIP?: string;
+    clusterIPs?: string[];
+    policy?: string;
+  } = {},
+): Service {
   const ips = opts.ips ?? (opts.ip ? [opts.ip] : undefined);
   return {
-    apiVersion: 'v1', kind: 'Service',
+    apiVersion: 'v1',
+    kind: 'Service',
     metadata: { namespace: ns, name, ...(opts.created ? { creationTimestamp: opts.created } : {}), ...(opts.annotations ? { annotations: opts.annotations } : {}) },
     spec: {
-      type: opts.type ?? 'LoadBalancer', clusterIPs: opts.clusterIPs ?? ['10.96.0.10'],
+      type: opts.type ?? 'LoadBalancer',
+      clusterIPs: opts.clusterIPs ?? ['10.96.0.10'],
       ...(opts.policy ? { ipFamilyPolicy: opts.policy } : {}),
       ...(opts.lbClass ? { loadBalancerClass: opts.lbClass } : {}),
       ...(opts.lbIP ? { loadBalancerIP: opts.lbIP } : {}),
@@ -38,11 +52,14 @@ const two = config(pool('small', { addresses: ['192.0.2.0/31'] }));
 test('status addresses are re-registered before pending services allocate (restart safety)', () => {
   const services = [svc('a', 'new1'), svc('z', 'old', { ip: '192.0.2.0' }), svc('a', 'new2')];
   const r = allocateAll(two, services);
-  assert.deepEqual(r.services.map((s) => [s.service, s.ips, s.error === null]), [
-    ['z/old', ['192.0.2.0'], true],
-    ['a/new1', ['192.0.2.1'], true],
-    ['a/new2', [], false],
-  ]);
+  assert.deepEqual(
+    r.services.map((s) => [s.service, s.ips, s.error === null]),
+    [
+      ['z/old', ['192.0.2.0'], true],
+      ['a/new1', ['192.0.2.1'], true],
+      ['a/new2', [], false],
+    ],
+  );
   const failed = r.services[2];
   assert.equal(failed.error, 'no available IPs');
   assert.equal(failed.reason?.kind, 'noPoolAvailable');
@@ -53,19 +70,21 @@ test('status addresses are re-registered before pending services allocate (resta
 });
 
 test('pending services are ordered by creationTimestamp, then namespace/name', () => {
-  const services = [
-    svc('b', 'young', { created: '2024-05-01T00:00:00Z' }),
-    svc('a', 'no-timestamp'),
-    svc('c', 'old', { created: '2023-01-01T00:00:00Z' }),
-  ];
+  const services = [svc('b', 'young', { created: '2024-05-01T00:00:00Z' }), svc('a', 'no-timestamp'), svc('c', 'old', { created: '2023-01-01T00:00:00Z' })];
   const r = allocateAll(config(pool('p', { addresses: ['192.0.2.0/29'] })), services);
-  assert.deepEqual(r.services.map((s) => `${s.service}=${s.ips[0]}`), ['c/old=192.0.2.0', 'b/young=192.0.2.1', 'a/no-timestamp=192.0.2.2']);
+  assert.deepEqual(
+    r.services.map((s) => `${s.service}=${s.ips[0]}`),
+    ['c/old=192.0.2.0', 'b/young=192.0.2.1', 'a/no-timestamp=192.0.2.2'],
+  );
 });
 
 test('the result does not depend on the snapshot order', () => {
   const make = () => [
-    svc('x', 's1', { ip: '192.0.2.3' }), svc('x', 's2'), svc('y', 's3', { created: '2020-01-01T00:00:00Z' }),
-    svc('y', 's4', { lbIP: '192.0.2.5' }), svc('x', 's5', { annotations: { 'metallb.io/address-pool': 'q' } }),
+    svc('x', 's1', { ip: '192.0.2.3' }),
+    svc('x', 's2'),
+    svc('y', 's3', { created: '2020-01-01T00:00:00Z' }),
+    svc('y', 's4', { lbIP: '192.0.2.5' }),
+    svc('x', 's5', { annotations: { 'metallb.io/address-pool': 'q' } }),
   ];
   const cfg = config(pool('p', { addresses: ['192.0.2.0/29'] }), pool('q', { addresses: ['198.51.100.0/30'], autoAssign: false }));
   const a = allocateAll(cfg, make());
@@ -83,8 +102,14 @@ test('the result does not depend on the snapshot order', () => {
 test('loadBalancerClass and non-LoadBalancer services are skipped', () => {
   const services = [svc('a', 'mine'), svc('a', 'other', { lbClass: 'example.com/lb' }), svc('a', 'cip', { type: 'ClusterIP' })];
   const cfg = config(pool('p', { addresses: ['192.0.2.0/30'] }));
-  assert.deepEqual(allocateAll(cfg, services).services.map((s) => s.service), ['a/mine']);
-  assert.deepEqual(allocateAll(cfg, services, { loadBalancerClass: 'example.com/lb' }).services.map((s) => s.service), ['a/other']);
+  assert.deepEqual(
+    allocateAll(cfg, services).services.map((s) => s.service),
+    ['a/mine'],
+  );
+  assert.deepEqual(
+    allocateAll(cfg, services, { loadBalancerClass: 'example.com/lb' }).services.map((s) => s.service),
+    ['a/other'],
+  );
 });
 
 test('equally eligible pools are decided by name and flagged', () => {
@@ -108,7 +133,10 @@ test('sharing services converge in passes and share one address', () => {
   const cfg = config(pool('p', { addresses: ['192.0.2.0/30'] }));
   const share = { 'metallb.io/allow-shared-ip': 'web' };
   const r = allocateAll(cfg, [svc('a', 'http', { annotations: share, ports: [80] }), svc('a', 'https', { annotations: share, ports: [443] })]);
-  assert.deepEqual(r.services.map((s) => s.ips), [['192.0.2.0'], ['192.0.2.0']]);
+  assert.deepEqual(
+    r.services.map((s) => s.ips),
+    [['192.0.2.0'], ['192.0.2.0']],
+  );
   // The allocation keys changed ("" -> "web"): MetalLB's reprocessAll runs a second pass, in which
   // nothing asks for a third.
   assert.equal(r.passes, 2);
@@ -124,17 +152,29 @@ test('huge IPv6 pool sizes are strings', () => {
 const helperCases: Array<[string, () => unknown, unknown]> = [
   ['backend key only with Local policy', () => backendKey({ kind: 'Service', spec: { externalTrafficPolicy: 'Cluster', selector: { a: 'b' } } }), ''],
   ['backend key sorted selector', () => backendKey({ kind: 'Service', spec: { externalTrafficPolicy: 'Local', selector: { z: '1', a: '2' } } }), 'a=2,z=1'],
-  ['sharing key: stable annotation wins even when empty', () => sharingKey({ kind: 'Service', metadata: { annotations: { 'metallb.io/allow-shared-ip': '', 'metallb.universe.tf/allow-shared-ip': 'old' } } }), ''],
+  [
+    'sharing key: stable annotation wins even when empty',
+    () => sharingKey({ kind: 'Service', metadata: { annotations: { 'metallb.io/allow-shared-ip': '', 'metallb.universe.tf/allow-shared-ip': 'old' } } }),
+    '',
+  ],
   ['sharing key: deprecated annotation', () => sharingKey({ kind: 'Service', metadata: { annotations: { 'metallb.universe.tf/allow-shared-ip': 'old' } } }), 'old'],
   ['requested: both set is an error', () => requestedIPs({ kind: 'Service', metadata: { annotations: { 'metallb.io/loadBalancerIPs': '1.2.3.4' } }, spec: { loadBalancerIP: '1.2.3.5' } }).ok, false],
-  ['requested: list trimmed', () => {
-    const r = requestedIPs({ kind: 'Service', metadata: { annotations: { 'metallb.io/loadBalancerIPs': '1.2.3.4, 2001:db8::1' } } });
-    return r.ok ? r.family : r.error;
-  }, 'dual'],
-  ['requested: same family twice', () => {
-    const r = requestedIPs({ kind: 'Service', metadata: { annotations: { 'metallb.io/loadBalancerIPs': '1.2.3.4,1.2.3.5' } } });
-    return r.ok ? 'ok' : r.error;
-  }, 'IPFamilyForAddresses: same address family ["1.2.3.4" "1.2.3.5"]'],
+  [
+    'requested: list trimmed',
+    () => {
+      const r = requestedIPs({ kind: 'Service', metadata: { annotations: { 'metallb.io/loadBalancerIPs': '1.2.3.4, 2001:db8::1' } } });
+      return r.ok ? r.family : r.error;
+    },
+    'dual',
+  ],
+  [
+    'requested: same family twice',
+    () => {
+      const r = requestedIPs({ kind: 'Service', metadata: { annotations: { 'metallb.io/loadBalancerIPs': '1.2.3.4,1.2.3.5' } } });
+      return r.ok ? 'ok' : r.error;
+    },
+    'IPFamilyForAddresses: same address family ["1.2.3.4" "1.2.3.5"]',
+  ],
 ];
 for (const [name, fn, want] of helperCases) {
   test(`service helper: ${name}`, () => assert.deepEqual(fn(), want));
@@ -146,7 +186,10 @@ test('reconcile failure carries the allocator reason and MetalLB event text', ()
   reconcileService(ctrl, 'a/one', svc('a', 'one'));
   const out = reconcileService(ctrl, 'a/two', svc('a', 'two'));
   assert.equal(out.result, 'errorNoRetry');
-  assert.deepEqual(out.events.map((e) => [e.type, e.reason, e.message]), [['Warning', 'AllocationFailed', 'Failed to allocate IP for "a/two": no available IPs']]);
+  assert.deepEqual(
+    out.events.map((e) => [e.type, e.reason, e.message]),
+    [['Warning', 'AllocationFailed', 'Failed to allocate IP for "a/two": no available IPs']],
+  );
   assert.equal(out.failure?.reason?.kind, 'noPoolAvailable');
   assert.equal(out.updated, false);
 });
@@ -157,26 +200,45 @@ test('a shrunk pool: Services still inside keep their addresses, those outside g
   // lab was 192.0.2.0/29; now /30. c..f hold the four addresses left; a and b hold .4 and .5.
   const cfg = config(pool('lab', { addresses: ['192.0.2.0/30'] }));
   const services = [
-    svc('default', 'a-moved', { ip: '192.0.2.4' }), svc('default', 'b-moved', { ip: '192.0.2.5' }),
-    svc('default', 'c-kept', { ip: '192.0.2.0' }), svc('default', 'd-kept', { ip: '192.0.2.1' }),
-    svc('default', 'e-kept', { ip: '192.0.2.2' }), svc('default', 'f-kept', { ip: '192.0.2.3' }),
+    svc('default', 'a-moved', { ip: '192.0.2.4' }),
+    svc('default', 'b-moved', { ip: '192.0.2.5' }),
+    svc('default', 'c-kept', { ip: '192.0.2.0' }),
+    svc('default', 'd-kept', { ip: '192.0.2.1' }),
+    svc('default', 'e-kept', { ip: '192.0.2.2' }),
+    svc('default', 'f-kept', { ip: '192.0.2.3' }),
   ];
   const r = allocateAll(cfg, services);
   const by = Object.fromEntries(r.services.map((s) => [s.service.slice('default/'.length), s]));
-  assert.deepEqual(r.services.map((s) => s.service.slice('default/'.length)), ['c-kept', 'd-kept', 'e-kept', 'f-kept', 'a-moved', 'b-moved'],
-    'among Services with one address, those keeping theirs come first');
+  assert.deepEqual(
+    r.services.map((s) => s.service.slice('default/'.length)),
+    ['c-kept', 'd-kept', 'e-kept', 'f-kept', 'a-moved', 'b-moved'],
+    'among Services with one address, those keeping theirs come first',
+  );
   for (const k of ['c-kept', 'd-kept', 'e-kept', 'f-kept']) {
-    assert.deepEqual(by[k]!.ips, services.find((s) => s.metadata!.name === k)!.status!.loadBalancer!.ingress!.map((i) => i.ip), `${k} keeps its address`);
+    assert.deepEqual(
+      by[k]!.ips,
+      services.find((s) => s.metadata!.name === k)!.status!.loadBalancer!.ingress!.map((i) => i.ip),
+      `${k} keeps its address`,
+    );
     assert.deepEqual(by[k]!.events, []);
-    assert.match(by[k]!.nondeterministic ?? '', /^after a restart MetalLB may process default\/a-moved, default\/b-moved \(which must re-allocate\) before this Service; one of them may then take 192\.0\.2\.\d and this Service lose it$/);
-    assert.doesNotMatch(by[k]!.nondeterministic ?? '', /also claimed/, 'no status claims another one\'s address');
+    assert.match(
+      by[k]!.nondeterministic ?? '',
+      /^after a restart MetalLB may process default\/a-moved, default\/b-moved \(which must re-allocate\) before this Service; one of them may then take 192\.0\.2\.\d and this Service lose it$/,
+    );
+    assert.doesNotMatch(by[k]!.nondeterministic ?? '', /also claimed/, "no status claims another one's address");
   }
   for (const k of ['a-moved', 'b-moved']) {
     assert.deepEqual(by[k]!.ips, []);
     assert.equal(by[k]!.error, 'no available IPs');
-    assert.deepEqual(by[k]!.events.map((e) => e.reason), ['ClearAssignment', 'AllocationFailed']);
+    assert.deepEqual(
+      by[k]!.events.map((e) => e.reason),
+      ['ClearAssignment', 'AllocationFailed'],
+    );
     assert.equal(by[k]!.events[0]!.cause?.kind, 'notAllowedInConfig');
-    assert.match(by[k]!.nondeterministic ?? '', /^its status address is no longer allowed; after a restart MetalLB processes Services with 1 status.loadBalancer.ingress entry in random order, and coming before default\/c-kept, default\/d-kept, default\/e-kept and 1 more it may take 192\.0\.2\.0, 192\.0\.2\.1, 192\.0\.2\.2 and 1 more from them$/);
+    assert.match(
+      by[k]!.nondeterministic ?? '',
+      /^its status address is no longer allowed; after a restart MetalLB processes Services with 1 status.loadBalancer.ingress entry in random order, and coming before default\/c-kept, default\/d-kept, default\/e-kept and 1 more it may take 192\.0\.2\.0, 192\.0\.2\.1, 192\.0\.2\.2 and 1 more from them$/,
+    );
   }
   assert.equal(r.passes, 1);
 });
@@ -184,10 +246,13 @@ test('a shrunk pool: Services still inside keep their addresses, those outside g
 test('a shrunk pool with room left: the moved Service takes a free address, nothing is flagged', () => {
   const cfg = config(pool('lab', { addresses: ['192.0.2.0/30'] }));
   const r = allocateAll(cfg, [svc('default', 'a-moved', { ip: '192.0.2.4' }), svc('default', 'c-kept', { ip: '192.0.2.2' })]);
-  assert.deepEqual(r.services.map((s) => [s.service, s.ips, s.nondeterministic]), [
-    ['default/c-kept', ['192.0.2.2'], undefined],
-    ['default/a-moved', ['192.0.2.0'], undefined],
-  ]);
+  assert.deepEqual(
+    r.services.map((s) => [s.service, s.ips, s.nondeterministic]),
+    [
+      ['default/c-kept', ['192.0.2.2'], undefined],
+      ['default/a-moved', ['192.0.2.0'], undefined],
+    ],
+  );
 });
 
 // ------------------------------------------------------------------------------ nondeterminism
@@ -195,16 +260,20 @@ test('a shrunk pool with room left: the moved Service takes a free address, noth
 const nondeterminismCases: Array<{ name: string; pools: Pool[]; services: Service[]; flagged: Record<string, RegExp | undefined> }> = [
   {
     name: 'pools pinned by selector at one priority: deterministic (the last by name)',
-    pools: [pool('a', { addresses: ['10.0.1.0/30'], serviceAllocation: { serviceSelectors: [{ matchLabels: {} }] } }),
-      pool('b', { addresses: ['10.0.2.0/30'], serviceAllocation: { serviceSelectors: [{ matchLabels: {} }] } })],
+    pools: [
+      pool('a', { addresses: ['10.0.1.0/30'], serviceAllocation: { serviceSelectors: [{ matchLabels: {} }] } }),
+      pool('b', { addresses: ['10.0.2.0/30'], serviceAllocation: { serviceSelectors: [{ matchLabels: {} }] } }),
+    ],
     services: [svc('x', 'one')],
     flagged: { 'x/one': undefined },
   },
   {
     // KNOWN.md K1: the pool is certain, but which of two pending Services takes its first address is not.
     name: 'two pending Services sharing a pool: the restart order (Go map order) decides who gets which address',
-    pools: [pool('a', { addresses: ['10.0.1.0/30'], serviceAllocation: { serviceSelectors: [{ matchLabels: {} }] } }),
-      pool('b', { addresses: ['10.0.2.0/30'], serviceAllocation: { serviceSelectors: [{ matchLabels: {} }] } })],
+    pools: [
+      pool('a', { addresses: ['10.0.1.0/30'], serviceAllocation: { serviceSelectors: [{ matchLabels: {} }] } }),
+      pool('b', { addresses: ['10.0.2.0/30'], serviceAllocation: { serviceSelectors: [{ matchLabels: {} }] } }),
+    ],
     services: [svc('x', 'one'), svc('x', 'two')],
     flagged: { 'x/one': /in random \(Go map\) order; in another such order this Service gets 10\.0\.2\.1/, 'x/two': /in another such order this Service gets 10\.0\.2\.0/ },
   },
@@ -216,8 +285,12 @@ const nondeterminismCases: Array<{ name: string; pools: Pool[]; services: Servic
   },
   {
     name: 'a later Service walking a pool a random choice touched is affected; one in another pool is not',
-    pools: [pool('g1', { addresses: ['10.0.1.0/30'] }), pool('g2', { addresses: ['10.0.2.0/30'] }),
-      pool('manual', { addresses: ['10.0.1.0/30'], autoAssign: false }), pool('other', { addresses: ['10.0.3.0/30'], autoAssign: false })],
+    pools: [
+      pool('g1', { addresses: ['10.0.1.0/30'] }),
+      pool('g2', { addresses: ['10.0.2.0/30'] }),
+      pool('manual', { addresses: ['10.0.1.0/30'], autoAssign: false }),
+      pool('other', { addresses: ['10.0.3.0/30'], autoAssign: false }),
+    ],
     services: [
       svc('x', 'first', { created: '2020-01-01T00:00:00Z' }),
       svc('x', 'second', { created: '2020-01-02T00:00:00Z', annotations: { 'metallb.io/address-pool': 'g2' } }),
@@ -264,9 +337,10 @@ test('PreferDualStack: adding the missing family from a pool without it says ["<
   const s = svc('a', 'dual', { ip: '192.0.2.1', clusterIPs: ['10.96.0.10', 'fd00::10'], policy: 'PreferDualStack' });
   const [out] = allocateAll(cfg, [s]).services;
   assert.deepEqual(out!.ips, ['192.0.2.1']);
-  assert.deepEqual(out!.events.map((e) => [e.type, e.reason, e.message]), [
-    ['Normal', 'AdditionalAssignFailed', 'cannot assign additional IP in PreferDualStack: ["192.0.2.1" "<nil>"] is not allowed in config'],
-  ]);
+  assert.deepEqual(
+    out!.events.map((e) => [e.type, e.reason, e.message]),
+    [['Normal', 'AdditionalAssignFailed', 'cannot assign additional IP in PreferDualStack: ["192.0.2.1" "<nil>"] is not allowed in config']],
+  );
   assert.deepEqual(out!.events[0]!.cause, { kind: 'poolLacksFamily', pool: 'v4', family: 'ipv6', ips: ['192.0.2.1', '<nil>'], available: ['ipv4'] });
   assert.equal(out!.error, null);
 });

@@ -26,18 +26,28 @@ test('K6: hostname-only ingress entries count in the restart order; the Service 
   assert.equal(by['shop/web']!.nondeterministic, undefined);
   assert.deepEqual(by['shop/api']!.ips, []);
   assert.equal(by['shop/api']!.nondeterministic, undefined);
-  assert.deepEqual(by['shop/api']!.events.map((e) => e.reason), ['ClearAssignment', 'AllocationFailed']);
+  assert.deepEqual(
+    by['shop/api']!.events.map((e) => e.reason),
+    ['ClearAssignment', 'AllocationFailed'],
+  );
 });
 
 test('processingOrder sorts by ingress entries, hostname-only ones included', () => {
   const svc = (name: string, ingress: Array<{ ip?: string; hostname?: string }>): Service => ({
-    apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'ns' }, spec: { type: 'LoadBalancer' }, status: { loadBalancer: { ingress } },
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'ns' },
+    spec: { type: 'LoadBalancer' },
+    status: { loadBalancer: { ingress } },
   });
   const a = svc('a', [{ ip: '10.0.0.1' }]);
   const b = svc('b', [{ ip: '10.0.0.2' }, { hostname: 'b.example.com' }]);
   const c = svc('c', [{ hostname: 'c.example.com' }]);
   assert.equal(ingressEntries(b), 2);
-  assert.deepEqual(processingOrder([a, c, b]).map((s) => s.metadata?.name), ['b', 'a', 'c']);
+  assert.deepEqual(
+    processingOrder([a, c, b]).map((s) => s.metadata?.name),
+    ['b', 'a', 'c'],
+  );
 });
 
 test('K2: metallb.io/loadBalancerIPs not in text order ends sorted by text in the status (isEqualIPs sorts in place)', () => {
@@ -79,7 +89,7 @@ test('K7: a random pool choice ends a PreferDualStack oscillation: the dry run a
   assert.match(o.nondeterministic ?? '', /in pool-a it never settles, in pool-b it does, so it ends there/);
 });
 
-test('K1: a PreferDualStack Service that keeps its status is flagged when its group\'s order lets it take another Service\'s address', () => {
+test("K1: a PreferDualStack Service that keeps its status is flagged when its group's order lets it take another Service's address", () => {
   const { by } = restart('controller-restart-order-prefer-dual-stack.yaml');
   assert.deepEqual(by['default/svc-3']!.ips, ['10.0.1.6']);
   assert.match(by['default/svc-3']!.nondeterministic ?? '', /in another such order this Service gets 10\.0\.1\.0/);
@@ -107,14 +117,14 @@ test('K8: PreferDualStack Services placed first in their group take a kept statu
   assert.ok(by['team-b/svc-2']!.oscillates);
 });
 
-test('K8: the restart order combined with another Service\'s random pool choice flags the Service that can lose its address', () => {
+test("K8: the restart order combined with another Service's random pool choice flags the Service that can lose its address", () => {
   const { by } = restart('controller-restart-order-random-pool.yaml');
   assert.deepEqual(by['default/svc-3']!.ips, ['10.0.3.0']);
   assert.match(by['default/svc-3']!.nondeterministic ?? '', /in random order; in another such order, with team-a\/svc-5 taking pool-c, this Service gets 10\.0\.1\.0/);
   assert.deepEqual(by['team-a/svc-5']!.ips, ['10.0.1.0']);
 });
 
-test('K8: a PreferDualStack cycle whose IPv6 address depends on another Service\'s random pool choice is flagged', () => {
+test("K8: a PreferDualStack cycle whose IPv6 address depends on another Service's random pool choice is flagged", () => {
   const { by } = restart('controller-random-pool-oscillation-address.yaml');
   const o = by['team-a/svc-2']!;
   assert.deepEqual(o.oscillates, [['10.0.1.0'], ['10.0.1.0', '2001:db8:0:4::3']]);

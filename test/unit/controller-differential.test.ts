@@ -20,7 +20,10 @@ async function dryRun(file: string): Promise<AllocateAllResult> {
   const state = await loadSnapshot([DIR + file]);
   const mine = (o: { metadata?: { namespace?: string } }) => o.metadata?.namespace === DEFAULT_METALLB_NAMESPACE;
   const config = parseConfig({
-    ...emptyClusterState(), ipAddressPools: state.ipAddressPools.filter(mine), communities: state.communities.filter(mine), namespaces: state.namespaces,
+    ...emptyClusterState(),
+    ipAddressPools: state.ipAddressPools.filter(mine),
+    communities: state.communities.filter(mine),
+    namespaces: state.namespaces,
   });
   return allocateAll(config, state.services);
 }
@@ -54,8 +57,10 @@ const cases: Array<{ file: string; check: (r: AllocateAllResult) => void }> = [
       const [web] = r.services;
       assert.deepEqual(web!.ips, []);
       assert.equal(web!.error, '["<nil>"] is not allowed in config');
-      assert.deepEqual(web!.events.map((e) => [e.type, e.reason, e.message]),
-        [['Warning', 'AllocationFailed', 'Failed to allocate IP for "default/web": ["<nil>"] is not allowed in config']]);
+      assert.deepEqual(
+        web!.events.map((e) => [e.type, e.reason, e.message]),
+        [['Warning', 'AllocationFailed', 'Failed to allocate IP for "default/web": ["<nil>"] is not allowed in config']],
+      );
       assert.deepEqual(web!.reason, { kind: 'poolLacksFamily', pool: 'v6only', family: 'ipv4', ips: ['<nil>'], available: ['ipv6'] });
       assert.deepEqual(web!.events[0]!.cause, web!.reason);
     },

@@ -19,14 +19,19 @@ let created = 0;
 function svc(ns: string, name: string, opts: { ips?: string[]; annotations?: Record<string, string>; lbClass?: string; type?: string; ts?: string } = {}): Service {
   created++;
   return {
-    apiVersion: 'v1', kind: 'Service',
+    apiVersion: 'v1',
+    kind: 'Service',
     metadata: {
-      name, namespace: ns, uid: `uid-${ns}-${name}`,
+      name,
+      namespace: ns,
+      uid: `uid-${ns}-${name}`,
       creationTimestamp: opts.ts ?? `2024-01-01T00:00:${String(created % 60).padStart(2, '0')}Z`,
       ...(opts.annotations ? { annotations: opts.annotations } : {}),
     },
     spec: {
-      type: opts.type ?? 'LoadBalancer', clusterIP: `10.96.0.${created % 250}`, clusterIPs: [`10.96.0.${created % 250}`],
+      type: opts.type ?? 'LoadBalancer',
+      clusterIP: `10.96.0.${created % 250}`,
+      clusterIPs: [`10.96.0.${created % 250}`],
       ports: [{ port: 80, protocol: 'TCP' }],
       ...(opts.lbClass ? { loadBalancerClass: opts.lbClass } : {}),
     },
@@ -39,7 +44,9 @@ function svc(ns: string, name: string, opts: { ips?: string[]; annotations?: Rec
 describe('WorkQueue', () => {
   test('a waiting key is queued once; a key re-added while processing comes back after done', async () => {
     const q = new WorkQueue();
-    q.add('a'); q.add('b'); q.add('a');
+    q.add('a');
+    q.add('b');
+    q.add('a');
     assert.equal(q.length, 2);
     assert.equal(await q.get(), 'a');
     q.add('a'); // while processing
@@ -47,7 +54,8 @@ describe('WorkQueue', () => {
     assert.equal(q.tryGet(), undefined, 'a is not handed out while being processed');
     q.done('a');
     assert.equal(await q.get(), 'a');
-    q.done('a'); q.done('b');
+    q.done('a');
+    q.done('b');
     assert.ok(q.idle);
   });
 
@@ -65,7 +73,10 @@ describe('WorkQueue', () => {
 
   test('backoff doubles per failure from the base up to the cap; forget resets it', () => {
     const b = new ExponentialBackoff(5, 1000);
-    assert.deepEqual([1, 2, 3, 4].map(() => b.when('k')), [5, 10, 20, 40]);
+    assert.deepEqual(
+      [1, 2, 3, 4].map(() => b.when('k')),
+      [5, 10, 20, 40],
+    );
     for (let i = 0; i < 10; i++) b.when('k');
     assert.equal(b.when('k'), 1000);
     assert.equal(b.when('other'), 5, 'per key');
@@ -75,7 +86,13 @@ describe('WorkQueue', () => {
 
   test('addRateLimited queues the key after its delay on the clock', () => {
     const timers: Array<{ fn: () => void; ms: number }> = [];
-    const clock: Clock = { setTimeout: (fn, ms) => { timers.push({ fn, ms }); return timers.length; }, clearTimeout: () => {} };
+    const clock: Clock = {
+      setTimeout: (fn, ms) => {
+        timers.push({ fn, ms });
+        return timers.length;
+      },
+      clearTimeout: () => {},
+    };
     const retries: number[] = [];
     const q = new WorkQueue({ clock, backoff: new ExponentialBackoff(5, 1000), hooks: { onRetry: (_k, ms) => retries.push(ms) } });
     q.addRateLimited('k');
@@ -105,7 +122,10 @@ describe('ControllerLoop', () => {
     assert.equal(c.poolOf('default/a-new'), 'p');
     assert.deepEqual(c.serviceWrites, ['default/a-new'], 'the kept Service is not rewritten');
     assert.ok(loop.initialLoadDone && loop.ready);
-    assert.deepEqual(c.events.map((e) => [e.service, e.type, e.reason, e.message]), [['default/a-new', 'Normal', 'IPAllocated', 'Assigned IP ["192.0.2.2"]']]);
+    assert.deepEqual(
+      c.events.map((e) => [e.service, e.type, e.reason, e.message]),
+      [['default/a-new', 'Normal', 'IPAllocated', 'Assigned IP ["192.0.2.2"]']],
+    );
     await loop.stop();
   });
 
@@ -166,7 +186,7 @@ describe('ControllerLoop', () => {
     const loop = await run(c);
     assert.equal(loop.stats.conflicts, 1);
     assert.equal(c.ipsOf('default/web').length, 1);
-    assert.equal(c.services.get('default/web')!.metadata!.labels!.touched, 'yes', 'the other writer\'s change is kept');
+    assert.equal(c.services.get('default/web')!.metadata!.labels!.touched, 'yes', "the other writer's change is kept");
     await loop.stop();
   });
 

@@ -19,7 +19,7 @@ const rnd = (): number => {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff;
   return seed / 0x7fffffff;
 };
-const pick = <T,>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)]!;
+const pick = <T>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)]!;
 function* perms<T>(a: readonly T[]): Generator<T[]> {
   if (a.length <= 1) {
     yield [...a];
@@ -34,16 +34,24 @@ test('every Service whose outcome depends on Go map order or the restart order i
   for (let iter = 0; iter < 60; iter++) {
     const pools = Array.from({ length: 1 + Math.floor(rnd() * 3) }, (_, id) => {
       const sa = rnd() < 0.4 ? pick([{ namespaces: ['a'] }, { serviceSelectors: [{ matchLabels: { x: 'y' } }] }, { priority: pick([-1, 1, 2]) }, { namespaces: ['a'], priority: 1 }]) : undefined;
-      return { id, selector: !!sa && 'serviceSelectors' in sa, spec: {
-        addresses: pick([['10.0.0.0/30'], ['10.0.0.0/31'], ['10.0.0.4/31'], ['10.0.0.0/29', '2001:db8::/126'], ['10.0.1.0/31']]),
-        ...(rnd() < 0.15 ? { autoAssign: false } : {}), ...(sa ? { serviceAllocation: sa } : {}),
-      } };
+      return {
+        id,
+        selector: !!sa && 'serviceSelectors' in sa,
+        spec: {
+          addresses: pick([['10.0.0.0/30'], ['10.0.0.0/31'], ['10.0.0.4/31'], ['10.0.0.0/29', '2001:db8::/126'], ['10.0.1.0/31']]),
+          ...(rnd() < 0.15 ? { autoAssign: false } : {}),
+          ...(sa ? { serviceAllocation: sa } : {}),
+        },
+      };
     });
     const svcs = Array.from({ length: 1 + Math.floor(rnd() * 5) }, (_, id) => ({
-      id, ns: pick(['a', 'b']), labels: (rnd() < 0.5 ? { x: 'y' } : {}) as Record<string, string>,
+      id,
+      ns: pick(['a', 'b']),
+      labels: (rnd() < 0.5 ? { x: 'y' } : {}) as Record<string, string>,
       ann: { ...(rnd() < 0.2 ? { 'metallb.io/allow-shared-ip': pick(['k', 'j']) } : {}), ...(rnd() < 0.1 ? { 'metallb.io/loadBalancerIPs': pick(['10.0.0.1', '10.0.1.0']) } : {}) },
       status: rnd() < 0.5 ? pick([['10.0.0.1'], ['10.0.0.2'], ['10.0.0.5'], ['10.0.1.0'], ['10.0.0.0']]) : [],
-      port: pick([80, 443]), local: rnd() < 0.2,
+      port: pick([80, 443]),
+      local: rnd() < 0.2,
     }));
     const outcomes = new Map<number, Set<string>>();
     let flagged: Set<number> | undefined;
@@ -53,12 +61,15 @@ test('every Service whose outcome depends on Go map order or the restart order i
         const pname = (id: number): string => (pools[id]!.selector ? `z${id}` : `p${pp.indexOf(id)}`) + `-${id}`;
         const ps = pools.map((p) => parsePool({ apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: pname(p.id), namespace: 'm' }, spec: p.spec }, []));
         const config = { pools: new Map(ps.map((p) => [p.name, p])) } as unknown as Config;
-        const objects = svcs.map((s): Service => ({
-          apiVersion: 'v1', kind: 'Service',
-          metadata: { namespace: s.ns, name: `s${sp.indexOf(s.id)}-${s.id}`, labels: s.labels, annotations: s.ann, creationTimestamp: `2024-01-01T00:00:0${s.id}Z` },
-          spec: { type: 'LoadBalancer', clusterIPs: ['10.96.0.1'], ports: [{ protocol: 'TCP', port: s.port }], ...(s.local ? { externalTrafficPolicy: 'Local', selector: { app: 'a' } } : {}) },
-          status: { loadBalancer: { ingress: s.status.map((ip) => ({ ip })) } },
-        }));
+        const objects = svcs.map(
+          (s): Service => ({
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { namespace: s.ns, name: `s${sp.indexOf(s.id)}-${s.id}`, labels: s.labels, annotations: s.ann, creationTimestamp: `2024-01-01T00:00:0${s.id}Z` },
+            spec: { type: 'LoadBalancer', clusterIPs: ['10.96.0.1'], ports: [{ protocol: 'TCP', port: s.port }], ...(s.local ? { externalTrafficPolicy: 'Local', selector: { app: 'a' } } : {}) },
+            status: { loadBalancer: { ingress: s.status.map((ip) => ({ ip })) } },
+          }),
+        );
         const f = new Set<number>();
         for (const o of allocateAll(config, objects).services) {
           const id = Number(o.service.split('-').pop());

@@ -22,12 +22,23 @@ function svc(ns: string, name: string, o: { ips?: string[]; annotations?: Record
   n++;
   const clusterIPs = o.clusterIPs ?? [`10.96.1.${n}`];
   return {
-    apiVersion: 'v1', kind: 'Service',
-    metadata: { name, namespace: ns, uid: `uid-${ns}-${name}`, creationTimestamp: o.ts ?? `2024-01-01T00:00:${String(n % 60).padStart(2, '0')}Z`,
-      ...(o.annotations ? { annotations: o.annotations } : {}), ...(o.labels ? { labels: o.labels } : {}) },
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name,
+      namespace: ns,
+      uid: `uid-${ns}-${name}`,
+      creationTimestamp: o.ts ?? `2024-01-01T00:00:${String(n % 60).padStart(2, '0')}Z`,
+      ...(o.annotations ? { annotations: o.annotations } : {}),
+      ...(o.labels ? { labels: o.labels } : {}),
+    },
     spec: {
-      type: 'LoadBalancer', clusterIP: clusterIPs[0], clusterIPs, ports: [{ port: 80, protocol: 'TCP' }],
-      ipFamilies: clusterIPs.map((ip) => (ip.includes(':') ? 'IPv6' : 'IPv4')), ...(o.policy ? { ipFamilyPolicy: o.policy } : {}),
+      type: 'LoadBalancer',
+      clusterIP: clusterIPs[0],
+      clusterIPs,
+      ports: [{ port: 80, protocol: 'TCP' }],
+      ipFamilies: clusterIPs.map((ip) => (ip.includes(':') ? 'IPv6' : 'IPv4')),
+      ...(o.policy ? { ipFamilyPolicy: o.policy } : {}),
     },
     status: o.ips ? { loadBalancer: { ingress: o.ips.map((ip) => ({ ip })) } } : { loadBalancer: {} },
   } as Service;
@@ -50,7 +61,11 @@ const scenarios: Array<{ name: string; pools: IPAddressPool[]; services: () => S
       svc('default', 'e-kept', { ips: ['192.0.2.2'], annotations: { 'metallb.io/ip-allocated-from-pool': 'lab' } }),
       svc('default', 'f-kept', { ips: ['192.0.2.3'], annotations: { 'metallb.io/ip-allocated-from-pool': 'lab' } }),
     ],
-    check: (r) => assert.deepEqual(r.services.filter((s) => s.ips.length === 0).map((s) => s.service), ['default/a-moved', 'default/b-moved']),
+    check: (r) =>
+      assert.deepEqual(
+        r.services.filter((s) => s.ips.length === 0).map((s) => s.service),
+        ['default/a-moved', 'default/b-moved'],
+      ),
   },
   {
     name: 'PreferDualStack with IPv4-only clusterIPs (second pass; MetalLB never settles)',
@@ -71,15 +86,19 @@ const scenarios: Array<{ name: string; pools: IPAddressPool[]; services: () => S
     services: () => [svc('default', 'web', { labels: { app: 'web' } }), svc('other', 'api', { labels: { app: 'web' } })],
     // other/api: MetalLB's list is [neg (ByNamespace), a-pool, b-pool]; the insertion sort moves
     // a-pool, then b-pool, in front of everything (the comparator answers true): b-pool first.
-    check: (r) => assert.deepEqual(r.services.map((s) => [s.service, s.pool]), [['default/web', 'b-pool'], ['other/api', 'b-pool']]),
+    check: (r) =>
+      assert.deepEqual(
+        r.services.map((s) => [s.service, s.pool]),
+        [
+          ['default/web', 'b-pool'],
+          ['other/api', 'b-pool'],
+        ],
+      ),
   },
   {
     name: 'Services sharing a key (every allocation key changes: a second pass)',
     pools: [pool('p', { addresses: ['192.0.2.0/30'] })],
-    services: () => [
-      svc('default', 'http', { annotations: { 'metallb.io/allow-shared-ip': 'k' } }),
-      svc('default', 'https', { annotations: { 'metallb.io/allow-shared-ip': 'k' }, ips: ['192.0.2.3'] }),
-    ],
+    services: () => [svc('default', 'http', { annotations: { 'metallb.io/allow-shared-ip': 'k' } }), svc('default', 'https', { annotations: { 'metallb.io/allow-shared-ip': 'k' }, ips: ['192.0.2.3'] })],
   },
 ];
 
@@ -96,8 +115,7 @@ describe('dry run and daemon agree', () => {
       const loop = await run(c);
       await settle(loop);
       for (const s of predicted.services) {
-        assert.deepEqual({ ips: c.ipsOf(s.service), pool: c.ipsOf(s.service).length > 0 ? c.poolOf(s.service) : undefined },
-          { ips: [...s.ips], pool: s.ips.length > 0 ? s.pool : undefined }, s.service);
+        assert.deepEqual({ ips: c.ipsOf(s.service), pool: c.ipsOf(s.service).length > 0 ? c.poolOf(s.service) : undefined }, { ips: [...s.ips], pool: s.ips.length > 0 ? s.pool : undefined }, s.service);
       }
       await loop.stop();
     });
@@ -119,7 +137,10 @@ describe('ControllerLoop: a Service MetalLB rewrites forever', () => {
     assert.equal(loop.stats.cycles, 1);
     // pass 1 [10.0.0.4, v6], pass 2 [10.0.0.0], its echo [10.0.0.0, v6], its echo [10.0.0.0] (the cycle): then nothing
     assert.equal(c.serviceWrites.length, 4);
-    assert.deepEqual(lines.filter((l) => l.event === 'serviceNeverConverges').map((l) => l.states), [[['10.0.0.0'], ['10.0.0.0', '2001:db8:1::']]]);
+    assert.deepEqual(
+      lines.filter((l) => l.event === 'serviceNeverConverges').map((l) => l.states),
+      [[['10.0.0.0'], ['10.0.0.0', '2001:db8:1::']]],
+    );
     // A change by someone else (a label) makes the loop look again: [10.0.0.0, v6], [10.0.0.0],
     // then [10.0.0.0, v6] again closes the cycle there.
     const cur = c.services.get('default/web')!;

@@ -19,22 +19,28 @@ function shape(cmd: Command): unknown {
   };
 }
 
-test('speaker and controller: the daemon program has the full program\'s command, flag for flag, and its version', async () => {
+test("speaker and controller: the daemon program has the full program's command, flag for flag, and its version", async () => {
   assert.equal(VERSION, FULL_VERSION);
   const full = buildProgram();
   for (const d of DAEMONS) {
     const own = await buildDaemonProgram(d);
-    assert.deepEqual(own.commands.map((c) => c.name()), [d]);
+    assert.deepEqual(
+      own.commands.map((c) => c.name()),
+      [d],
+    );
     assert.deepEqual(shape(own.commands[0]!), shape(full.commands.find((c) => c.name() === d)!), d);
   }
 });
 
-test('every command but completion: its own program has the full program\'s command, flag for flag', async () => {
+test("every command but completion: its own program has the full program's command, flag for flag", async () => {
   const full = buildProgram();
   assert.deepEqual([...SINGLE_COMMAND_NAMES, 'completion'].sort(), full.commands.map((c) => c.name()).sort());
   for (const name of SINGLE_COMMAND_NAMES) {
     const own = await buildCommandProgram(name);
-    assert.deepEqual(own.commands.map((c) => c.name()), [name]);
+    assert.deepEqual(
+      own.commands.map((c) => c.name()),
+      [name],
+    );
     assert.deepEqual(shape(own.commands[0]!), shape(full.commands.find((c) => c.name() === name)!), name);
   }
 });
@@ -80,7 +86,10 @@ test('metallb-ts speaker --help loads neither the diagnostics layer nor yaml, ch
     const { r, loaded } = runRecordingModules([d, '--help']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`^Usage: metallb-ts ${d} `));
-    assert.ok(loaded.some((u) => u.endsWith(`/src/commands/${d}.ts`)), 'the hooks saw the command');
+    assert.ok(
+      loaded.some((u) => u.endsWith(`/src/commands/${d}.ts`)),
+      'the hooks saw the command',
+    );
     const heavy = loaded.filter((u) => /\/src\/(core\/explain|render|commands\/(explain|whois|allocate|validate|whatif|index))[/.]|node_modules\/(yaml|js-yaml|chalk|cli-table3|@kubernetes)\//.test(u));
     assert.deepEqual(heavy, [], d);
   }
@@ -90,7 +99,12 @@ test('metallb-ts explain -f loads no other command, neither the yaml package nor
   const { r, loaded } = runRecordingModules(['explain', 'svc/frontend', '-n', 'shop', '-f', join(ROOT, 'examples/cluster.yaml'), '-o', 'json']);
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).service, 'shop/frontend');
-  assert.ok(loaded.some((u) => u.endsWith('/src/commands/explain.ts')), 'the hooks saw the command');
-  const unneeded = loaded.filter((u) => /\/src\/(commands\/(whois|allocate|validate|whatif|index|speaker|controller|members|snapshot|completion)|speaker|controller)[/.]|node_modules\/(yaml|@kubernetes)\//.test(u));
+  assert.ok(
+    loaded.some((u) => u.endsWith('/src/commands/explain.ts')),
+    'the hooks saw the command',
+  );
+  const unneeded = loaded.filter((u) =>
+    /\/src\/(commands\/(whois|allocate|validate|whatif|index|speaker|controller|members|snapshot|completion)|speaker|controller)[/.]|node_modules\/(yaml|@kubernetes)\//.test(u),
+  );
   assert.deepEqual(unneeded, []);
 });

@@ -18,7 +18,9 @@ function node(name: string, opts: { labels?: Record<string, string>; netUnavaila
 
 function service(ips: string[], opts: { policy?: string; labels?: Record<string, string> } = {}): Service {
   return {
-    apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'default', labels: opts.labels ?? {} },
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 's', namespace: 'default', labels: opts.labels ?? {} },
     spec: { type: 'LoadBalancer', externalTrafficPolicy: opts.policy ?? 'Cluster' },
     status: { loadBalancer: { ingress: ips.map((ip) => ({ ip })) } },
   };
@@ -26,7 +28,8 @@ function service(ips: string[], opts: { policy?: string; labels?: Record<string,
 
 function slice(eps: Array<{ node: string; ready?: boolean; addresses?: string[] }>): EndpointSlice {
   return {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
     metadata: { name: 's-x', namespace: 'default', labels: { 'kubernetes.io/service-name': 's' } },
     endpoints: eps.map((e) => ({ addresses: e.addresses ?? ['1.2.3.4'], nodeName: e.node, conditions: { ready: e.ready ?? true } })),
   };
@@ -34,8 +37,13 @@ function slice(eps: Array<{ node: string; ready?: boolean; addresses?: string[] 
 
 function bgpAdv(name: string, nodes: string[], opts: Partial<Omit<BGPAdv, 'nodes' | 'serviceSelectors'>> & { serviceSelectors?: Record<string, string>[] } = {}): BGPAdv {
   return {
-    name, nodes: new Set(nodes), aggregationLength: opts.aggregationLength ?? 32, aggregationLengthV6: opts.aggregationLengthV6 ?? 128,
-    localPref: opts.localPref ?? 0, communities: opts.communities ?? [], peers: opts.peers ?? [],
+    name,
+    nodes: new Set(nodes),
+    aggregationLength: opts.aggregationLength ?? 32,
+    aggregationLengthV6: opts.aggregationLengthV6 ?? 128,
+    localPref: opts.localPref ?? 0,
+    communities: opts.communities ?? [],
+    peers: opts.peers ?? [],
     serviceSelectors: (opts.serviceSelectors ?? []).map((m) => parseSelector({ matchLabels: m })),
     source: { kind: 'BGPAdvertisement', metadata: { name } },
   };
@@ -43,9 +51,22 @@ function bgpAdv(name: string, nodes: string[], opts: Partial<Omit<BGPAdv, 'nodes
 
 function peer(name: string, nodeSelectors: Record<string, string>[] = []): Peer {
   return {
-    name, myASN: 64500, asn: 64501, dynamicASN: '', address: '192.0.2.1', port: 179,
-    nodeSelectors: nodeSelectors.map((m) => parseSelector({ matchLabels: m })), password: '', bfdProfile: '', ebgpMultiHop: false,
-    vrf: '', enableGracefulRestart: false, dualStackAddressFamily: false, disableMP: false, localASN: 0, secretPassword: '',
+    name,
+    myASN: 64500,
+    asn: 64501,
+    dynamicASN: '',
+    address: '192.0.2.1',
+    port: 179,
+    nodeSelectors: nodeSelectors.map((m) => parseSelector({ matchLabels: m })),
+    password: '',
+    bfdProfile: '',
+    ebgpMultiHop: false,
+    vrf: '',
+    enableGracefulRestart: false,
+    dualStackAddressFamily: false,
+    disableMP: false,
+    localASN: 0,
+    secretPassword: '',
     source: { kind: 'BGPPeer', metadata: { name } },
   } as Peer;
 }
@@ -63,30 +84,43 @@ test('BGP verdict per node', () => {
     { name: 'every node advertises', ads: [bgpAdv('a', NODES)], want: { n1: 'announce', n2: 'announce', n3: 'announce' } },
     { name: 'advertisement not selecting a node', ads: [bgpAdv('a', ['n1', 'n2'])], want: { n1: 'announce', n2: 'announce', n3: 'notOwner' } },
     {
-      name: 'service selector not matching', ads: [bgpAdv('a', ['n1'], { serviceSelectors: [{ app: 'x' }] }), bgpAdv('b', ['n2'])],
+      name: 'service selector not matching',
+      ads: [bgpAdv('a', ['n1'], { serviceSelectors: [{ app: 'x' }] }), bgpAdv('b', ['n2'])],
       want: { n1: 'noMatchingAdvertisement', n2: 'announce', n3: 'notOwner' },
     },
-    { name: 'service selector matching', ads: [bgpAdv('a', NODES, { serviceSelectors: [{ app: 'web' }] })], svc: service(['10.20.30.1'], { labels: { app: 'web' } }), want: { n1: 'announce', n2: 'announce', n3: 'announce' } },
     {
-      name: 'conflicting LOCAL_PREF', ads: [bgpAdv('a', ['n1', 'n2'], { localPref: 100 }), bgpAdv('b', ['n2', 'n3'], { localPref: 200 })],
-      want: { n1: 'announce', n2: 'conflictingAdvertisements', n3: 'announce' },
-    },
-    {
-      name: 'different LOCAL_PREF to disjoint peers is fine', ads: [bgpAdv('a', NODES, { localPref: 100, peers: ['p1'] }), bgpAdv('b', NODES, { localPref: 200, peers: ['p2'] })],
+      name: 'service selector matching',
+      ads: [bgpAdv('a', NODES, { serviceSelectors: [{ app: 'web' }] })],
+      svc: service(['10.20.30.1'], { labels: { app: 'web' } }),
       want: { n1: 'announce', n2: 'announce', n3: 'announce' },
     },
     {
-      name: 'NetworkUnavailable and exclusion', ads: [bgpAdv('a', NODES)],
+      name: 'conflicting LOCAL_PREF',
+      ads: [bgpAdv('a', ['n1', 'n2'], { localPref: 100 }), bgpAdv('b', ['n2', 'n3'], { localPref: 200 })],
+      want: { n1: 'announce', n2: 'conflictingAdvertisements', n3: 'announce' },
+    },
+    {
+      name: 'different LOCAL_PREF to disjoint peers is fine',
+      ads: [bgpAdv('a', NODES, { localPref: 100, peers: ['p1'] }), bgpAdv('b', NODES, { localPref: 200, peers: ['p2'] })],
+      want: { n1: 'announce', n2: 'announce', n3: 'announce' },
+    },
+    {
+      name: 'NetworkUnavailable and exclusion',
+      ads: [bgpAdv('a', NODES)],
       nodes: [node('n1', { netUnavailable: true }), node('n2', { labels: { [EXCLUDE_LB_LABEL]: '' } }), node('n3')],
       want: { n1: 'nodeNetworkUnavailable', n2: 'nodeLabeledExcludeBalancers', n3: 'announce' },
     },
     {
-      name: 'exclusion ignored', ads: [bgpAdv('a', NODES)], ignore: true,
+      name: 'exclusion ignored',
+      ads: [bgpAdv('a', NODES)],
+      ignore: true,
       nodes: [node('n1'), node('n2', { labels: { [EXCLUDE_LB_LABEL]: '' } }), node('n3')],
       want: { n1: 'announce', n2: 'announce', n3: 'announce' },
     },
     {
-      name: 'Local policy needs a local usable endpoint', ads: [bgpAdv('a', NODES)], svc: service(['10.20.30.1'], { policy: 'Local' }),
+      name: 'Local policy needs a local usable endpoint',
+      ads: [bgpAdv('a', NODES)],
+      svc: service(['10.20.30.1'], { policy: 'Local' }),
       slices: [slice([{ node: 'n1' }, { node: 'n2', ready: false }])],
       want: { n1: 'announce', n2: 'noLocalEndpoints', n3: 'noLocalEndpoints' },
     },
@@ -114,14 +148,22 @@ test('BGP: what an announcing node applies', () => {
   assert.equal(d.decision, 'announce');
   assert.deepEqual(d.advertisements, [
     {
-      name: 'agg', prefixes: ['10.20.30.0/24', '2000::/64'], aggregationLength: 24, aggregationLengthV6: 64, localPref: 100,
+      name: 'agg',
+      prefixes: ['10.20.30.0/24', '2000::/64'],
+      aggregationLength: 24,
+      aggregationLengthV6: 64,
+      localPref: 100,
       // MetalLB orders a legacy community a:b as the large community (a<<16|b):0:0.
-      communities: ['large:1:2:3', '65000:1', '65000:2'], peers: ['p1', 'p2'],
+      communities: ['large:1:2:3', '65000:1', '65000:2'],
+      peers: ['p1', 'p2'],
     },
     { name: 'only-p2', prefixes: ['10.20.30.77/32', '2000::12/128'], aggregationLength: 32, aggregationLengthV6: 128, localPref: 100, communities: [], peers: ['p2'] },
   ]);
   const n2 = decideBGP({ config: config(ads, peers), state, service: svc, ignoreExcludeLB: false, node: 'n2' });
-  assert.deepEqual(n2.advertisements.map((a) => [a.name, a.peers]), [['agg', ['p1', 'p2', 'p3']]]);
+  assert.deepEqual(
+    n2.advertisements.map((a) => [a.name, a.peers]),
+    [['agg', ['p1', 'p2', 'p3']]],
+  );
   const ghost = decideBGP({ config: config(ads, peers), state, service: svc, ignoreExcludeLB: false, node: 'ghost' });
   assert.equal(ghost.decision, 'notOwner');
 });

@@ -10,8 +10,17 @@ import type { Config, L2Adv, Pool } from '../../src/core/config/types.ts';
 import { parseSelector } from '../../src/core/labels.ts';
 import { parsePool } from '../../src/core/config/pool.ts';
 import {
-  aliveSpeakers, buildEndpointIndex, buildElectionIndex, decideL2ForNode, electL2, electionDigestHex, endpointCanServe,
-  endpointNodes, slicesFor, usableEndpoints, type L2Election,
+  aliveSpeakers,
+  buildEndpointIndex,
+  buildElectionIndex,
+  decideL2ForNode,
+  electL2,
+  electionDigestHex,
+  endpointCanServe,
+  endpointNodes,
+  slicesFor,
+  usableEndpoints,
+  type L2Election,
 } from '../../src/core/election/index.ts';
 import { hashOrderOf } from '../../src/core/election/hash.ts';
 import { clusterStateFromObjects, EXCLUDE_LB_LABEL, type EndpointSlice, type KubeObject, type Service } from '../../src/core/kube.ts';
@@ -26,7 +35,8 @@ function node(name: string, opts: { labels?: Record<string, string>; netUnavaila
 
 function service(name: string, ips: string[], opts: { type?: string; policy?: string; labels?: Record<string, string>; ingress?: unknown[] } = {}): Service {
   return {
-    apiVersion: 'v1', kind: 'Service',
+    apiVersion: 'v1',
+    kind: 'Service',
     metadata: { name, namespace: 'default', labels: opts.labels ?? {} },
     spec: { type: opts.type ?? 'LoadBalancer', externalTrafficPolicy: opts.policy ?? 'Cluster' },
     status: { loadBalancer: { ingress: (opts.ingress as never) ?? ips.map((ip) => ({ ip })) } },
@@ -36,7 +46,8 @@ function service(name: string, ips: string[], opts: { type?: string; policy?: st
 type Cond = { ready?: boolean; serving?: boolean; terminating?: boolean };
 function slice(svc: string, eps: Array<{ node?: string; cond?: Cond; addresses?: string[] }>): EndpointSlice {
   return {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
     metadata: { name: `${svc}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': svc } },
     endpoints: eps.map((e) => ({ addresses: e.addresses ?? ['1.2.3.4'], nodeName: e.node, conditions: e.cond ?? { ready: true } })),
   };
@@ -45,7 +56,10 @@ function slice(svc: string, eps: Array<{ node?: string; cond?: Cond; addresses?:
 function l2(name: string, nodes: string[], opts: { interfaces?: string[]; serviceSelectors?: Record<string, string>[] } = {}): L2Adv {
   const interfaces = opts.interfaces ?? [];
   return {
-    name, nodes: new Set(nodes), interfaces, allInterfaces: interfaces.length === 0,
+    name,
+    nodes: new Set(nodes),
+    interfaces,
+    allInterfaces: interfaces.length === 0,
     serviceSelectors: (opts.serviceSelectors ?? []).map((m) => parseSelector({ matchLabels: m })),
     source: { kind: 'L2Advertisement', metadata: { name } },
   };
@@ -62,15 +76,8 @@ function config(pools: Array<{ name: string; cidrs: string[]; l2: L2Adv[] }>): C
 
 const DEFAULT_POOL = [{ name: 'default', cidrs: ['10.20.30.0/24', '2000::/120'], l2: [l2('ad', ['iris1', 'iris2'])] }];
 
-function elect(
-  svc: Service,
-  opts: { nodes?: KubeObject[]; slices?: EndpointSlice[]; speakers?: string[] | null; ignoreExcludeLB?: boolean; pools?: typeof DEFAULT_POOL } = {},
-): L2Election {
-  const state = clusterStateFromObjects([
-    ...(opts.nodes ?? [node('iris1'), node('iris2')]),
-    svc,
-    ...(opts.slices ?? [slice(svc.metadata!.name!, [{ node: 'iris1' }])]),
-  ]);
+function elect(svc: Service, opts: { nodes?: KubeObject[]; slices?: EndpointSlice[]; speakers?: string[] | null; ignoreExcludeLB?: boolean; pools?: typeof DEFAULT_POOL } = {}): L2Election {
+  const state = clusterStateFromObjects([...(opts.nodes ?? [node('iris1'), node('iris2')]), svc, ...(opts.slices ?? [slice(svc.metadata!.name!, [{ node: 'iris1' }])])]);
   const speakers = opts.speakers === undefined ? ['iris1', 'iris2'] : opts.speakers;
   return electL2({ config: config(opts.pools ?? DEFAULT_POOL), state, service: svc, speakers, ignoreExcludeLB: opts.ignoreExcludeLB ?? false });
 }
@@ -156,9 +163,13 @@ test('service-level reasons apply to every node', () => {
     { name: 'no usable endpoint', svc: service('s', ['10.20.30.1']), want: 'notOwner' },
   ];
   for (const c of cases) {
-    const pools = c.name === 'IPs split over two pools'
-      ? [{ name: 'v4', cidrs: ['10.20.30.0/24'], l2: [l2('ad', ['iris1', 'iris2'])] }, { name: 'v6', cidrs: ['2000::/120'], l2: [] }]
-      : DEFAULT_POOL;
+    const pools =
+      c.name === 'IPs split over two pools'
+        ? [
+            { name: 'v4', cidrs: ['10.20.30.0/24'], l2: [l2('ad', ['iris1', 'iris2'])] },
+            { name: 'v6', cidrs: ['2000::/120'], l2: [] },
+          ]
+        : DEFAULT_POOL;
     const slices = c.name === 'no usable endpoint' ? [slice('s', [{ node: 'iris1', cond: { ready: false, serving: false } }])] : undefined;
     const e = elect(c.svc, { pools, slices });
     assert.deepEqual(decisions(e), { iris1: c.want, iris2: c.want }, c.name);
@@ -183,14 +194,50 @@ test('candidate steps the fixtures never reach', () => {
   const cases: Array<{ name: string; svc: Service; nodes?: KubeObject[]; speakers?: string[] | null; ignore?: boolean; winner: string | null; want: Record<string, string>; candidates: string[] }> = [
     // 10.20.30.1: iris2 first in the hash order.
     { name: 'baseline', svc: service('s', ['10.20.30.1']), winner: 'iris2', want: { iris1: 'notOwner', iris2: 'announce' }, candidates: ['iris1', 'iris2'] },
-    { name: 'NetworkUnavailable=True drops the hash winner', svc: service('s', ['10.20.30.1']), nodes: [node('iris1'), node('iris2', { netUnavailable: 'True' })], winner: 'iris1', want: { iris1: 'announce', iris2: 'notOwner' }, candidates: ['iris1'] },
-    { name: 'NetworkUnavailable=Unknown keeps', svc: service('s', ['10.20.30.1']), nodes: [node('iris1'), node('iris2', { netUnavailable: 'Unknown' })], winner: 'iris2', want: { iris1: 'notOwner', iris2: 'announce' }, candidates: ['iris1', 'iris2'] },
-    { name: 'NetworkUnavailable=False keeps', svc: service('s', ['10.20.30.1']), nodes: [node('iris1'), node('iris2', { netUnavailable: 'False' })], winner: 'iris2', want: { iris1: 'notOwner', iris2: 'announce' }, candidates: ['iris1', 'iris2'] },
+    {
+      name: 'NetworkUnavailable=True drops the hash winner',
+      svc: service('s', ['10.20.30.1']),
+      nodes: [node('iris1'), node('iris2', { netUnavailable: 'True' })],
+      winner: 'iris1',
+      want: { iris1: 'announce', iris2: 'notOwner' },
+      candidates: ['iris1'],
+    },
+    {
+      name: 'NetworkUnavailable=Unknown keeps',
+      svc: service('s', ['10.20.30.1']),
+      nodes: [node('iris1'), node('iris2', { netUnavailable: 'Unknown' })],
+      winner: 'iris2',
+      want: { iris1: 'notOwner', iris2: 'announce' },
+      candidates: ['iris1', 'iris2'],
+    },
+    {
+      name: 'NetworkUnavailable=False keeps',
+      svc: service('s', ['10.20.30.1']),
+      nodes: [node('iris1'), node('iris2', { netUnavailable: 'False' })],
+      winner: 'iris2',
+      want: { iris1: 'notOwner', iris2: 'announce' },
+      candidates: ['iris1', 'iris2'],
+    },
     { name: 'empty speaker list: nobody', svc: service('s', ['10.20.30.1']), speakers: [], winner: null, want: { iris1: 'notOwner', iris2: 'notOwner' }, candidates: [] },
     { name: 'memberlist disabled: every Node', svc: service('s', ['10.20.30.1']), speakers: null, winner: 'iris2', want: { iris1: 'notOwner', iris2: 'announce' }, candidates: ['iris1', 'iris2'] },
     { name: 'dead speaker dropped', svc: service('s', ['10.20.30.1']), speakers: ['iris1'], winner: 'iris1', want: { iris1: 'announce', iris2: 'notOwner' }, candidates: ['iris1'] },
-    { name: 'exclusion label with empty value', svc: service('s', ['10.20.30.1']), nodes: [node('iris1'), node('iris2', { labels: { [EXCLUDE_LB_LABEL]: '' } })], winner: 'iris1', want: { iris1: 'announce', iris2: 'notOwner' }, candidates: ['iris1'] },
-    { name: 'exclusion label ignored', svc: service('s', ['10.20.30.1']), nodes: [node('iris1'), node('iris2', { labels: { [EXCLUDE_LB_LABEL]: 'true' } })], ignore: true, winner: 'iris2', want: { iris1: 'notOwner', iris2: 'announce' }, candidates: ['iris1', 'iris2'] },
+    {
+      name: 'exclusion label with empty value',
+      svc: service('s', ['10.20.30.1']),
+      nodes: [node('iris1'), node('iris2', { labels: { [EXCLUDE_LB_LABEL]: '' } })],
+      winner: 'iris1',
+      want: { iris1: 'announce', iris2: 'notOwner' },
+      candidates: ['iris1'],
+    },
+    {
+      name: 'exclusion label ignored',
+      svc: service('s', ['10.20.30.1']),
+      nodes: [node('iris1'), node('iris2', { labels: { [EXCLUDE_LB_LABEL]: 'true' } })],
+      ignore: true,
+      winner: 'iris2',
+      want: { iris1: 'notOwner', iris2: 'announce' },
+      candidates: ['iris1', 'iris2'],
+    },
     { name: 'dual stack hashes the first IP (v4 first)', svc: service('s', ['10.20.30.2', '2000::12']), winner: 'iris1', want: { iris1: 'announce', iris2: 'notOwner' }, candidates: ['iris1', 'iris2'] },
     { name: 'dual stack hashes the first IP (v6 first)', svc: service('s', ['2000::12', '10.20.30.2']), winner: 'iris2', want: { iris1: 'notOwner', iris2: 'announce' }, candidates: ['iris1', 'iris2'] },
     { name: 'non-canonical IPv6 is hashed canonical', svc: service('s', ['2000:0:0::0012']), winner: 'iris2', want: { iris1: 'notOwner', iris2: 'announce' }, candidates: ['iris1', 'iris2'] },
@@ -215,33 +262,44 @@ test('Local policy keeps nodes with a usable local endpoint (serving counts, nod
   const nodes = [node('iris1'), node('iris2'), node('iris3')];
   const pools = [{ name: 'default', cidrs: ['10.20.30.0/24'], l2: [l2('ad', ['iris1', 'iris2', 'iris3'])] }];
   const e = elect(service('s', ['10.20.30.1'], { policy: 'Local' }), {
-    nodes, pools, speakers: ['iris1', 'iris2', 'iris3'],
+    nodes,
+    pools,
+    speakers: ['iris1', 'iris2', 'iris3'],
     slices: [slice('s', [{ node: 'iris1', cond: { ready: false, serving: true } }, { node: 'iris2', cond: { ready: false } }, { cond: { ready: true } }])],
   });
   assert.deepEqual(e.candidates, ['iris1']);
   assert.deepEqual(decisions(e), { iris1: 'announce', iris2: 'notOwner', iris3: 'notOwner' });
   const local = e.trace.at(-1)!;
   assert.equal(local.step, 'localEndpoints');
-  assert.deepEqual(local.dropped.map((d) => d.node), ['iris2', 'iris3']);
+  assert.deepEqual(
+    local.dropped.map((d) => d.node),
+    ['iris2', 'iris3'],
+  );
 });
 
 // ---- trace ----
 
 test('trace: every candidate at every step, with why', () => {
-  const nodes = [
-    node('a'), node('b', { netUnavailable: 'True' }), node('c', { labels: { [EXCLUDE_LB_LABEL]: '' } }), node('d'), node('e'), node('f'),
-  ];
+  const nodes = [node('a'), node('b', { netUnavailable: 'True' }), node('c', { labels: { [EXCLUDE_LB_LABEL]: '' } }), node('d'), node('e'), node('f')];
   const pools = [{ name: 'default', cidrs: ['10.20.30.0/24'], l2: [l2('ad-1', ['a', 'b', 'c', 'e']), l2('ad-2', ['f'], { serviceSelectors: [{ app: 'other' }] })] }];
   const e = elect(service('s', ['10.20.30.9'], { policy: 'Local' }), {
-    nodes, pools, speakers: ['a', 'b', 'c', 'd', 'e', 'f', 'ghost'],
+    nodes,
+    pools,
+    speakers: ['a', 'b', 'c', 'd', 'e', 'f', 'ghost'],
     slices: [slice('s', [{ node: 'a' }, { node: 'd' }])],
   });
-  assert.deepEqual(e.trace.map((s) => s.step), ['speakers', 'networkUnavailable', 'excludeLB', 'advertisement', 'localEndpoints']);
+  assert.deepEqual(
+    e.trace.map((s) => s.step),
+    ['speakers', 'networkUnavailable', 'excludeLB', 'advertisement', 'localEndpoints'],
+  );
   const byStep = Object.fromEntries(e.trace.map((s) => [s.step, s]));
   assert.deepEqual(byStep.speakers.kept, ['a', 'b', 'c', 'd', 'e', 'f', 'ghost']);
   assert.deepEqual(byStep.networkUnavailable.dropped, [{ node: 'b', why: 'condition NetworkUnavailable is True' }]);
   assert.deepEqual(byStep.excludeLB.dropped, [{ node: 'c', why: `labelled ${EXCLUDE_LB_LABEL}` }]);
-  assert.deepEqual(byStep.advertisement.dropped.map((d) => d.node), ['d', 'f', 'ghost']);
+  assert.deepEqual(
+    byStep.advertisement.dropped.map((d) => d.node),
+    ['d', 'f', 'ghost'],
+  );
   assert.equal(byStep.advertisement.dropped.find((d) => d.node === 'ghost')!.why, 'no Node object of that name');
   assert.deepEqual(byStep.advertisement.kept, ['a', 'e']);
   assert.deepEqual(byStep.localEndpoints.kept, ['a']);
@@ -265,10 +323,13 @@ test('hashOrder lists every candidate ascending by digest', () => {
 });
 
 test('interfaces: all wins over lists, lists are unioned and sorted, null without advertisement', () => {
-  const pools = [{
-    name: 'default', cidrs: ['10.20.30.0/24'],
-    l2: [l2('eth', ['iris1', 'iris2'], { interfaces: ['eth1', 'eth0'] }), l2('bond', ['iris1'], { interfaces: ['bond0', 'eth0'] }), l2('all', ['iris2'])],
-  }];
+  const pools = [
+    {
+      name: 'default',
+      cidrs: ['10.20.30.0/24'],
+      l2: [l2('eth', ['iris1', 'iris2'], { interfaces: ['eth1', 'eth0'] }), l2('bond', ['iris1'], { interfaces: ['bond0', 'eth0'] }), l2('all', ['iris2'])],
+    },
+  ];
   const nodes = [node('iris1'), node('iris2'), node('iris3')];
   const e = elect(service('s', ['10.20.30.1']), { pools, nodes, speakers: ['iris1', 'iris2', 'iris3'] });
   assert.deepEqual(Object.fromEntries(e.nodes.map((n) => [n.node, n.interfaces])), { iris1: ['bond0', 'eth0', 'eth1'], iris2: 'all', iris3: null });
@@ -297,8 +358,11 @@ test('a shared index gives the same election as none', () => {
 
 test('aliveSpeakers: Ready speaker pods by node, null without speaker pods', () => {
   const pod = (name: string, nodeName: string, ready: string, labels: Record<string, string>): KubeObject => ({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'metallb-system', labels },
-    spec: { nodeName }, status: { conditions: [{ type: 'Ready', status: ready }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'metallb-system', labels },
+    spec: { nodeName },
+    status: { conditions: [{ type: 'Ready', status: ready }] },
   });
   const cases: Array<{ name: string; pods: KubeObject[]; want: string[] | null }> = [
     { name: 'no pods', pods: [], want: null },

@@ -33,7 +33,8 @@ interface Case {
 const cases: Case[] = [
   {
     name: 'pending: the allocation is the root cause, not the missing Nodes',
-    args: ['svc/web', '-n', 'default', '-f', NIL], exit: 1,
+    args: ['svc/web', '-n', 'default', '-f', NIL],
+    exit: 1,
     verdict: /^pending: the controller gives it no address, so nobody announces it$/,
     why: /^MetalLB reports: \["<nil>"\] is not allowed in config\. It means: pool v6only/,
     fix: /^add an IPv4 range to pool v6only/,
@@ -41,7 +42,8 @@ const cases: Case[] = [
   },
   {
     name: 'the exclusion-label trap: the trap, not "no candidate left"',
-    args: ['svc/frontend', '-n', 'shop', '-f', CP_ONLY], exit: 1,
+    args: ['svc/frontend', '-n', 'shop', '-f', CP_ONLY],
+    exit: 1,
     verdict: /^nobody announces 192\.0\.2\.10$/,
     why: /^the nodeSelectors of lab-l2 select only lab-cp-1, lab-cp-2, lab-cp-3, and every one of them carries node\.kubernetes\.io\/exclude-from-external-load-balancers/,
     fix: /^select nodes without that label/,
@@ -49,14 +51,16 @@ const cases: Case[] = [
   },
   {
     name: 'no ready endpoint: the endpoints, not "notOwner"',
-    args: ['svc/ingest-udp', '-n', 'ingest', '-f', EXAMPLE], exit: 1,
+    args: ['svc/ingest-udp', '-n', 'ingest', '-f', EXAMPLE],
+    exit: 1,
     verdict: /^nobody announces 192\.0\.2\.40$/,
     why: /^the Service has no ready or serving endpoint, so no speaker announces it \(every node: notOwner\): both of its endpoints \(on lab-worker-a, lab-worker-b\) are neither ready nor serving$/,
     fix: /^find why the pods are not ready \(kubectl get pods -n ingest -l app\.kubernetes\.io\/name=ingest-udp -o wide; kubectl describe pod shows the failing readiness probe\)$/,
   },
   {
     name: 'healthy: the winner and why, no fix',
-    args: ['svc/frontend', '-n', 'shop', '-f', EXAMPLE], exit: 0,
+    args: ['svc/frontend', '-n', 'shop', '-f', EXAMPLE],
+    exit: 0,
     verdict: /^announced by lab-worker-b over layer2: 192\.0\.2\.10$/,
     why: /^lab-worker-b announces 192\.0\.2\.10: first of 2 candidates in the hash order of 192\.0\.2\.10$/,
     fix: null,
@@ -65,28 +69,36 @@ const cases: Case[] = [
 
 /** `Label:       value` → value, for the first lines of the text output. */
 function fields(text: string): Array<[string, string]> {
-  return text.split('\n').map((l) => /^([A-Za-z ]*):? +(.*)$/.exec(l)).filter((m): m is RegExpExecArray => m !== null).map((m) => [m[1]!.replace(/:$/, ''), m[2]!]);
+  return text
+    .split('\n')
+    .map((l) => /^([A-Za-z ]*):? +(.*)$/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => [m[1]!.replace(/:$/, ''), m[2]!]);
 }
 
 test('explain: verdict, root cause and fix on the first lines', { concurrency: 4 }, async (t) => {
-  await Promise.all(cases.map((c) => t.test(c.name, async () => {
-    const r = await runCliAsync(['explain', ...c.args]);
-    assert.equal(r.status, c.exit, r.stderr);
-    const lines = r.stdout.split('\n');
-    assert.match(lines[0]!, /^Service: /);
-    const [verdict, why, fix] = [lines[1]!, lines[2]!, lines[3]!];
-    assert.match(verdict, /^Verdict: +/);
-    assert.match(verdict.replace(/^Verdict: +/, ''), c.verdict);
-    assert.match(why, /^Why: +/);
-    assert.match(why.replace(/^Why: +/, ''), c.why);
-    if (c.notWhy) assert.doesNotMatch(why, c.notWhy);
-    if (c.fix) assert.match(fix.replace(/^Fix: +/, ''), c.fix);
-    else assert.ok(!fields(r.stdout).some(([k]) => k === 'Fix'), 'no error finding: no Fix line');
-    // The JSON's first finding is the one the text names.
-    const e = JSON.parse((await runCliAsync(['explain', ...c.args, '-o', 'json'])).stdout);
-    const first = e.findings.find((f: any) => f.severity === 'error');
-    if (first) assert.equal(why.replace(/^Why: +/, ''), first.message);
-  })));
+  await Promise.all(
+    cases.map((c) =>
+      t.test(c.name, async () => {
+        const r = await runCliAsync(['explain', ...c.args]);
+        assert.equal(r.status, c.exit, r.stderr);
+        const lines = r.stdout.split('\n');
+        assert.match(lines[0]!, /^Service: /);
+        const [verdict, why, fix] = [lines[1]!, lines[2]!, lines[3]!];
+        assert.match(verdict, /^Verdict: +/);
+        assert.match(verdict.replace(/^Verdict: +/, ''), c.verdict);
+        assert.match(why, /^Why: +/);
+        assert.match(why.replace(/^Why: +/, ''), c.why);
+        if (c.notWhy) assert.doesNotMatch(why, c.notWhy);
+        if (c.fix) assert.match(fix.replace(/^Fix: +/, ''), c.fix);
+        else assert.ok(!fields(r.stdout).some(([k]) => k === 'Fix'), 'no error finding: no Fix line');
+        // The JSON's first finding is the one the text names.
+        const e = JSON.parse((await runCliAsync(['explain', ...c.args, '-o', 'json'])).stdout);
+        const first = e.findings.find((f: any) => f.severity === 'error');
+        if (first) assert.equal(why.replace(/^Why: +/, ''), first.message);
+      }),
+    ),
+  );
 });
 
 /** A 500-node cluster as `kubectl get -o json` dumps it: cloud-style node names, speaker pods, ConfigurationStates, Services with endpoints. */
@@ -99,25 +111,77 @@ function bigCluster(opts: { trap: boolean }): string {
     const cp = i < 3;
     const labels: Record<string, string> = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'topology.kubernetes.io/zone': `eu-west-1${'abc'[i % 3]}` };
     if (cp) Object.assign(labels, { 'node-role.kubernetes.io/control-plane': '', 'node.kubernetes.io/exclude-from-external-load-balancers': '' });
-    items.push({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels, uid: `n${i}` },
-      status: { addresses: [{ type: 'InternalIP', address: `10.0.${i >> 8}.${i & 255}` }], conditions: [{ type: 'NetworkUnavailable', status: 'False' }, { type: 'Ready', status: 'True' }] } });
-    items.push({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `speaker-${i.toString(36)}`, namespace: 'metallb-system', labels: { app: 'metallb', component: 'speaker' } },
-      spec: { nodeName: name }, status: { phase: 'Running', podIP: `10.0.${i >> 8}.${i & 255}`, conditions: [{ type: 'Ready', status: 'True' }] } });
-    items.push({ apiVersion: 'metallb.io/v1beta1', kind: 'ConfigurationState', metadata: { name: `speaker-${name}`, namespace: 'metallb-system', labels: { 'metallb.io/component-type': 'speaker', 'metallb.io/node-name': name } },
-      status: { result: 'Valid', conditions: [{ type: 'configReconcilerValid', status: 'True', reason: 'Reconciled', message: '' }] } });
+    items.push({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, labels, uid: `n${i}` },
+      status: {
+        addresses: [{ type: 'InternalIP', address: `10.0.${i >> 8}.${i & 255}` }],
+        conditions: [
+          { type: 'NetworkUnavailable', status: 'False' },
+          { type: 'Ready', status: 'True' },
+        ],
+      },
+    });
+    items.push({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `speaker-${i.toString(36)}`, namespace: 'metallb-system', labels: { app: 'metallb', component: 'speaker' } },
+      spec: { nodeName: name },
+      status: { phase: 'Running', podIP: `10.0.${i >> 8}.${i & 255}`, conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    items.push({
+      apiVersion: 'metallb.io/v1beta1',
+      kind: 'ConfigurationState',
+      metadata: { name: `speaker-${name}`, namespace: 'metallb-system', labels: { 'metallb.io/component-type': 'speaker', 'metallb.io/node-name': name } },
+      status: { result: 'Valid', conditions: [{ type: 'configReconcilerValid', status: 'True', reason: 'Reconciled', message: '' }] },
+    });
   }
-  items.push({ apiVersion: 'metallb.io/v1beta1', kind: 'ConfigurationState', metadata: { name: 'controller', namespace: 'metallb-system', labels: { 'metallb.io/component-type': 'controller' } }, status: { result: 'Valid' } });
+  items.push({
+    apiVersion: 'metallb.io/v1beta1',
+    kind: 'ConfigurationState',
+    metadata: { name: 'controller', namespace: 'metallb-system', labels: { 'metallb.io/component-type': 'controller' } },
+    status: { result: 'Valid' },
+  });
   items.push({ apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'public', namespace: 'metallb-system' }, spec: { addresses: ['198.51.100.0/24'] } });
-  items.push({ apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: opts.trap ? 'control-plane' : 'workers', namespace: 'metallb-system' },
-    spec: { ipAddressPools: ['public'], nodeSelectors: [opts.trap ? { matchExpressions: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists' }] } : { matchExpressions: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'DoesNotExist' }] }] } });
+  items.push({
+    apiVersion: 'metallb.io/v1beta1',
+    kind: 'L2Advertisement',
+    metadata: { name: opts.trap ? 'control-plane' : 'workers', namespace: 'metallb-system' },
+    spec: {
+      ipAddressPools: ['public'],
+      nodeSelectors: [
+        opts.trap
+          ? { matchExpressions: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists' }] }
+          : { matchExpressions: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'DoesNotExist' }] },
+      ],
+    },
+  });
   for (let s = 0; s < 20; s++) {
     const name = `web-${s}`;
-    items.push({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'shop', creationTimestamp: '2025-03-01T10:00:00Z' },
-      spec: { type: 'LoadBalancer', clusterIP: `10.96.1.${s}`, clusterIPs: [`10.96.1.${s}`], ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', externalTrafficPolicy: s % 2 ? 'Local' : 'Cluster', selector: { app: name },
-        ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080, nodePort: 30000 + s }] },
-      status: { loadBalancer: { ingress: [{ ip: `198.51.100.${s + 1}`, ipMode: 'VIP' }] } } });
-    items.push({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4', metadata: { name: `${name}-x7k2p`, namespace: 'shop', labels: { 'kubernetes.io/service-name': name } },
-      endpoints: [0, 1, 2].map((k) => ({ addresses: [`10.244.${k}.${s}`], nodeName: names[(s * 37 + k * 101) % 500], conditions: { ready: true, serving: true, terminating: false } })) });
+    items.push({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: 'shop', creationTimestamp: '2025-03-01T10:00:00Z' },
+      spec: {
+        type: 'LoadBalancer',
+        clusterIP: `10.96.1.${s}`,
+        clusterIPs: [`10.96.1.${s}`],
+        ipFamilies: ['IPv4'],
+        ipFamilyPolicy: 'SingleStack',
+        externalTrafficPolicy: s % 2 ? 'Local' : 'Cluster',
+        selector: { app: name },
+        ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080, nodePort: 30000 + s }],
+      },
+      status: { loadBalancer: { ingress: [{ ip: `198.51.100.${s + 1}`, ipMode: 'VIP' }] } },
+    });
+    items.push({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      addressType: 'IPv4',
+      metadata: { name: `${name}-x7k2p`, namespace: 'shop', labels: { 'kubernetes.io/service-name': name } },
+      endpoints: [0, 1, 2].map((k) => ({ addresses: [`10.244.${k}.${s}`], nodeName: names[(s * 37 + k * 101) % 500], conditions: { ready: true, serving: true, terminating: false } })),
+    });
   }
   return JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 }
@@ -128,7 +192,8 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 test('500 nodes: a healthy Service fits one screen (40 lines, none over 200 characters); -o wide and JSON stay complete', async () => {
   const file = join(dir, 'healthy.json');
   writeFileSync(file, bigCluster({ trap: false }));
-  for (const target of ['svc/web-0', 'svc/web-1']) { // externalTrafficPolicy Cluster, then Local
+  for (const target of ['svc/web-0', 'svc/web-1']) {
+    // externalTrafficPolicy Cluster, then Local
     const r = await runCliAsync(['explain', target, '-n', 'shop', '-f', file]);
     assert.equal(r.status, 0, r.stderr);
     const lines = r.stdout.trimEnd().split('\n');
@@ -153,7 +218,10 @@ test('500 nodes, the exclusion-label trap: named within the first 8 lines', asyn
   const r = await runCliAsync(['explain', 'svc/web-0', '-n', 'shop', '-f', file]);
   assert.equal(r.status, 1, r.stderr);
   const head = r.stdout.split('\n').slice(0, 8).join('\n');
-  assert.match(head, /^Why: +the nodeSelectors of control-plane select only ip-10-0-0-0\.eu-west-1\.compute\.internal, ip-10-0-0-1\.eu-west-1\.compute\.internal, ip-10-0-0-2\.eu-west-1\.compute\.internal, and every one of them carries node\.kubernetes\.io\/exclude-from-external-load-balancers/m);
+  assert.match(
+    head,
+    /^Why: +the nodeSelectors of control-plane select only ip-10-0-0-0\.eu-west-1\.compute\.internal, ip-10-0-0-1\.eu-west-1\.compute\.internal, ip-10-0-0-2\.eu-west-1\.compute\.internal, and every one of them carries node\.kubernetes\.io\/exclude-from-external-load-balancers/m,
+  );
   assert.match(head, /^Fix: +select nodes without that label/m);
   assert.ok(r.stdout.trimEnd().split('\n').length <= 40);
 });
@@ -165,17 +233,21 @@ test('every reason -o json carries reaches the text output', { concurrency: 4 },
     ['no endpoints', ['svc/ingest-udp', '-n', 'ingest', '-f', EXAMPLE]],
     ['flip', ['svc/web', '-n', 'default', '-f', sharedPath('differential', 'controller-prefer-dual-single-clusterip-second-pass.yaml')]],
   ];
-  await Promise.all(targets.map(([name, args]) => t.test(name, async () => {
-    const e = JSON.parse((await runCliAsync(['explain', ...args, '-o', 'json'])).stdout);
-    const text = (await runCliAsync(['explain', ...args])).stdout;
-    const reasons = [
-      ...e.findings.flatMap((f: any) => [f.message, f.fix]),
-      ...(e.allocation.reason ? [e.allocation.reason] : []),
-      ...(e.allocation.dryRun?.events ?? []).map((x: any) => x.message),
-      ...e.configuration.speakers.map((g: any) => g.error).filter(Boolean),
-      ...e.nodes.map((n: any) => n.detail),
-      ...(e.l2?.checks ?? []).map((c: any) => c.detail),
-    ];
-    for (const reason of reasons) assert.ok(text.includes(reason), `not in the text: ${reason}`);
-  })));
+  await Promise.all(
+    targets.map(([name, args]) =>
+      t.test(name, async () => {
+        const e = JSON.parse((await runCliAsync(['explain', ...args, '-o', 'json'])).stdout);
+        const text = (await runCliAsync(['explain', ...args])).stdout;
+        const reasons = [
+          ...e.findings.flatMap((f: any) => [f.message, f.fix]),
+          ...(e.allocation.reason ? [e.allocation.reason] : []),
+          ...(e.allocation.dryRun?.events ?? []).map((x: any) => x.message),
+          ...e.configuration.speakers.map((g: any) => g.error).filter(Boolean),
+          ...e.nodes.map((n: any) => n.detail),
+          ...(e.l2?.checks ?? []).map((c: any) => c.detail),
+        ];
+        for (const reason of reasons) assert.ok(text.includes(reason), `not in the text: ${reason}`);
+      }),
+    ),
+  );
 });

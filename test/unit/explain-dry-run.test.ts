@@ -26,7 +26,13 @@ test('allocate --dry-run: a Service MetalLB never settles on, and its events wit
   assert.equal(r.passLimitReached, undefined, 'converged: no pass limit');
   const web = r.services[0];
   assert.deepEqual(web.oscillates, [['10.0.0.0'], ['10.0.0.0', '2001:db8:1::']]);
-  assert.deepEqual(web.events.map((e: any) => [e.reason, e.count]), [['IPAllocated', 2], ['IPAllocated', 2]]);
+  assert.deepEqual(
+    web.events.map((e: any) => [e.reason, e.count]),
+    [
+      ['IPAllocated', 2],
+      ['IPAllocated', 2],
+    ],
+  );
   const table = await runCliAsync(['allocate', '--dry-run', '-f', FLIP]);
   assert.match(table.stdout, /^default\/web +10\.0\.0\.0 +public +changed +never settles: MetalLB writes \[10\.0\.0\.0\] → \[10\.0\.0\.0, 2001:db8:1::\] → \[10\.0\.0\.0\] … forever$/m);
   const wide = await runCliAsync(['allocate', '--dry-run', '-o', 'wide', '-f', FLIP]);
@@ -47,12 +53,15 @@ test('allocate --dry-run: a run stopped at its pass limit says so (json and tabl
   }
 });
 
-test('explain: the flip between address lists, with MetalLB\'s events and counts; the fix says which field to change', async () => {
+test("explain: the flip between address lists, with MetalLB's events and counts; the fix says which field to change", async () => {
   const j = await runCliAsync(['explain', 'svc/web', '-n', 'default', '-o', 'json', '-f', FLIP]);
   const e = JSON.parse(j.stdout);
   const f = e.findings.find((x: any) => x.id === 'allocation-oscillates');
   assert.ok(f, JSON.stringify(e.findings));
-  assert.match(f.message, /^MetalLB's controller never settles on this Service: it writes \[10\.0\.0\.0\] → \[10\.0\.0\.0, 2001:db8:1::\] → \[10\.0\.0\.0\] … forever\. This PreferDualStack Service has cluster IPs of one family \(IPv4\)/);
+  assert.match(
+    f.message,
+    /^MetalLB's controller never settles on this Service: it writes \[10\.0\.0\.0\] → \[10\.0\.0\.0, 2001:db8:1::\] → \[10\.0\.0\.0\] … forever\. This PreferDualStack Service has cluster IPs of one family \(IPv4\)/,
+  );
   assert.match(f.message, /the dry run's events repeat: IPAllocated ×2 \(Assigned additional IP "2001:db8:1::"\)/);
   assert.match(f.fix, /^set spec\.ipFamilyPolicy: SingleStack/);
   const text = (await runCliAsync(['explain', 'svc/web', '-n', 'default', '-f', FLIP])).stdout;
@@ -65,8 +74,19 @@ function pool(name: string, addresses: string[]): KubeObject {
 }
 function svc(name: string, extra: Record<string, unknown> = {}): KubeObject {
   return {
-    apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default', creationTimestamp: '2025-03-01T10:00:00Z' },
-    spec: { type: 'LoadBalancer', clusterIP: '10.96.0.20', clusterIPs: ['10.96.0.20'], ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', selector: { app: name }, ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }], ...extra },
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default', creationTimestamp: '2025-03-01T10:00:00Z' },
+    spec: {
+      type: 'LoadBalancer',
+      clusterIP: '10.96.0.20',
+      clusterIPs: ['10.96.0.20'],
+      ipFamilies: ['IPv4'],
+      ipFamilyPolicy: 'SingleStack',
+      selector: { app: name },
+      ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }],
+      ...extra,
+    },
     status: { loadBalancer: {} },
   };
 }
@@ -86,7 +106,10 @@ test('explain: the other pools MetalLB could have chosen, with the address each 
   const outcome = ctx.dryRun.services[0]!;
   const dryRun = { ...ctx.dryRun, services: [{ ...outcome, tiedChoices: [{ pool: 'pool-b', ips: ['10.0.2.0'] }] }] };
   const tied = explainService({ ...ctx, dryRun, service }).findings.find((f) => f.id === 'allocation-nondeterministic')!;
-  assert.match(tied.message, /^MetalLB could also have chosen pool pool-b \(10\.0\.2\.0\) for this Service: it walks the eligible pools in Go map order, which is random; metallb-ts took pool pool-a \(10\.0\.1\.0\)/);
+  assert.match(
+    tied.message,
+    /^MetalLB could also have chosen pool pool-b \(10\.0\.2\.0\) for this Service: it walks the eligible pools in Go map order, which is random; metallb-ts took pool pool-a \(10\.0\.1\.0\)/,
+  );
   assert.ok(explainText(explainService({ ...ctx, dryRun, service }), false, palette(false)).includes(tied.message));
 
   const limited = { ...allocateAll(ctx.controllerConfig, state.services, { maxPasses: 1 }), passLimitReached: true as const };

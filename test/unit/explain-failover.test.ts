@@ -35,7 +35,8 @@ const NS = 'metallb-system';
 
 function speakerPod(node: string, env: Array<Record<string, unknown>>, extra: { args?: string[]; mounts?: unknown[]; volumes?: unknown[] } = {}): KubeObject {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name: `speaker-${node}`, namespace: NS, labels: { app: 'metallb', component: 'speaker' } },
     spec: {
       nodeName: node,
@@ -52,10 +53,25 @@ const ML_ENV = [
   { name: 'METALLB_ML_SECRET_KEY_PATH', value: '/etc/ml_secret_key' },
 ];
 const FILE = {
-  TCPTimeout: '10s', IndirectChecks: 3, RetransmitMult: 4, SuspicionMult: 3, SuspicionMaxTimeoutMult: 6, PushPullInterval: '30s',
-  ProbeTimeout: '200ms', ProbeInterval: '500ms', DisableTcpPings: false, AwarenessMaxMultiplier: 8, GossipNodes: 3, GossipInterval: '200ms',
-  GossipToTheDeadTime: '30s', GossipVerifyIncoming: true, GossipVerifyOutgoing: true, EnableCompression: true, HandoffQueueDepth: 1024,
-  UDPBufferSize: 1400, QueueCheckInterval: '30s',
+  TCPTimeout: '10s',
+  IndirectChecks: 3,
+  RetransmitMult: 4,
+  SuspicionMult: 3,
+  SuspicionMaxTimeoutMult: 6,
+  PushPullInterval: '30s',
+  ProbeTimeout: '200ms',
+  ProbeInterval: '500ms',
+  DisableTcpPings: false,
+  AwarenessMaxMultiplier: 8,
+  GossipNodes: 3,
+  GossipInterval: '200ms',
+  GossipToTheDeadTime: '30s',
+  GossipVerifyIncoming: true,
+  GossipVerifyOutgoing: true,
+  EnableCompression: true,
+  HandoffQueueDepth: 1024,
+  UDPBufferSize: 1400,
+  QueueCheckInterval: '30s',
 };
 
 test('memberlistInForce: from the speaker pods (flags, env, the config file ConfigMap), or assumed', () => {
@@ -127,10 +143,20 @@ test('explain: the Failover line in the detail and `failover` in JSON; the no-fa
     ...['n1', 'n2', 'n3'].map((n) => speakerPod(n, env)),
     { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'lab', namespace: NS }, spec: { addresses: ['192.0.2.0/24'] } },
     { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'l2', namespace: NS }, spec: { ipAddressPools: ['lab'] } },
-    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { type: 'LoadBalancer', clusterIP: '10.96.0.10', clusterIPs: ['10.96.0.10'], ports: [{ port: 80 }] },
-      status: { loadBalancer: { ingress: [{ ip: '192.0.2.10' }] } } },
-    { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-1', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
-      addressType: 'IPv4', endpoints: [{ addresses: ['10.244.0.1'], nodeName: 'n1', conditions: { ready: true } }] },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { type: 'LoadBalancer', clusterIP: '10.96.0.10', clusterIPs: ['10.96.0.10'], ports: [{ port: 80 }] },
+      status: { loadBalancer: { ingress: [{ ip: '192.0.2.10' }] } },
+    },
+    {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'web-1', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['10.244.0.1'], nodeName: 'n1', conditions: { ready: true } }],
+    },
   ];
   const run = (env: Array<Record<string, unknown>>) => {
     const state = clusterStateFromObjects(objects(env));

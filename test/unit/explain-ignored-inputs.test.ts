@@ -40,7 +40,10 @@ test('ignored inputs: first lines and JSON', { concurrency: 4 }, async (t) => {
     assert.equal(r.status, 1);
     const h = head(r.text);
     assert.equal(h.Verdict, 'nobody announces 192.168.1.11, 192.168.1.12');
-    assert.match(h.Why!, /^status\.loadBalancer\.ingress \(192\.168\.1\.11, 192\.168\.1\.12\) was written by k3s's ServiceLB \(klipper-lb\), not MetalLB: k3s runs svclb-traefik-4f7c2b9e-7xq2m for it, and 192\.168\.1\.11 \(InternalIP of k3s-server\)/);
+    assert.match(
+      h.Why!,
+      /^status\.loadBalancer\.ingress \(192\.168\.1\.11, 192\.168\.1\.12\) was written by k3s's ServiceLB \(klipper-lb\), not MetalLB: k3s runs svclb-traefik-4f7c2b9e-7xq2m for it, and 192\.168\.1\.11 \(InternalIP of k3s-server\)/,
+    );
     assert.match(h.Why!, /MetalLB's controller replaces them with 192\.168\.1\.240 from pool first-pool, and the other implementation writes its own again/);
     assert.match(h.Fix!, /^let one implementation own the Service: start k3s with --disable=servicelb .*Do not add 192\.168\.1\.11, 192\.168\.1\.12 to an IPAddressPool \(they are nodes' own addresses\)$/);
     // The addresses are in no pool: none is named for them.
@@ -60,7 +63,10 @@ test('ignored inputs: first lines and JSON', { concurrency: 4 }, async (t) => {
     assert.match(h.Why!, /^MetalLB ignores annotation metallb\.universe\.tf\/adress-pool: of the deprecated metallb\.universe\.tf\/ keys it reads only address-pool, loadBalancerIPs and allow-shared-ip/);
     assert.match(h.Why!, /The Service asks for pool "dmz" with metallb\.universe\.tf\/adress-pool, which MetalLB never reads, so the controller allocates as if nothing were requested: no available IPs$/);
     assert.equal(h.Fix, 'did you mean metallb.io/address-pool? rename the annotation to it');
-    assert.deepEqual(r.json.findings.slice(0, 1).map((f) => [f.id, f.severity]), [['unknown-annotation', 'error']]);
+    assert.deepEqual(
+      r.json.findings.slice(0, 1).map((f) => [f.id, f.severity]),
+      [['unknown-annotation', 'error']],
+    );
   });
 
   await t.test('a wrong-case annotation on an announced Service is a warning on the first lines', async () => {
@@ -68,7 +74,10 @@ test('ignored inputs: first lines and JSON', { concurrency: 4 }, async (t) => {
     assert.equal(r.status, 0);
     const h = head(r.text);
     assert.equal(h.Verdict, 'announced by node-2 over layer2: 192.168.1.240');
-    assert.equal(h.Warning, 'unknown-annotation: MetalLB ignores annotation metallb.io/loadbalancerIPs: it reads only metallb.io/address-pool, metallb.io/loadBalancerIPs, metallb.io/allow-shared-ip (names are case-sensitive)');
+    assert.equal(
+      h.Warning,
+      'unknown-annotation: MetalLB ignores annotation metallb.io/loadbalancerIPs: it reads only metallb.io/address-pool, metallb.io/loadBalancerIPs, metallb.io/allow-shared-ip (names are case-sensitive)',
+    );
     const f = r.json.findings.find((x) => x.id === 'unknown-annotation')!;
     assert.equal(f.severity, 'warning');
     assert.match(f.fix, /^did you mean metallb\.io\/loadBalancerIPs\?/);
@@ -81,14 +90,22 @@ test('ignored inputs: first lines and JSON', { concurrency: 4 }, async (t) => {
     assert.equal(r.status, 1);
     const h = head(r.text);
     assert.equal(h.Verdict, 'ignored: MetalLB does not handle this Service');
-    assert.match(h.Why!, /^MetalLB does not handle spec\.externalIPs \(192\.168\.1\.245\): it neither allocates nor announces them .* MetalLB handles only Services of type LoadBalancer \(this one is ClusterIP\); pool lan contains 192\.168\.1\.245, so MetalLB may also give it to a LoadBalancer Service/);
-    assert.equal(h.Fix, 'to have MetalLB announce 192.168.1.245: set spec.type: LoadBalancer, request it with the annotation metallb.io/loadBalancerIPs: 192.168.1.245 and remove it from spec.externalIPs; otherwise route it to a node yourself');
-    assert.deepEqual(r.json.findings.map((f) => f.id), ['external-ips-not-handled', 'not-load-balancer']);
+    assert.match(
+      h.Why!,
+      /^MetalLB does not handle spec\.externalIPs \(192\.168\.1\.245\): it neither allocates nor announces them .* MetalLB handles only Services of type LoadBalancer \(this one is ClusterIP\); pool lan contains 192\.168\.1\.245, so MetalLB may also give it to a LoadBalancer Service/,
+    );
+    assert.equal(
+      h.Fix,
+      'to have MetalLB announce 192.168.1.245: set spec.type: LoadBalancer, request it with the annotation metallb.io/loadBalancerIPs: 192.168.1.245 and remove it from spec.externalIPs; otherwise route it to a node yourself',
+    );
+    assert.deepEqual(
+      r.json.findings.map((f) => f.id),
+      ['external-ips-not-handled', 'not-load-balancer'],
+    );
   });
 
   await t.test('whois on an external IP says MetalLB does not handle it (text and JSON)', async () => {
-    const [t1, j1] = await Promise.all([
-      runCliAsync(['whois', '192.168.1.245', '-f', INPUTS]), runCliAsync(['whois', '192.168.1.245', '-f', INPUTS, '-o', 'json'])]);
+    const [t1, j1] = await Promise.all([runCliAsync(['whois', '192.168.1.245', '-f', INPUTS]), runCliAsync(['whois', '192.168.1.245', '-f', INPUTS, '-o', 'json'])]);
     assert.equal(t1.status, 1);
     const lines = t1.stdout.split('\n');
     assert.equal(lines[0], 'IP:           192.168.1.245');
@@ -96,7 +113,10 @@ test('ignored inputs: first lines and JSON', { concurrency: 4 }, async (t) => {
     assert.match(lines[2]!, /^External IP: +in spec\.externalIPs of legacy\/db \(ClusterIP\): MetalLB does not handle spec\.externalIPs: it neither allocates nor announces 192\.168\.1\.245/);
     const w = JSON.parse(j1.stdout) as { holders: unknown[]; externalIPs: Array<{ service: string; type: string; note: string }> };
     assert.deepEqual(w.holders, []);
-    assert.deepEqual(w.externalIPs.map((x) => [x.service, x.type]), [['legacy/db', 'ClusterIP']]);
+    assert.deepEqual(
+      w.externalIPs.map((x) => [x.service, x.type]),
+      [['legacy/db', 'ClusterIP']],
+    );
     assert.match(w.externalIPs[0]!.note, /pool lan contains it/);
   });
 
@@ -117,9 +137,15 @@ test('ignored inputs: first lines and JSON', { concurrency: 4 }, async (t) => {
     assert.equal(r.status, 1);
     const h = head(r.text);
     assert.equal(h.Verdict, 'pending: the controller gives it no address, so nobody announces it');
-    assert.equal(h.Why, 'spec.loadBalancerIP 192.168.2.50 was written by kube-vip, not for MetalLB: the Service carries kube-vip\'s annotation kube-vip.io/loadbalancerIPs. No IPAddressPool of MetalLB contains it, so MetalLB\'s controller refuses the request (["192.168.2.50"] is not allowed in config)');
+    assert.equal(
+      h.Why,
+      'spec.loadBalancerIP 192.168.2.50 was written by kube-vip, not for MetalLB: the Service carries kube-vip\'s annotation kube-vip.io/loadbalancerIPs. No IPAddressPool of MetalLB contains it, so MetalLB\'s controller refuses the request (["192.168.2.50"] is not allowed in config)',
+    );
     assert.match(h.Fix!, /^let one implementation own the Service: remove kube-vip-cloud-provider .* Do not add 192\.168\.2\.50 to an IPAddressPool: it belongs to kube-vip's range$/);
-    assert.deepEqual(r.json.findings.map((f) => f.id), ['load-balancer-ip-from-other-controller']);
+    assert.deepEqual(
+      r.json.findings.map((f) => f.id),
+      ['load-balancer-ip-from-other-controller'],
+    );
     noPoolAdvice(r.json.findings, ['192.168.2.50']);
   });
 });

@@ -33,8 +33,14 @@ test('refusals explained: first lines and JSON', { concurrency: 4 }, async (t) =
     const r = await explain('dns/coredns-v6');
     assert.equal(r.status, 1);
     assert.equal(r.h.Verdict, 'pending: the controller gives it no address, so nobody announces it');
-    assert.equal(r.h.Why, 'MetalLB reports: no available IPs. It means: no pool gives this IPv6 Service an address; pools tried: reserved: autoAssign is false; lan: no IPv6 address at all (it has IPv4 only). The Service is IPv6: MetalLB takes its family from spec.clusterIPs [fd00:10:96::a53], which the API server set from spec.ipFamilies [IPv6] and spec.ipFamilyPolicy SingleStack');
-    assert.equal(r.h.Fix, 'add an IPv6 range to pool lan (or a new IPv6 IPAddressPool), or make the Service IPv4 (spec.ipFamilies: [IPv4]; the primary family of an existing Service cannot change: recreate it)');
+    assert.equal(
+      r.h.Why,
+      'MetalLB reports: no available IPs. It means: no pool gives this IPv6 Service an address; pools tried: reserved: autoAssign is false; lan: no IPv6 address at all (it has IPv4 only). The Service is IPv6: MetalLB takes its family from spec.clusterIPs [fd00:10:96::a53], which the API server set from spec.ipFamilies [IPv6] and spec.ipFamilyPolicy SingleStack',
+    );
+    assert.equal(
+      r.h.Fix,
+      'add an IPv6 range to pool lan (or a new IPv6 IPAddressPool), or make the Service IPv4 (spec.ipFamilies: [IPv4]; the primary family of an existing Service cannot change: recreate it)',
+    );
     assert.equal(r.findings[0]!.id, 'pool-lacks-family');
     // The IPv4-only reserved pool is no way out for an IPv6 Service: not proposed.
     assert.doesNotMatch(r.h.Fix!, /reserved/);
@@ -44,7 +50,10 @@ test('refusals explained: first lines and JSON', { concurrency: 4 }, async (t) =
     const r = await explain('shop/web');
     assert.equal(r.status, 1);
     assert.equal(r.h.Verdict, 'pending: the controller gives it no address, so nobody announces it');
-    assert.match(r.h.Why!, /^MetalLB reports: no available IPs\. It means: no pool gives this IPv4 Service an address; pools tried: reserved: autoAssign is false; lan: no available IPs \(4 addresses in use\)$/);
+    assert.match(
+      r.h.Why!,
+      /^MetalLB reports: no available IPs\. It means: no pool gives this IPv4 Service an address; pools tried: reserved: autoAssign is false; lan: no available IPs \(4 addresses in use\)$/,
+    );
     assert.match(r.h.Fix!, /^add addresses to pool lan \(or a new IPAddressPool\), or delete Services that no longer need theirs, /);
     assert.match(r.h.Fix!, /share 192\.168\.10\.0 with shop\/api: set metallb\.io\/allow-shared-ip: "shop-edge" on this Service \(the key it has; no port in common\)/);
     assert.match(r.h.Fix!, /or request pool reserved explicitly with the annotation metallb\.io\/address-pool: reserved \(it has autoAssign: false\), which has free addresses$/);
@@ -67,7 +76,10 @@ test('refusals explained: first lines and JSON', { concurrency: 4 }, async (t) =
     assert.equal(r.status, 1);
     assert.equal(r.h.Verdict, 'nobody announces 192.168.20.11');
     assert.match(r.h.Why!, /^the Service has no selector, so Kubernetes makes no endpoints for it: they are managed by hand .*; there are none, so no speaker announces it/);
-    assert.equal(r.h.Fix, 'create an Endpoints object db/redis-external listing the backends\' addresses and ports (or an EndpointSlice labelled kubernetes.io/service-name: redis-external), or give the Service a selector');
+    assert.equal(
+      r.h.Fix,
+      "create an Endpoints object db/redis-external listing the backends' addresses and ports (or an EndpointSlice labelled kubernetes.io/service-name: redis-external), or give the Service a selector",
+    );
     assert.equal(r.findings[0]!.id, 'no-ready-endpoints');
   });
 });

@@ -50,7 +50,8 @@ interface DiffCase {
 const cases: DiffCase[] = [
   {
     file: 'speaker-cause-a-unselected-bgp-ad-invalid-for-pool.yaml',
-    exit: 0, announcer: 'node-b',
+    exit: 0,
+    announcer: 'node-b',
     l2: { 'node-a': 'notOwner', 'node-b': 'announce' },
     bgp: (real) => real.bgp['default/web'],
     configs: [{ nodes: ['node-a', 'node-b'], status: 'accepted' }],
@@ -60,7 +61,8 @@ const cases: DiffCase[] = [
   },
   {
     file: 'speaker-fixture-duplicate-node-selectors.yaml',
-    exit: 1, announcer: null,
+    exit: 1,
+    announcer: null,
     l2: { 'node-a': 'configRejected', 'node-b': 'configRejected' },
     bgp: () => ({}),
     configs: [{ nodes: ['node-a', 'node-b'], status: 'rejected', error: /duplicate definition of nodeSelectors/ }],
@@ -71,10 +73,14 @@ const cases: DiffCase[] = [
   },
   {
     file: 'speaker-gap-config-rejected-on-some-speakers.yaml',
-    exit: 1, announcer: null,
+    exit: 1,
+    announcer: null,
     l2: { 'node-a': 'configRejected', 'node-b': 'notOwner' },
     bgp: (real) => ({ ...real.decisionsOfAcceptingSpeakers['default/web'].bgp, 'node-a': 'configRejected' }),
-    configs: [{ nodes: ['node-a'], status: 'rejected', error: /invalid local preference 200/ }, { nodes: ['node-b'], status: 'accepted' }],
+    configs: [
+      { nodes: ['node-a'], status: 'rejected', error: /invalid local preference 200/ },
+      { nodes: ['node-b'], status: 'accepted' },
+    ],
     why: /^Why: +the speaker of node-a \(1 of 2 nodes\) rejects the configuration: .*invalid local preference 200.*node-a is first in the hash order of 10\.0\.0\.12 but announces nothing new.*nobody answers for 10\.0\.0\.12$/m,
     rejectedBy: { controller: false, speakers: ['node-a'] },
     rejectedByText: /the speaker of node-a \(the controller accepts it\)/,
@@ -82,37 +88,47 @@ const cases: DiffCase[] = [
 ];
 
 test('the differential speaker files: each speaker decides with its own configuration, as MetalLB does', { concurrency: 3 }, async (t) => {
-  await Promise.all(cases.map((c) => t.test(c.file, async () => {
-    const { resources, real } = differential(c.file);
-    const j = await cli(['explain', 'svc/web', '-o', 'json'], resources);
-    assert.equal(j.status, c.exit, j.stderr);
-    const e = j.json;
-    assert.equal(e.announcer, c.announcer);
-    assert.deepEqual(Object.fromEntries(e.nodes.map((n: any) => [n.node, n.decision])), c.l2);
-    assert.deepEqual(e.configuration.speakers.map((g: any) => ({ nodes: g.nodes, status: g.status })), c.configs.map(({ nodes, status }) => ({ nodes, status })));
-    for (const [i, want] of c.configs.entries()) {
-      if (want.error) assert.match(e.configuration.speakers[i].error, want.error);
-      else assert.equal(e.configuration.speakers[i].error, null);
-    }
-    if (real.configErrors) {
-      // MetalLB's own speakers reject on exactly these nodes.
-      const rejected = e.configuration.speakers.filter((g: any) => g.status === 'rejected').flatMap((g: any) => g.nodes).sort();
-      assert.deepEqual(rejected, Object.keys(real.configErrors).sort());
-    }
-    const bgp = e.bgp ? Object.fromEntries(e.bgp.nodes.filter((n: any) => n.decision !== 'configRejected' || c.bgp(real)[n.node]).map((n: any) => [n.node, n.decision])) : {};
-    assert.deepEqual(bgp, c.bgp(real));
+  await Promise.all(
+    cases.map((c) =>
+      t.test(c.file, async () => {
+        const { resources, real } = differential(c.file);
+        const j = await cli(['explain', 'svc/web', '-o', 'json'], resources);
+        assert.equal(j.status, c.exit, j.stderr);
+        const e = j.json;
+        assert.equal(e.announcer, c.announcer);
+        assert.deepEqual(Object.fromEntries(e.nodes.map((n: any) => [n.node, n.decision])), c.l2);
+        assert.deepEqual(
+          e.configuration.speakers.map((g: any) => ({ nodes: g.nodes, status: g.status })),
+          c.configs.map(({ nodes, status }) => ({ nodes, status })),
+        );
+        for (const [i, want] of c.configs.entries()) {
+          if (want.error) assert.match(e.configuration.speakers[i].error, want.error);
+          else assert.equal(e.configuration.speakers[i].error, null);
+        }
+        if (real.configErrors) {
+          // MetalLB's own speakers reject on exactly these nodes.
+          const rejected = e.configuration.speakers
+            .filter((g: any) => g.status === 'rejected')
+            .flatMap((g: any) => g.nodes)
+            .sort();
+          assert.deepEqual(rejected, Object.keys(real.configErrors).sort());
+        }
+        const bgp = e.bgp ? Object.fromEntries(e.bgp.nodes.filter((n: any) => n.decision !== 'configRejected' || c.bgp(real)[n.node]).map((n: any) => [n.node, n.decision])) : {};
+        assert.deepEqual(bgp, c.bgp(real));
 
-    const text = await cli(['explain', 'svc/web'], resources);
-    assert.equal(text.status, c.exit);
-    assert.match(text.stdout, c.why);
+        const text = await cli(['explain', 'svc/web'], resources);
+        assert.equal(text.status, c.exit);
+        assert.match(text.stdout, c.why);
 
-    const v = await cli(['validate', '-o', 'json'], resources);
-    assert.equal(v.status, 1, 'exit codes unchanged: 1 on errors');
-    assert.equal(v.json.errors.length, 1, JSON.stringify(v.json.errors));
-    assert.deepEqual(v.json.errors[0].rejectedBy, c.rejectedBy);
-    const vt = await cli(['validate'], resources);
-    assert.match(vt.stdout, c.rejectedByText);
-  })));
+        const v = await cli(['validate', '-o', 'json'], resources);
+        assert.equal(v.status, 1, 'exit codes unchanged: 1 on errors');
+        assert.equal(v.json.errors.length, 1, JSON.stringify(v.json.errors));
+        assert.deepEqual(v.json.errors[0].rejectedBy, c.rejectedBy);
+        const vt = await cli(['validate'], resources);
+        assert.match(vt.stdout, c.rejectedByText);
+      }),
+    ),
+  );
 });
 
 test('the duplicate-selector file: the fix hint is labelled, never the answer', async () => {
@@ -138,7 +154,10 @@ test('the gap file: the others do not announce because they are not first, and t
   assert.match(nodeB.detail, /node-a is first, but its speaker rejects the configuration: nobody announces$/);
   const f = e.findings.find((x: any) => x.id === 'config-rejected-on-nodes');
   assert.equal(f.severity, 'error');
-  assert.match(f.message, /^the speaker of node-a \(1 of 2 nodes\) rejects the configuration: .*node-a is first in the hash order of 10\.0\.0\.12 but announces nothing new, and the other candidates do not announce because they are not first: nobody answers for 10\.0\.0\.12$/);
+  assert.match(
+    f.message,
+    /^the speaker of node-a \(1 of 2 nodes\) rejects the configuration: .*node-a is first in the hash order of 10\.0\.0\.12 but announces nothing new, and the other candidates do not announce because they are not first: nobody answers for 10\.0\.0\.12$/,
+  );
   assert.match(f.fix, /^correct metallb-system\/BGPAdvertisement\/bgp-2 /);
   const whois = await cli(['whois', '10.0.0.12', '-o', 'json'], resources);
   assert.equal(whois.status, 1);
@@ -148,17 +167,24 @@ test('the gap file: the others do not announce because they are not first, and t
 // ---------------------------------------------------------------------------------------------
 
 const NS = 'metallb-system';
-const node = (name: string, labels: Record<string, string> = {}): KubeObject =>
-  ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } } });
-const cr = (kind: string, name: string, spec: Record<string, unknown>): KubeObject =>
-  ({ apiVersion: kind === 'BGPPeer' ? 'metallb.io/v1beta2' : 'metallb.io/v1beta1', kind, metadata: { name, namespace: NS }, spec });
+const node = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } } });
+const cr = (kind: string, name: string, spec: Record<string, unknown>): KubeObject => ({
+  apiVersion: kind === 'BGPPeer' ? 'metallb.io/v1beta2' : 'metallb.io/v1beta1',
+  kind,
+  metadata: { name, namespace: NS },
+  spec,
+});
 const svc = (name: string, ip?: string): KubeObject => ({
-  apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' },
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: 'default' },
   spec: { type: 'LoadBalancer', clusterIP: '10.96.0.1', ports: [{ port: 80, protocol: 'TCP' }] },
   status: { loadBalancer: { ingress: ip ? [{ ip }] : [] } },
 });
 const slice = (service: string, nodes: string[]): KubeObject => ({
-  apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${service}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': service } },
+  apiVersion: 'discovery.k8s.io/v1',
+  kind: 'EndpointSlice',
+  metadata: { name: `${service}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': service } },
   endpoints: nodes.map((n, i) => ({ addresses: [`10.244.0.${i + 1}`], nodeName: n, conditions: { ready: true } })),
 });
 const peer = (name: string, address: string, extra: Record<string, unknown> = {}) => cr('BGPPeer', name, { myASN: 64500, peerASN: 64501, peerAddress: address, ...extra });
@@ -170,41 +196,64 @@ test('the controller reads pools and communities only: a broken advertisement or
     { name: 'a BGPPeer without myASN', extra: [cr('BGPPeer', 'r', { peerASN: 1, peerAddress: '10.0.0.1' })], allocate: 0, explain: 1 },
     { name: 'an L2Advertisement with a repeated pool name', extra: [cr('L2Advertisement', 'l2b', { ipAddressPools: ['p', 'p'] })], allocate: 0, explain: 1 },
     { name: 'nothing wrong', extra: [], allocate: 0, explain: 0 },
-    { name: 'overlapping pools: the controller rejects (exit 2 everywhere)', extra: [cr('IPAddressPool', 'q', { addresses: ['192.0.2.8/29'] })], allocate: 2, explain: 2,
-      stderr: /^metallb-ts: MetalLB's controller rejects this configuration: metallb-system\/IPAddressPool\/q: .*overlaps.*which a snapshot cannot show \(see metallb-ts validate\)\n$/ },
-    { name: 'a Community alias that does not parse: the controller rejects', extra: [cr('Community', 'c', { communities: [{ name: 'x', value: 'nope' }] })], allocate: 2, explain: 2,
-      stderr: /MetalLB's controller rejects this configuration: metallb-system\/Community\/c: / },
+    {
+      name: 'overlapping pools: the controller rejects (exit 2 everywhere)',
+      extra: [cr('IPAddressPool', 'q', { addresses: ['192.0.2.8/29'] })],
+      allocate: 2,
+      explain: 2,
+      stderr: /^metallb-ts: MetalLB's controller rejects this configuration: metallb-system\/IPAddressPool\/q: .*overlaps.*which a snapshot cannot show \(see metallb-ts validate\)\n$/,
+    },
+    {
+      name: 'a Community alias that does not parse: the controller rejects',
+      extra: [cr('Community', 'c', { communities: [{ name: 'x', value: 'nope' }] })],
+      allocate: 2,
+      explain: 2,
+      stderr: /MetalLB's controller rejects this configuration: metallb-system\/Community\/c: /,
+    },
   ];
-  await Promise.all(rows.map((row) => t.test(row.name, async () => {
-    const objects = [...base, ...row.extra];
-    const a = await cli(['allocate', '--dry-run', '-o', 'json'], objects);
-    assert.equal(a.status, row.allocate, a.stderr);
-    if (row.allocate === 0) assert.deepEqual(a.json.services[0].ips, ['192.0.2.0'], 'the controller allocates');
-    const e = await cli(['explain', 'svc/web'], objects);
-    assert.equal(e.status, row.explain, e.stderr + e.stdout);
-    if (row.stderr) {
-      assert.match(e.stderr, row.stderr);
-      assert.equal(e.stdout, '');
-    }
-    const w = await cli(['whois', '192.0.2.0'], objects);
-    assert.equal(w.status, row.explain === 2 ? 2 : 1, w.stderr);
-  })));
+  await Promise.all(
+    rows.map((row) =>
+      t.test(row.name, async () => {
+        const objects = [...base, ...row.extra];
+        const a = await cli(['allocate', '--dry-run', '-o', 'json'], objects);
+        assert.equal(a.status, row.allocate, a.stderr);
+        if (row.allocate === 0) assert.deepEqual(a.json.services[0].ips, ['192.0.2.0'], 'the controller allocates');
+        const e = await cli(['explain', 'svc/web'], objects);
+        assert.equal(e.status, row.explain, e.stderr + e.stdout);
+        if (row.stderr) {
+          assert.match(e.stderr, row.stderr);
+          assert.equal(e.stdout, '');
+        }
+        const w = await cli(['whois', '192.0.2.0'], objects);
+        assert.equal(w.status, row.explain === 2 ? 2 : 1, w.stderr);
+      }),
+    ),
+  );
 });
 
 test('speakerConfigs groups nodes by identical node filters, and each group agrees with speakerConfig on every one of its nodes', () => {
   const objects = [
     ...['a1', 'a2', 'b1', 'b2', 'c1'].map((n) => node(n, { rack: n[0]! })),
-    cr('IPAddressPool', 'p', { addresses: ['192.0.2.0/28'] }), cr('L2Advertisement', 'l2', {}),
+    cr('IPAddressPool', 'p', { addresses: ['192.0.2.0/28'] }),
+    cr('L2Advertisement', 'l2', {}),
     peer('rr', '10.0.0.1'),
     peer('tor-a', '10.0.1.1', { nodeSelectors: [{ matchLabels: { rack: 'a' } }] }),
     peer('tor-b', '10.0.2.1', { nodeSelectors: [{ matchLabels: { rack: 'b' } }], holdTime: '1s' }), // invalid: rejected on rack b only
     cr('BGPAdvertisement', 'edge', { nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': 'c1' } }] }),
-    svc('web', '192.0.2.1'), slice('web', ['a1']),
+    svc('web', '192.0.2.1'),
+    slice('web', ['a1']),
   ];
   const state = clusterStateFromObjects(objects);
   const names = state.nodes.map((n) => n.metadata!.name!);
   const configs = speakerConfigs(state, names);
-  assert.deepEqual(configs.groups.map((g) => [g.nodes.join(','), g.status]), [['a1,a2', 'accepted'], ['b1,b2', 'rejected'], ['c1', 'accepted']]);
+  assert.deepEqual(
+    configs.groups.map((g) => [g.nodes.join(','), g.status]),
+    [
+      ['a1,a2', 'accepted'],
+      ['b1,b2', 'rejected'],
+      ['c1', 'accepted'],
+    ],
+  );
   for (const g of configs.groups) {
     for (const n of g.nodes) {
       const own = speakerConfig(state, { node: n, bgpType: 'frr-k8s' });
@@ -221,8 +270,13 @@ test('speakerConfigs groups nodes by identical node filters, and each group agre
   const elections = configs.accepted.map((g) => (g.result.ok ? electL2({ config: g.result.config, state, service, speakers: null, ignoreExcludeLB: false, index: ctx.index }) : null));
   for (const x of elections) assert.deepEqual(x, elections[0]);
   const e = explainService({ ...ctx, service });
-  assert.deepEqual(Object.fromEntries(e.nodes.map((n) => [n.node, n.decision])),
-    { a1: elections[0]!.winner === 'a1' ? 'announce' : 'notOwner', a2: elections[0]!.winner === 'a2' ? 'announce' : 'notOwner', b1: 'configRejected', b2: 'configRejected', c1: elections[0]!.winner === 'c1' ? 'announce' : 'notOwner' });
+  assert.deepEqual(Object.fromEntries(e.nodes.map((n) => [n.node, n.decision])), {
+    a1: elections[0]!.winner === 'a1' ? 'announce' : 'notOwner',
+    a2: elections[0]!.winner === 'a2' ? 'announce' : 'notOwner',
+    b1: 'configRejected',
+    b2: 'configRejected',
+    c1: elections[0]!.winner === 'c1' ? 'announce' : 'notOwner',
+  });
   const f = e.findings.find((x) => x.id === 'config-rejected-on-nodes');
   assert.ok(f, JSON.stringify(e.findings));
   assert.match(f.message, /^the speakers of b1, b2 \(2 of 5 nodes\) reject the configuration: metallb-system\/BGPPeer\/tor-b: /);
@@ -237,7 +291,11 @@ test('per-node BGPPeers: one group per node, and the JSON lists what each speake
   assert.equal(e.configuration.speakers.length, 30);
   assert.deepEqual(e.configuration.speakers[3], { nodes: ['n03'], status: 'accepted', stage: null, error: null, bgpPeers: ['tor-n03'], bgpAdvertisements: ['all'] });
   assert.equal(e.bgpAnnouncers.length, 30);
-  assert.deepEqual(e.bgp.nodes[3].peers.map((p: any) => p.peer), ['tor-n03'], 'a node lists its sessions, not every BGPPeer');
+  assert.deepEqual(
+    e.bgp.nodes[3].peers.map((p: any) => p.peer),
+    ['tor-n03'],
+    'a node lists its sessions, not every BGPPeer',
+  );
   assert.equal(e.bgp.peers.length, 30);
 });
 
@@ -257,8 +315,14 @@ test('speakers without a Node object have no configuration; a snapshot without N
 });
 
 test('a BGPPeer whose password Secret is not in a Secret-less snapshot: every speaker rejects, and the fix says the snapshot may lack Secrets', async () => {
-  const objects = [node('a'), cr('IPAddressPool', 'p', { addresses: ['192.0.2.0/28'] }), cr('L2Advertisement', 'l2', {}),
-    peer('router', '10.0.0.1', { passwordSecret: { name: 'bgp-pass' } }), svc('web', '192.0.2.1'), slice('web', ['a'])];
+  const objects = [
+    node('a'),
+    cr('IPAddressPool', 'p', { addresses: ['192.0.2.0/28'] }),
+    cr('L2Advertisement', 'l2', {}),
+    peer('router', '10.0.0.1', { passwordSecret: { name: 'bgp-pass' } }),
+    svc('web', '192.0.2.1'),
+    slice('web', ['a']),
+  ];
   const r = await cli(['explain', 'svc/web', '-o', 'json'], objects);
   assert.equal(r.status, 1);
   assert.equal(r.json.findings[0].id, 'config-rejected');
@@ -270,9 +334,13 @@ test('a BGPPeer whose password Secret is not in a Secret-less snapshot: every sp
 });
 
 test('validate: a frr-k8s peer conflict only the speakers check is an error the speakers of the shared nodes raise', async () => {
-  const objects = [node('a', { rack: 'x' }), node('b', { rack: 'y' }), cr('IPAddressPool', 'p', { addresses: ['192.0.2.0/28'] }),
+  const objects = [
+    node('a', { rack: 'x' }),
+    node('b', { rack: 'y' }),
+    cr('IPAddressPool', 'p', { addresses: ['192.0.2.0/28'] }),
     peer('one', '10.0.0.1', { nodeSelectors: [{ matchLabels: { rack: 'x' } }], routerID: '1.1.1.1' }),
-    peer('two', '10.0.0.2', { nodeSelectors: [{ matchLabels: { rack: 'x' } }], routerID: '2.2.2.2' })];
+    peer('two', '10.0.0.2', { nodeSelectors: [{ matchLabels: { rack: 'x' } }], routerID: '2.2.2.2' }),
+  ];
   const v = await cli(['validate', '-o', 'json'], objects);
   assert.equal(v.status, 1);
   const err = v.json.errors.find((x: any) => /routerID/.test(x.message));

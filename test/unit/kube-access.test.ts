@@ -95,7 +95,7 @@ test('exec plugins, basic auth, proxies, unknown contexts, missing files, bad YA
   }
 });
 
-test('in-cluster: the service host (IPv6 in brackets) and port, the account\'s CA and token', async () => {
+test("in-cluster: the service host (IPv6 in brackets) and port, the account's CA and token", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kube-access-'));
   try {
     writeFileSync(join(dir, 'ca.crt'), 'CA');
@@ -113,7 +113,7 @@ test('in-cluster: the service host (IPv6 in brackets) and port, the account\'s C
 
 const svc = (name: string, rv: string): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'ns', name, resourceVersion: rv } });
 
-test('ListWatch: list, watch events from the list\'s resourceVersion, 410 Gone re-lists and reports what went away', async () => {
+test("ListWatch: list, watch events from the list's resourceVersion, 410 Gone re-lists and reports what went away", async () => {
   const watches: string[] = [];
   let listRound = 0;
   let open: ServerResponse | undefined;
@@ -160,7 +160,13 @@ test('ListWatch: list, watch events from the list\'s resourceVersion, 410 Gone r
     assert.deepEqual(seen.slice(5).sort(), ['add c@15', 'delete d@12', 'update a@1'].sort());
     await until(() => watches.length === 3);
     assert.deepEqual(watches, ['10 app=x', '13 app=x', '20 app=x']);
-    assert.deepEqual(lw.list().map((o) => o.metadata!.name).sort(), ['a', 'c']);
+    assert.deepEqual(
+      lw
+        .list()
+        .map((o) => o.metadata!.name)
+        .sort(),
+      ['a', 'c'],
+    );
     assert.deepEqual(errors, []);
   } finally {
     await lw.stop();
@@ -170,15 +176,22 @@ test('ListWatch: list, watch events from the list\'s resourceVersion, 410 Gone r
 });
 
 test('ListWatch: a failed list or a refused watch is reported to the error listeners, and start() resolves', async () => {
-  const server = createServer((_req, res) => { res.writeHead(403).end('{"kind":"Status","code":403}'); });
+  const server = createServer((_req, res) => {
+    res.writeHead(403).end('{"kind":"Status","code":403}');
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const access = new LiteKubeConfig({ name: 'c', server: `http://127.0.0.1:${(server.address() as { port: number }).port}` }, {});
   try {
-    const failing = new ListWatch('/api/v1/nodes', access, async () => { throw new Error('list failed'); });
+    const failing = new ListWatch('/api/v1/nodes', access, async () => {
+      throw new Error('list failed');
+    });
     const errs: unknown[] = [];
     failing.on('error', (e) => errs.push(e));
     await failing.start();
-    assert.deepEqual(errs.map((e) => (e as Error).message), ['list failed']);
+    assert.deepEqual(
+      errs.map((e) => (e as Error).message),
+      ['list failed'],
+    );
 
     const refused = new ListWatch('/api/v1/nodes', access, async () => ({ metadata: { resourceVersion: '1' }, items: [] }));
     const statuses: unknown[] = [];
@@ -192,7 +205,7 @@ test('ListWatch: a failed list or a refused watch is reported to the error liste
   }
 });
 
-test('watch caches drop managedFields and a Node\'s images, nothing else', async () => {
+test("watch caches drop managedFields and a Node's images, nothing else", async () => {
   const { trimForCache } = await import('../../src/kube/live.ts');
   const node = { metadata: { name: 'n1', labels: { a: 'b' }, managedFields: [{ manager: 'kubelet' }] }, status: { images: [{ names: ['x'] }], conditions: [{ type: 'Ready', status: 'True' }] } } as KubeObject;
   trimForCache(node, 'Node');

@@ -22,25 +22,40 @@ const write = (name: string, text: string): string => {
 function kubeconfig(opts: { server?: string; contexts?: string[]; current?: string; caFile?: string } = {}): string {
   const ctxs = opts.contexts ?? ['ctx-a'];
   return [
-    'apiVersion: v1', 'kind: Config',
-    'clusters:', '- name: c1', '  cluster:', `    server: ${opts.server ?? 'https://127.0.0.1:6443'}`,
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: c1',
+    '  cluster:',
+    `    server: ${opts.server ?? 'https://127.0.0.1:6443'}`,
     ...(opts.caFile ? [`    certificate-authority: ${opts.caFile}`] : []),
-    'users:', '- name: u1', '  user:', '    token: abc',
-    'contexts:', ...ctxs.flatMap((c) => [`- name: ${c}`, '  context:', '    cluster: c1', '    user: u1']),
-    ...(opts.current === '' ? [] : [`current-context: ${opts.current ?? ctxs[0]}`]), '',
+    'users:',
+    '- name: u1',
+    '  user:',
+    '    token: abc',
+    'contexts:',
+    ...ctxs.flatMap((c) => [`- name: ${c}`, '  context:', '    cluster: c1', '    user: u1']),
+    ...(opts.current === '' ? [] : [`current-context: ${opts.current ?? ctxs[0]}`]),
+    '',
   ].join('\n');
 }
 
 const good = write('good.yaml', kubeconfig({ contexts: ['ctx-a', 'ctx-b'] }));
-const other = write('other.yaml', kubeconfig({ server: 'https://127.0.0.1:7443', contexts: ['ctx-c'] }).replace(/\bc1\b/g, 'c2').replace(/\bu1\b/g, 'u2'));
-
+const other = write(
+  'other.yaml',
+  kubeconfig({ server: 'https://127.0.0.1:7443', contexts: ['ctx-c'] })
+    .replace(/\bc1\b/g, 'c2')
+    .replace(/\bu1\b/g, 'u2'),
+);
 
 /** A kubeconfig for `server` with a bearer token `t` and TLS verification off (local test servers). */
 function tokenKubeConfig(server: string): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'c', server, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+    clusters: [{ name: 'c', server, skipTLSVerify: true }],
+    users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
   });
   return kc;
 }
@@ -85,13 +100,17 @@ test('loadKubeConfig: a broken configuration is a one-line UserError (exit 2) na
     ['no configuration at all', () => loadKubeConfig({}, { exists: () => false, home: '/nonexistent' }), /^no kubeconfig: pass --kubeconfig/],
   ];
   for (const [name, fn, re] of cases) {
-    assert.throws(fn, (err: unknown) => {
-      assert.ok(err instanceof UserError && !(err instanceof ClusterUnreachableError), `${name}: ${String(err)}`);
-      assert.equal(err.exitCode, 2, name);
-      assert.ok(!err.message.includes('\n'), `${name}: one line`);
-      assert.match(err.message, re, name);
-      return true;
-    }, name);
+    assert.throws(
+      fn,
+      (err: unknown) => {
+        assert.ok(err instanceof UserError && !(err instanceof ClusterUnreachableError), `${name}: ${String(err)}`);
+        assert.equal(err.exitCode, 2, name);
+        assert.ok(!err.message.includes('\n'), `${name}: one line`);
+        assert.match(err.message, re, name);
+        return true;
+      },
+      name,
+    );
   }
 });
 
@@ -111,9 +130,18 @@ test('apiError: unreachable, unauthorized and forbidden are exit 3; other API er
     ['TLS: unknown CA', errno('SELF_SIGNED_CERT_IN_CHAIN', 'self-signed certificate in certificate chain'), 3, `${WHAT}: TLS: self-signed certificate in certificate chain`],
     ['TLS: wrong host', errno('ERR_TLS_CERT_ALTNAME_INVALID', "Hostname/IP does not match certificate's altnames"), 3, /: TLS: Hostname\/IP does not match/],
     ['401 (our request)', new KubeApiError(401, { message: 'Unauthorized' }, ''), 3, `${WHAT}: unauthorized: Unauthorized (check the kubeconfig's credentials)`],
-    ['403 with the API message', new KubeApiError(403, { message: 'ipaddresspools.metallb.io is forbidden: User "nobody" cannot list resource "ipaddresspools"' }, ''), 3,
-      `${WHAT}: forbidden: ipaddresspools.metallb.io is forbidden: User "nobody" cannot list resource "ipaddresspools"`],
-    ['403 from client-node ApiException (JSON body)', Object.assign(new Error('HTTP-Code: 403\nMessage: ...'), { code: 403, body: '{"kind":"Status","message":"forbidden thing"}' }), 3, `${WHAT}: forbidden: forbidden thing`],
+    [
+      '403 with the API message',
+      new KubeApiError(403, { message: 'ipaddresspools.metallb.io is forbidden: User "nobody" cannot list resource "ipaddresspools"' }, ''),
+      3,
+      `${WHAT}: forbidden: ipaddresspools.metallb.io is forbidden: User "nobody" cannot list resource "ipaddresspools"`,
+    ],
+    [
+      '403 from client-node ApiException (JSON body)',
+      Object.assign(new Error('HTTP-Code: 403\nMessage: ...'), { code: 403, body: '{"kind":"Status","message":"forbidden thing"}' }),
+      3,
+      `${WHAT}: forbidden: forbidden thing`,
+    ],
     ['403 from client-node Watch (statusCode, no body)', Object.assign(new Error('Forbidden'), { statusCode: 403 }), 3, `${WHAT}: forbidden: Forbidden`],
     ['404 is not about reachability', new KubeApiError(404, { message: 'the server could not find the requested resource' }, ''), 2, `${WHAT}: the server could not find the requested resource (HTTP 404)`],
     ['500 with a multi-line message', new KubeApiError(500, { message: 'etcdserver:\n  request timed out' }, ''), 2, `${WHAT}: etcdserver: request timed out (HTTP 500)`],
@@ -137,7 +165,10 @@ test('kubeGet on a closed loopback port: ECONNREFUSED, mapped to exit 3 naming t
   const port = await freePort();
   const server = `https://127.0.0.1:${port}`;
   const kc = tokenKubeConfig(server);
-  const err = await kubeGet(kc, '/api/v1/services').then(() => undefined, (e: unknown) => e);
+  const err = await kubeGet(kc, '/api/v1/services').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   const mapped = apiError(err, { verb: 'list', resource: 'v1 services', server });
   assert.ok(mapped instanceof ClusterUnreachableError, String(err));
   assert.equal(mapped.message, `cannot list v1 services at ${server}: connection refused`);
@@ -153,7 +184,10 @@ test('KubeClient.request: method, query, body and content type on the wire; answ
     req.on('end', () => {
       seen.push({ method: req.method!, url: req.url!, type: req.headers['content-type'], agent: req.headers['user-agent'], auth: req.headers.authorization, body: Buffer.concat(chunks).toString() });
       const path = new URL(req.url!, 'http://x').pathname;
-      const answer = (code: number, text: string) => { res.writeHead(code, { 'Content-Type': 'application/json' }); res.end(text); };
+      const answer = (code: number, text: string) => {
+        res.writeHead(code, { 'Content-Type': 'application/json' });
+        res.end(text);
+      };
       if (path === '/slow') return; // never answers
       if (path === '/empty') return answer(200, '');
       if (path === '/html') return answer(200, '<html>proxy</html>');
@@ -168,11 +202,20 @@ test('KubeClient.request: method, query, body and content type on the wire; answ
   const api = new KubeClient(kc, { userAgent: 'ua-test', maxSockets: 2, timeoutMs: 200 });
   const CTX = { verb: 'get', resource: 'v1 services', server };
   const cases: Array<{ name: string; req: KubeRequest; wire?: { method: string; url: string; type?: string; body?: string }; resolves?: unknown; exit?: number; message?: string }> = [
-    { name: 'GET with a query (undefined values left out)', req: { path: '/api/v1/services', query: { limit: 500, continue: undefined, labelSelector: 'a=b' } },
-      wire: { method: 'GET', url: '/api/v1/services?limit=500&labelSelector=a%3Db' }, resolves: { ok: true } },
+    {
+      name: 'GET with a query (undefined values left out)',
+      req: { path: '/api/v1/services', query: { limit: 500, continue: undefined, labelSelector: 'a=b' } },
+      wire: { method: 'GET', url: '/api/v1/services?limit=500&labelSelector=a%3Db' },
+      resolves: { ok: true },
+    },
     { name: 'POST: a JSON body', req: { method: 'POST', path: '/p', body: { a: 1 } }, wire: { method: 'POST', url: '/p', type: 'application/json', body: '{"a":1}' }, resolves: { ok: true } },
     { name: 'PATCH: merge patch by default', req: { method: 'PATCH', path: '/p', body: { a: null } }, wire: { method: 'PATCH', url: '/p', type: MERGE_PATCH, body: '{"a":null}' }, resolves: { ok: true } },
-    { name: 'PATCH: the content type given, a raw body', req: { method: 'PATCH', path: '/p', rawBody: '[]', contentType: JSON_PATCH }, wire: { method: 'PATCH', url: '/p', type: JSON_PATCH, body: '[]' }, resolves: { ok: true } },
+    {
+      name: 'PATCH: the content type given, a raw body',
+      req: { method: 'PATCH', path: '/p', rawBody: '[]', contentType: JSON_PATCH },
+      wire: { method: 'PATCH', url: '/p', type: JSON_PATCH, body: '[]' },
+      resolves: { ok: true },
+    },
     { name: 'an empty answer to a write is undefined', req: { method: 'DELETE', path: '/empty' }, resolves: undefined },
     { name: 'a GET answered with no JSON is an API error', req: { path: '/html' }, exit: 2, message: `cannot get v1 services at ${server}: the server did not answer JSON: <html>proxy</html> (HTTP 200)` },
     { name: '404: the Status message, exit 2', req: { path: '/missing' }, exit: 2, message: `cannot get v1 services at ${server}: services "x" not found (HTTP 404)` },
@@ -182,7 +225,10 @@ test('KubeClient.request: method, query, body and content type on the wire; answ
   try {
     for (const c of cases) {
       seen.length = 0;
-      const got = await api.request(c.req).then((v) => ({ ok: true as const, v }), (e: unknown) => ({ ok: false as const, e }));
+      const got = await api.request(c.req).then(
+        (v) => ({ ok: true as const, v }),
+        (e: unknown) => ({ ok: false as const, e }),
+      );
       if (c.exit === undefined) {
         assert.ok(got.ok, `${c.name}: ${got.ok ? '' : String(got.e)}`);
         assert.deepEqual(got.v, c.resolves, c.name);
@@ -235,7 +281,11 @@ test('KubeClient.request / kubeGet: an absolute deadline (a trickling answer is 
   const kc = tokenKubeConfig(server);
   const api = new KubeClient(kc, { timeoutMs: 200 });
   const ctx = { verb: 'get', resource: 'v1 pods', server };
-  const fails = async (p: Promise<unknown>) => p.then((v) => assert.fail(`resolved ${JSON.stringify(v)}`), (e: unknown) => e as Error & { code?: string });
+  const fails = async (p: Promise<unknown>) =>
+    p.then(
+      (v) => assert.fail(`resolved ${JSON.stringify(v)}`),
+      (e: unknown) => e as Error & { code?: string },
+    );
   try {
     const t0 = Date.now();
     const slow = await fails(api.request({ path: '/trickle', deadlineMs: 400 }));
@@ -271,8 +321,10 @@ test('KubeClient.request: a 429 or 5xx with Retry-After is retried after it, as 
     const path = new URL(req.url!, 'http://x').pathname;
     const n = (hits.get(path) ?? 0) + 1;
     hits.set(path, n);
-    const throttled = (code: number, retryAfter?: string) => res.writeHead(code, { 'Content-Type': 'application/json', ...(retryAfter ? { 'Retry-After': retryAfter } : {}) })
-      .end(JSON.stringify({ kind: 'Status', reason: 'TooManyRequests', message: 'Too many requests, please try again later.', code }));
+    const throttled = (code: number, retryAfter?: string) =>
+      res
+        .writeHead(code, { 'Content-Type': 'application/json', ...(retryAfter ? { 'Retry-After': retryAfter } : {}) })
+        .end(JSON.stringify({ kind: 'Status', reason: 'TooManyRequests', message: 'Too many requests, please try again later.', code }));
     if (path === '/twice' && n <= 2) return void throttled(429, '1');
     if (path === '/shutting-down' && n <= 1) return void throttled(503, '1');
     if (path === '/no-header') return void throttled(429);
@@ -281,7 +333,11 @@ test('KubeClient.request: a 429 or 5xx with Retry-After is retried after it, as 
   });
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
   const api = new KubeClient(tokenKubeConfig(`http://127.0.0.1:${(http.address() as { port: number }).port}`), { timeoutMs: 1000 });
-  const fails = async (p: Promise<unknown>) => p.then((v) => assert.fail(`resolved ${JSON.stringify(v)}`), (e: unknown) => e as KubeApiError);
+  const fails = async (p: Promise<unknown>) =>
+    p.then(
+      (v) => assert.fail(`resolved ${JSON.stringify(v)}`),
+      (e: unknown) => e as KubeApiError,
+    );
   try {
     let t0 = Date.now();
     assert.deepEqual(await api.request({ path: '/twice', method: 'PATCH', body: { a: 1 } }), { n: 3 });

@@ -12,8 +12,7 @@ import { KubeApiError } from '../../src/kube/client.ts';
 const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop', uid: 'u-1', resourceVersion: '7' } };
 const SRC = { component: 'metallb-controller' };
 let clockMs = Date.UTC(2025, 0, 1);
-const ev = (message: string, reason = 'IPAllocated', type: 'Normal' | 'Warning' = 'Normal'): KubeEvent =>
-  makeEvent(svc, type, reason, message, SRC, BigInt(clockMs) * 1_000_000n);
+const ev = (message: string, reason = 'IPAllocated', type: 'Normal' | 'Warning' = 'Normal'): KubeEvent => makeEvent(svc, type, reason, message, SRC, BigInt(clockMs) * 1_000_000n);
 
 describe('makeEvent', () => {
   test("MetalLB's controller: component set, no host, so reportingInstance is empty", () => {
@@ -42,8 +41,20 @@ describe('EventCorrelator', () => {
     {
       name: 'the 10th distinct message of one reason within 10 minutes is combined; later ones patch the combined Event',
       steps: [...'abcdefghij'.split('').map((m) => ({ message: m })), { message: 'k' }, { message: 'a' }],
-      want: ['create a', 'create b', 'create c', 'create d', 'create e', 'create f', 'create g', 'create h', 'create i',
-        `create ${COMBINED_PREFIX}j`, `patch#10 count=2 ${COMBINED_PREFIX}k`, `patch#10 count=3 ${COMBINED_PREFIX}a`],
+      want: [
+        'create a',
+        'create b',
+        'create c',
+        'create d',
+        'create e',
+        'create f',
+        'create g',
+        'create h',
+        'create i',
+        `create ${COMBINED_PREFIX}j`,
+        `patch#10 count=2 ${COMBINED_PREFIX}k`,
+        `patch#10 count=3 ${COMBINED_PREFIX}a`,
+      ],
     },
     {
       name: 'after 10 quiet minutes similar events start over',
@@ -148,7 +159,10 @@ describe('EventRecorder', () => {
     sink.stored.clear();
     rec.record(svc, 'Normal', 'R', 'm');
     await rec.idle();
-    assert.deepEqual(sink.calls.map((c) => c.replace(/PATCH \S+/, 'PATCH')), ['POST m count=1', 'PATCH count=2', 'POST m count=2']);
+    assert.deepEqual(
+      sink.calls.map((c) => c.replace(/PATCH \S+/, 'PATCH')),
+      ['POST m count=1', 'PATCH count=2', 'POST m count=2'],
+    );
   });
 
   test('a write the API server refuses is dropped; one that cannot reach it is retried', async () => {
@@ -162,7 +176,10 @@ describe('EventRecorder', () => {
     await rec.idle();
     assert.deepEqual(sink.calls, ['POST refused count=1', 'POST retried count=1', 'POST retried count=1']);
     assert.deepEqual(errors, ['events is forbidden', 'connect ECONNREFUSED']);
-    assert.deepEqual([...sink.stored.values()].map((e) => e.message), ['retried']);
+    assert.deepEqual(
+      [...sink.stored.values()].map((e) => e.message),
+      ['retried'],
+    );
   });
 
   test('more than maxQueued waiting events (besides the one being written): the rest are dropped', async () => {

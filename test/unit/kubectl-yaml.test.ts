@@ -56,14 +56,79 @@ test('every YAML file under examples/ and test/ reads as js-yaml reads it, or is
 
 /** Strings that YAML writers must quote, fold or escape, and that resolve to other types when plain. */
 const TRICKY = [
-  '', ' ', 'a', 'null', 'Null', 'NULL', '~', 'true', 'True', 'FALSE', 'yes', 'no', 'on', '0', '-0', '+1', '012', '0x1F', '0o17', '0b101',
-  '1e3', '1.5', '.5', '-.inf', '.NaN', '1_000', '10.100.0.0/16', '2025-01-01T00:00:00Z', '2025-01-01', 'a: b', 'a:b', 'a #b', '#a', 'a#b',
-  '- a', '-a', '--port=7472', '? a', '?a', ':a', 'a:', '[x]', '{x}', '{}', '[]', '*a', '&a', '!a', '|', '>', '%a', '@a', '`a', "'a'", '"a"',
-  "it's", 'say "hi"', 'back\\slash', 'tab\there', 'line\nbreak', 'two\n\nbreaks', 'trailing\n', '  lead', 'trail  ', 'ü ∑ 🚀', 'k:{"type":"Ready"}',
+  '',
+  ' ',
+  'a',
+  'null',
+  'Null',
+  'NULL',
+  '~',
+  'true',
+  'True',
+  'FALSE',
+  'yes',
+  'no',
+  'on',
+  '0',
+  '-0',
+  '+1',
+  '012',
+  '0x1F',
+  '0o17',
+  '0b101',
+  '1e3',
+  '1.5',
+  '.5',
+  '-.inf',
+  '.NaN',
+  '1_000',
+  '10.100.0.0/16',
+  '2025-01-01T00:00:00Z',
+  '2025-01-01',
+  'a: b',
+  'a:b',
+  'a #b',
+  '#a',
+  'a#b',
+  '- a',
+  '-a',
+  '--port=7472',
+  '? a',
+  '?a',
+  ':a',
+  'a:',
+  '[x]',
+  '{x}',
+  '{}',
+  '[]',
+  '*a',
+  '&a',
+  '!a',
+  '|',
+  '>',
+  '%a',
+  '@a',
+  '`a',
+  "'a'",
+  '"a"',
+  "it's",
+  'say "hi"',
+  'back\\slash',
+  'tab\there',
+  'line\nbreak',
+  'two\n\nbreaks',
+  'trailing\n',
+  '  lead',
+  'trail  ',
+  'ü ∑ 🚀',
+  'k:{"type":"Ready"}',
   'containers with unready status: [speaker] and a long message that a writer folds over several lines of its output, at least eighty columns wide',
   'a long plain message without any indicator that a writer folds over several lines of its output when it is more than eighty columns wide',
   '{"apiVersion":"v1","kind":"Service","metadata":{"annotations":{},"name":"web","namespace":"shop"},"spec":{"type":"LoadBalancer"}}\n',
-  '1\n2\n', 'x\n  indented\n', '\nleading newline', 'ends with spaces   \n',
+  '1\n2\n',
+  'x\n  indented\n',
+  '\nleading newline',
+  'ends with spaces   \n',
 ];
 
 /** A deterministic pseudo-random generator (mulberry32). */
@@ -117,9 +182,30 @@ test('generated documents written by the yaml package and by js-yaml read as js-
 
 test('what the fast parser does not read is left to js-yaml', () => {
   for (const text of [
-    'a: &x 1\nb: *x\n', 'a: !!str 1\n', 'a: {b: c}\n', 'a: [1, 2]\n', 'a: >\n  folded\n', 'a: |+\n  kept\n\n', 'a: |2\n   x\n',
-    'a: 1 # comment\n', 'a:\tb\n', 'a: b\r\n', '\ufeffa: b\n', '%YAML 1.2\n---\na: b\n', 'a: 1\na: 2\n', '__proto__: x\n', '<<: {}\n',
-    '? a\n: b\n', 'a: "line\\\n  folded"\n', 'a: 1\n\n  b\n', '--- a: b\n', 'a: b\n...\n', 'a\n', '1: x\n', 'null: x\n', 'a: "\\x41"\n',
+    'a: &x 1\nb: *x\n',
+    'a: !!str 1\n',
+    'a: {b: c}\n',
+    'a: [1, 2]\n',
+    'a: >\n  folded\n',
+    'a: |+\n  kept\n\n',
+    'a: |2\n   x\n',
+    'a: 1 # comment\n',
+    'a:\tb\n',
+    'a: b\r\n',
+    '\ufeffa: b\n',
+    '%YAML 1.2\n---\na: b\n',
+    'a: 1\na: 2\n',
+    '__proto__: x\n',
+    '<<: {}\n',
+    '? a\n: b\n',
+    'a: "line\\\n  folded"\n',
+    'a: 1\n\n  b\n',
+    '--- a: b\n',
+    'a: b\n...\n',
+    'a\n',
+    '1: x\n',
+    'null: x\n',
+    'a: "\\x41"\n',
   ]) {
     assert.equal(parseKubectlYaml(text), undefined, JSON.stringify(text));
   }
@@ -127,10 +213,21 @@ test('what the fast parser does not read is left to js-yaml', () => {
 
 test('block scalars, folded lines and quoting read as js-yaml reads them', () => {
   const cases = [
-    'a: |\n  one\n  two\nb: x\n', 'a: |-\n  one\n\n  two\n\nb: x\n', 'a: |\n  x\n    deeper\n  less\n', 'a: |\n\n  after blank\n', 'a: |\nb: 1\n',
-    '- |\n  in a sequence\n- x\n', 'a: |\n  # not a comment\n  ---\n', 'a: |-\n  last', 'a: plain\n  continued\n  again\nb: 1\n',
-    "a: 'quoted\n  and ''continued'''\n", 'a: "double\n  continued \\u00e9"\n', 'k:{"type":"Ready"}:\n  f:x: {}\n', '".": {}\n',
-    'items:\n- a: 1\n  b:\n  - x\n  - y\n  c: 2\n- -\n  - z\n', 'a:\n- 1\n-\n- 3\nb: -1\n',
+    'a: |\n  one\n  two\nb: x\n',
+    'a: |-\n  one\n\n  two\n\nb: x\n',
+    'a: |\n  x\n    deeper\n  less\n',
+    'a: |\n\n  after blank\n',
+    'a: |\nb: 1\n',
+    '- |\n  in a sequence\n- x\n',
+    'a: |\n  # not a comment\n  ---\n',
+    'a: |-\n  last',
+    'a: plain\n  continued\n  again\nb: 1\n',
+    "a: 'quoted\n  and ''continued'''\n",
+    'a: "double\n  continued \\u00e9"\n',
+    'k:{"type":"Ready"}:\n  f:x: {}\n',
+    '".": {}\n',
+    'items:\n- a: 1\n  b:\n  - x\n  - y\n  c: 2\n- -\n  - z\n',
+    'a:\n- 1\n-\n- 3\nb: -1\n',
   ];
   const unread = cases.filter((text) => !sameAsJsYaml(text, JSON.stringify(text)));
   assert.deepEqual(unread, []);
@@ -142,7 +239,10 @@ test('parseSnapshotText gives the same objects and lines through the fast parser
   // A tag the fast parser does not read sends the same text down js-yaml's path.
   const slow = parseSnapshotText(text.replace('apiVersion: v1\nitems:', 'apiVersion: !!str v1\nitems:'), 'cluster.yaml');
   assert.deepStrictEqual(fast, slow);
-  assert.deepStrictEqual(fast.map((o) => originOf(o)), slow.map((o) => originOf(o)));
+  assert.deepStrictEqual(
+    fast.map((o) => originOf(o)),
+    slow.map((o) => originOf(o)),
+  );
   assert.ok(fast.length > 50);
 });
 

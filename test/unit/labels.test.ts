@@ -9,7 +9,16 @@ const textCases: Array<[string, LabelSelector, string]> = [
   ['matchLabels sorted', { matchLabels: { z: '1', a: '2' } }, 'a=2,z=1'],
   ['README example', { matchLabels: { foo: 'bar' }, matchExpressions: [{ key: 'bar', operator: 'In', values: ['quux'] }] }, 'bar in (quux),foo=bar'],
   ['notin values sorted', { matchExpressions: [{ key: 'k', operator: 'NotIn', values: ['b', 'a'] }] }, 'k notin (a,b)'],
-  ['exists / does not exist', { matchExpressions: [{ key: 'y', operator: 'DoesNotExist' }, { key: 'x', operator: 'Exists' }] }, 'x,!y'],
+  [
+    'exists / does not exist',
+    {
+      matchExpressions: [
+        { key: 'y', operator: 'DoesNotExist' },
+        { key: 'x', operator: 'Exists' },
+      ],
+    },
+    'x,!y',
+  ],
   ['prefixed key', { matchLabels: { 'example.com/role': 'edge' } }, 'example.com/role=edge'],
   ['empty value', { matchLabels: { k: '' } }, 'k='],
 ];
@@ -59,14 +68,41 @@ test('duplicate rules', () => {
   // a value repeated in one expression
   assert.throws(() => checkDuplicateSelectors([{ matchExpressions: [{ key: 'a', operator: 'In', values: ['x', 'x'] }] }], 'nodeSelectors'));
   // same expression twice in a selector (values compared sorted)
-  assert.throws(() => checkDuplicateSelectors([{ matchExpressions: [
-    { key: 'a', operator: 'In', values: ['x', 'y'] }, { key: 'a', operator: 'In', values: ['y', 'x'] }] }], 'nodeSelectors'));
+  assert.throws(() =>
+    checkDuplicateSelectors(
+      [
+        {
+          matchExpressions: [
+            { key: 'a', operator: 'In', values: ['x', 'y'] },
+            { key: 'a', operator: 'In', values: ['y', 'x'] },
+          ],
+        },
+      ],
+      'nodeSelectors',
+    ),
+  );
   // same selector twice in a list (matchLabels as maps)
   assert.throws(() => checkDuplicateSelectors([{ matchLabels: { a: '1', b: '2' } }, { matchLabels: { b: '2', a: '1' } }], 'nodeSelectors'), /nodeSelectors/);
   // same expressions in another order are not duplicates
-  assert.doesNotThrow(() => checkDuplicateSelectors([
-    { matchExpressions: [{ key: 'a', operator: 'Exists' }, { key: 'b', operator: 'Exists' }] },
-    { matchExpressions: [{ key: 'b', operator: 'Exists' }, { key: 'a', operator: 'Exists' }] }], 'nodeSelectors'));
+  assert.doesNotThrow(() =>
+    checkDuplicateSelectors(
+      [
+        {
+          matchExpressions: [
+            { key: 'a', operator: 'Exists' },
+            { key: 'b', operator: 'Exists' },
+          ],
+        },
+        {
+          matchExpressions: [
+            { key: 'b', operator: 'Exists' },
+            { key: 'a', operator: 'Exists' },
+          ],
+        },
+      ],
+      'nodeSelectors',
+    ),
+  );
   // duplicates are reported even for invalid selectors; validity after duplicates
   assert.throws(() => parseSelectorList([{ matchLabels: { a: '-' } }], 'serviceSelectors'), /invalid serviceSelectors/);
 });

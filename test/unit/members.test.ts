@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { membersTable, speakerURL, type MembersView } from '../../src/commands/members.ts';
 import { serveEndpoints } from '../../src/speaker/http.ts';
 
-
 const VIEW: MembersView = {
   self: 'node-a',
   members: [
@@ -42,7 +41,10 @@ test('table: NAME ADDRESS STATE INCARNATION, one row per member, exit 0', async 
   const r = await run(['members', '--speaker', addr]);
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stderr, '');
-  const lines = r.stdout.trimEnd().split('\n').map((l) => l.split(/\s+/));
+  const lines = r.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.split(/\s+/));
   assert.deepEqual(lines, [
     ['NAME', 'ADDRESS', 'STATE', 'INCARNATION'],
     ['node-a', '10.0.0.1', 'alive', '1'],
@@ -121,8 +123,29 @@ test('an API server that cannot be reached: one line, said once, exit 3', async 
   await new Promise<void>((r) => closed.close(() => r()));
   const dir = mkdtempSync(join(tmpdir(), 'metallb-ts-members-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, ['apiVersion: v1', 'kind: Config', 'clusters:', '- name: c', '  cluster:', `    server: https://127.0.0.1:${port}`, '    insecure-skip-tls-verify: true',
-    'users:', '- name: u', '  user:', '    token: t', 'contexts:', '- name: x', '  context:', '    cluster: c', '    user: u', 'current-context: x', ''].join('\n'));
+  writeFileSync(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: c',
+      '  cluster:',
+      `    server: https://127.0.0.1:${port}`,
+      '    insecure-skip-tls-verify: true',
+      'users:',
+      '- name: u',
+      '  user:',
+      '    token: t',
+      'contexts:',
+      '- name: x',
+      '  context:',
+      '    cluster: c',
+      '    user: u',
+      'current-context: x',
+      '',
+    ].join('\n'),
+  );
   const r = await run(['members', '--kubeconfig', kubeconfig]);
   assert.equal(r.status, 3, r.stderr);
   assert.equal(r.stderr, `metallb-ts: cannot list v1 pods at https://127.0.0.1:${port}: connection refused\n`);
@@ -134,7 +157,12 @@ test('members table: control characters from the speaker are escaped; -o json ke
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout.split('\n')[1], 'evil\\x1b[31m\\x9b   10.0.0.9\\x0d   alive   1');
   assert.deepEqual(JSON.parse((await run(['members', '--speaker', addr, '-o', 'json'])).stdout), body);
-  assert.equal(membersTable({ memberlist: false, alive: ['n\u0007'] }, false).split('\n').at(-2), 'n\\x07   -         alive   -');
+  assert.equal(
+    membersTable({ memberlist: false, alive: ['n\u0007'] }, false)
+      .split('\n')
+      .at(-2),
+    'n\\x07   -         alive   -',
+  );
 });
 
 test('speakerURL and membersTable', () => {
@@ -142,8 +170,10 @@ test('speakerURL and membersTable', () => {
   assert.equal(speakerURL('speaker.local:9120'), 'http://speaker.local:9120');
   assert.equal(speakerURL(' 10.0.0.5:9120 '), 'http://10.0.0.5:9120');
   assert.equal(membersTable({ self: 'a', members: [] }, false), 'NAME   ADDRESS   STATE   INCARNATION\n');
-  assert.equal(membersTable({ self: 'a', members: [] }, false, { via: 'pod-proxy', address: '10.0.0.1:7472', pod: 'metallb-system/speaker-x', node: 'a' }),
-    'speaker pod metallb-system/speaker-x on node a (10.0.0.1:7472, through the API server)\nNAME   ADDRESS   STATE   INCARNATION\n');
+  assert.equal(
+    membersTable({ self: 'a', members: [] }, false, { via: 'pod-proxy', address: '10.0.0.1:7472', pod: 'metallb-system/speaker-x', node: 'a' }),
+    'speaker pod metallb-system/speaker-x on node a (10.0.0.1:7472, through the API server)\nNAME   ADDRESS   STATE   INCARNATION\n',
+  );
 });
 
 test('the speaker endpoint serves /debug/members as JSON only when given a view', async () => {

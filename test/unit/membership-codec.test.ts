@@ -5,8 +5,21 @@ import assert from 'node:assert/strict';
 import { lzwDecode, lzwEncode } from '../../src/core/membership/lzw.ts';
 import { Keyring, decryptPayload, encryptPayload, metallbSecretKey } from '../../src/core/membership/crypto.ts';
 import {
-  METALLB_VSN, decodeMessage, decodePacket, decodeStreamMessage, encodeCompound, encodeCrc, encodeMessage, encodePacket, encodePushPull, encodeStreamMessage,
-  IncompleteError, WireError, streamMessageLength, type Message, type WireOptions,
+  METALLB_VSN,
+  decodeMessage,
+  decodePacket,
+  decodeStreamMessage,
+  encodeCompound,
+  encodeCrc,
+  encodeMessage,
+  encodePacket,
+  encodePushPull,
+  encodeStreamMessage,
+  IncompleteError,
+  WireError,
+  streamMessageLength,
+  type Message,
+  type WireOptions,
 } from '../../src/core/membership/messages.ts';
 
 const hex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s.replace(/\s+/g, ''), 'hex'));
@@ -18,19 +31,30 @@ const vsn = Uint8Array.from(METALLB_VSN);
 const cases: { name: string; msg: Message; hex: string }[] = [
   { name: 'ping', msg: { type: 'ping', seqNo: 7, node: 'node-b' }, hex: `00 82 a4 ${txt('Node')} a6 ${txt('node-b')} a5 ${txt('SeqNo')} 07` },
   {
-    name: 'ping with source', msg: { type: 'ping', seqNo: 7, node: 'node-b', sourceAddr: addr('0a000001'), sourcePort: 7946, sourceNode: 'node-a' },
+    name: 'ping with source',
+    msg: { type: 'ping', seqNo: 7, node: 'node-b', sourceAddr: addr('0a000001'), sourcePort: 7946, sourceNode: 'node-a' },
     hex: `00 85 a4 ${txt('Node')} a6 ${txt('node-b')} a5 ${txt('SeqNo')} 07 aa ${txt('SourceAddr')} a4 0a000001 aa ${txt('SourceNode')} a6 ${txt('node-a')} aa ${txt('SourcePort')} cd 1f0a`,
   },
   { name: 'ack nil payload', msg: { type: 'ack', seqNo: 7, payload: null }, hex: `02 82 a7 ${txt('Payload')} c0 a5 ${txt('SeqNo')} 07` },
   { name: 'ack empty payload', msg: { type: 'ack', seqNo: 7, payload: new Uint8Array(0) }, hex: `02 82 a7 ${txt('Payload')} a0 a5 ${txt('SeqNo')} 07` },
   {
-    name: 'alive', msg: { type: 'alive', incarnation: 1, node: 'node-a', addr: addr('0a000001'), port: 7946, meta: null, vsn },
+    name: 'alive',
+    msg: { type: 'alive', incarnation: 1, node: 'node-a', addr: addr('0a000001'), port: 7946, meta: null, vsn },
     hex: `04 86 a4 ${txt('Addr')} a4 0a000001 ab ${txt('Incarnation')} 01 a4 ${txt('Meta')} c0 a4 ${txt('Node')} a6 ${txt('node-a')} a4 ${txt('Port')} cd 1f0a a3 ${txt('Vsn')} a6 010502000000`,
   },
-  { name: 'suspect inc 300', msg: { type: 'suspect', incarnation: 300, node: 'node-c', from: 'node-a' }, hex: `03 83 a4 ${txt('From')} a6 ${txt('node-a')} ab ${txt('Incarnation')} cd 012c a4 ${txt('Node')} a6 ${txt('node-c')}` },
-  { name: 'dead (leave)', msg: { type: 'dead', incarnation: 2, node: 'node-a', from: 'node-a' }, hex: `05 83 a4 ${txt('From')} a6 ${txt('node-a')} ab ${txt('Incarnation')} 02 a4 ${txt('Node')} a6 ${txt('node-a')}` },
   {
-    name: 'indirect ping', msg: { type: 'indirectPing', seqNo: 9, target: addr('0a000003'), port: 7946, node: 'node-c', nack: true, sourceAddr: addr('0a000001'), sourcePort: 7946, sourceNode: 'node-a' },
+    name: 'suspect inc 300',
+    msg: { type: 'suspect', incarnation: 300, node: 'node-c', from: 'node-a' },
+    hex: `03 83 a4 ${txt('From')} a6 ${txt('node-a')} ab ${txt('Incarnation')} cd 012c a4 ${txt('Node')} a6 ${txt('node-c')}`,
+  },
+  {
+    name: 'dead (leave)',
+    msg: { type: 'dead', incarnation: 2, node: 'node-a', from: 'node-a' },
+    hex: `05 83 a4 ${txt('From')} a6 ${txt('node-a')} ab ${txt('Incarnation')} 02 a4 ${txt('Node')} a6 ${txt('node-a')}`,
+  },
+  {
+    name: 'indirect ping',
+    msg: { type: 'indirectPing', seqNo: 9, target: addr('0a000003'), port: 7946, node: 'node-c', nack: true, sourceAddr: addr('0a000001'), sourcePort: 7946, sourceNode: 'node-a' },
     hex: `01 88 a4 ${txt('Nack')} c3 a4 ${txt('Node')} a6 ${txt('node-c')} a4 ${txt('Port')} cd 1f0a a5 ${txt('SeqNo')} 09 aa ${txt('SourceAddr')} a4 0a000001 aa ${txt('SourceNode')} a6 ${txt('node-a')} aa ${txt('SourcePort')} cd 1f0a a6 ${txt('Target')} a4 0a000003`,
   },
   { name: 'nack', msg: { type: 'nack', seqNo: 300 }, hex: `0b 81 a5 ${txt('SeqNo')} cd 012c` },
@@ -122,11 +146,20 @@ test('packets: CRC, compound, compression when shorter, encryption, label; bad o
   }
   assert.equal(encodePacket(many, plain, false)[0], 9, 'a repetitive compound is sent compressed');
   assert.equal(encodePacket(P, plain, false)[0], 0, 'a small ping stays plain');
-  assert.throws(() => decodePacket(encodePacket(P, plain, false), enc), (e: unknown) => e instanceof WireError && e.reason === 'decrypt');
-  assert.throws(() => decodePacket(encodePacket(P, { ...plain, label: 'x' }, false), plain), (e: unknown) => e instanceof WireError && e.reason === 'label');
+  assert.throws(
+    () => decodePacket(encodePacket(P, plain, false), enc),
+    (e: unknown) => e instanceof WireError && e.reason === 'decrypt',
+  );
+  assert.throws(
+    () => decodePacket(encodePacket(P, { ...plain, label: 'x' }, false), plain),
+    (e: unknown) => e instanceof WireError && e.reason === 'label',
+  );
   const crcPkt = encodeCrc(P);
   crcPkt[3]! ^= 0xff;
-  assert.throws(() => decodePacket(crcPkt, plain), (e: unknown) => e instanceof WireError && e.reason === 'crc');
+  assert.throws(
+    () => decodePacket(crcPkt, plain),
+    (e: unknown) => e instanceof WireError && e.reason === 'crc',
+  );
   const cut = encodeCompound([P, P]).subarray(0, 30);
   const r = decodePacket(cut, plain);
   assert.equal(r.messages.length, 1);
@@ -141,12 +174,18 @@ test('streams: push/pull compressed and encrypted round-trip; partial buffers as
     const { msg, consumed } = decodeStreamMessage(s, opts);
     assert.equal(consumed, s.length);
     assert.equal(msg.type, 'pushPull');
-    assert.deepEqual(msg.type === 'pushPull' && msg.nodes.map((n) => [n.name, n.state, n.incarnation]), [['node-a', 1, 3], ['node-b', 3, 3]]);
+    assert.deepEqual(msg.type === 'pushPull' && msg.nodes.map((n) => [n.name, n.state, n.incarnation]), [
+      ['node-a', 1, 3],
+      ['node-b', 3, 3],
+    ]);
     for (let cutAt = 0; cutAt < s.length; cutAt += 7) {
       assert.throws(() => decodeStreamMessage(s.subarray(0, cutAt), opts), IncompleteError);
     }
   }
-  assert.throws(() => decodeStreamMessage(encodeStreamMessage(pp, plain), enc), (e: unknown) => e instanceof WireError && e.reason === 'decrypt');
+  assert.throws(
+    () => decodeStreamMessage(encodeStreamMessage(pp, plain), enc),
+    (e: unknown) => e instanceof WireError && e.reason === 'decrypt',
+  );
 });
 
 test('streamMessageLength: an encrypted stream message gives its whole length in its 5-byte header; plain and compressed ones do not', () => {
@@ -161,7 +200,7 @@ test('streamMessageLength: an encrypted stream message gives its whole length in
 
 test('fuzz: random and mutated packets and streams only ever throw WireError', () => {
   let seed = 42;
-  const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+  const rnd = (n: number): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
   const alive = encodeMessage({ type: 'alive', incarnation: 1, node: 'node-a', addr: addr('7f000001'), port: 7946, meta: null, vsn });
   const seeds = [P, alive, encodeCompound([P, alive]), encodePacket(encodeCompound(Array(9).fill(alive)), plain, true), encodePushPull({ join: true, nodes: [], userState: new Uint8Array(0) })];
   for (let i = 0; i < 8000; i++) {

@@ -10,15 +10,29 @@ import { MemberlistMember } from '../../src/speaker/membership-memberlist.ts';
 
 test('routes follow memberlist handleCommand', () => {
   const cases: [Message['type'], HandoffRoute][] = [
-    ['ping', 'inline'], ['indirectPing', 'inline'], ['ack', 'inline'], ['nack', 'inline'],
-    ['alive', 'high'], ['suspect', 'low'], ['dead', 'low'], ['user', 'low'], ['err', 'unsupported'],
+    ['ping', 'inline'],
+    ['indirectPing', 'inline'],
+    ['ack', 'inline'],
+    ['nack', 'inline'],
+    ['alive', 'high'],
+    ['suspect', 'low'],
+    ['dead', 'low'],
+    ['user', 'low'],
+    ['err', 'unsupported'],
   ];
   for (const [type, route] of cases) assert.equal(handoffRoute(type), route, type);
 });
 
 test('next(): newest first (LIFO), the high queue before the low one', () => {
   const q = new HandoffQueue<string>(10);
-  for (const [item, prio] of [['s1', 'low'], ['a1', 'high'], ['s2', 'low'], ['a2', 'high'], ['d3', 'low']] as const) assert.equal(q.push(item, prio), 'accepted');
+  for (const [item, prio] of [
+    ['s1', 'low'],
+    ['a1', 'high'],
+    ['s2', 'low'],
+    ['a2', 'high'],
+    ['d3', 'low'],
+  ] as const)
+    assert.equal(q.push(item, prio), 'accepted');
   assert.deepEqual(q.sizes(), { high: 2, low: 3 });
   const out: string[] = [];
   for (let x = q.next(); x !== undefined; x = q.next()) out.push(x);
@@ -76,7 +90,10 @@ test('a member drops what exceeds HandoffQueueDepth in one burst, counts it, and
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(member.alive(), ['me', 'newcomer']);
     assert.equal(member.stats().dropped.handoffQueueFull, 76, 'nothing more dropped while draining');
-    assert.ok(logs.some((l) => /^handler queue full, dropped 76 /.test(l)), logs.join('\n'));
+    assert.ok(
+      logs.some((l) => /^handler queue full, dropped 76 /.test(l)),
+      logs.join('\n'),
+    );
   } finally {
     client.close();
     member.kill();

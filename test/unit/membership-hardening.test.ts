@@ -6,7 +6,16 @@ import { LAN_CONFIG } from '../../src/core/membership/config.ts';
 import { LzwError, LzwLimitError, lzwDecode, lzwEncode } from '../../src/core/membership/lzw.ts';
 import { DecodeAllowance, DECODE_BURST_BYTES, DECODE_BYTES_PER_SECOND } from '../../src/core/membership/decode-allowance.ts';
 import {
-  MAX_PACKET_DECOMPRESSED_BYTES, WireError, decodePacket, encodeCompound, decodeStreamMessage, encodeCompress, encodeMessage, encodePacket, encodePushPull, encodeStreamMessage,
+  MAX_PACKET_DECOMPRESSED_BYTES,
+  WireError,
+  decodePacket,
+  encodeCompound,
+  decodeStreamMessage,
+  encodeCompress,
+  encodeMessage,
+  encodePacket,
+  encodePushPull,
+  encodeStreamMessage,
   type WireOptions,
 } from '../../src/core/membership/messages.ts';
 import { DROP_LOG_INTERVAL_MS, MemberlistMember } from '../../src/speaker/membership-memberlist.ts';
@@ -16,8 +25,14 @@ const plain: WireOptions = { keyring: null, label: '', enableCompression: false,
 
 test('LZW: a stream that fails reports the bytes it unpacked first (outputBytes), the limit reports the limit', () => {
   const z = lzwEncode(new Uint8Array(60_000));
-  assert.throws(() => lzwDecode(z.subarray(0, z.length - 2), 1 << 20), (e: unknown) => e instanceof LzwError && !(e instanceof LzwLimitError) && e.outputBytes > 59_000 && e.outputBytes <= 60_000);
-  assert.throws(() => lzwDecode(z, 10_000), (e: unknown) => e instanceof LzwLimitError && e.outputBytes === 10_000);
+  assert.throws(
+    () => lzwDecode(z.subarray(0, z.length - 2), 1 << 20),
+    (e: unknown) => e instanceof LzwError && !(e instanceof LzwLimitError) && e.outputBytes > 59_000 && e.outputBytes <= 60_000,
+  );
+  assert.throws(
+    () => lzwDecode(z, 10_000),
+    (e: unknown) => e instanceof LzwLimitError && e.outputBytes === 10_000,
+  );
   assert.deepEqual(lzwDecode(z, 60_000), new Uint8Array(60_000));
 });
 
@@ -28,11 +43,17 @@ test('the amplification packet (150 parts each unpacking ~64 KB, then failing) u
   assert.equal(out.messages.length, 0);
   assert.ok(out.unpackedBytes <= MAX_PACKET_DECOMPRESSED_BYTES, `${out.unpackedBytes}`);
   // the first part fails after ~64 KB (malformed), the second hits the spent allowance: nothing more is unpacked
-  assert.deepEqual(out.dropped.map((d) => d.reason), ['malformed', 'amplification']);
+  assert.deepEqual(
+    out.dropped.map((d) => d.reason),
+    ['malformed', 'amplification'],
+  );
   // a smaller allowance (the sender's decoding budget) binds first
   const small = decodePacket(packet, plain, 1000);
   assert.equal(small.unpackedBytes, 1000);
-  assert.deepEqual(small.dropped.map((d) => d.reason), ['amplification']);
+  assert.deepEqual(
+    small.dropped.map((d) => d.reason),
+    ['amplification'],
+  );
 });
 
 test('failed compress parts are charged: a good part after them finds the allowance spent', () => {
@@ -43,7 +64,10 @@ test('failed compress parts are charged: a good part after them finds the allowa
   assert.equal(before.messages.length, 1, 'the good part first: decoded');
   const after = decodePacket(encodeCompound([bad, bad, good]), plain);
   assert.equal(after.messages.length, 0, 'after two failed parts of ~40 KB each the allowance is spent: the good part is not decoded');
-  assert.deepEqual(after.dropped.map((d) => d.reason), ['malformed', 'amplification']);
+  assert.deepEqual(
+    after.dropped.map((d) => d.reason),
+    ['malformed', 'amplification'],
+  );
 });
 
 test('streams: the compress layer is bounded by the sender allowance (rateLimited) and reports what it unpacked', () => {
@@ -51,7 +75,10 @@ test('streams: the compress layer is bounded by the sender allowance (rateLimite
   const stream = encodeStreamMessage(pp, { ...plain, enableCompression: true });
   const ok = decodeStreamMessage(stream, plain);
   assert.equal(ok.unpackedBytes, pp.length);
-  assert.throws(() => decodeStreamMessage(stream, plain, 50_000), (e: unknown) => e instanceof WireError && e.reason === 'rateLimited' && e.unpackedBytes === 50_000);
+  assert.throws(
+    () => decodeStreamMessage(stream, plain, 50_000),
+    (e: unknown) => e instanceof WireError && e.reason === 'rateLimited' && e.unpackedBytes === 50_000,
+  );
 });
 
 test('DecodeAllowance: a burst, then the rate; sources are separate; full buckets are forgotten first when too many are tracked', () => {

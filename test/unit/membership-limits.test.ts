@@ -7,8 +7,25 @@ import net from 'node:net';
 import { LAN_CONFIG } from '../../src/core/membership/config.ts';
 import { lzwDecode, lzwEncode, LzwLimitError } from '../../src/core/membership/lzw.ts';
 import {
-  MAX_PACKET_DECOMPRESSED_BYTES, MAX_PACKET_MESSAGES, MAX_STREAM_BYTES, META_MAX_BYTES, METALLB_VSN, NAME_MAX_BYTES, WireError, decodeMessage, decodePacket,
-  decodeStreamMessage, encodeCompound, streamDecompressLimit, encodeCompress, encodeMessage, encodePacket, encodePushPull, encodeStreamMessage, type Message, type WireOptions,
+  MAX_PACKET_DECOMPRESSED_BYTES,
+  MAX_PACKET_MESSAGES,
+  MAX_STREAM_BYTES,
+  META_MAX_BYTES,
+  METALLB_VSN,
+  NAME_MAX_BYTES,
+  WireError,
+  decodeMessage,
+  decodePacket,
+  decodeStreamMessage,
+  encodeCompound,
+  streamDecompressLimit,
+  encodeCompress,
+  encodeMessage,
+  encodePacket,
+  encodePushPull,
+  encodeStreamMessage,
+  type Message,
+  type WireOptions,
 } from '../../src/core/membership/messages.ts';
 import { metallbSecretKey } from '../../src/core/membership/crypto.ts';
 import { INBOUND_STREAM_BUDGET_BYTES, MemberlistMember } from '../../src/speaker/membership-memberlist.ts';
@@ -44,7 +61,10 @@ test('amplification: one datagram of nested compressed compounds yields at most 
   const z = encodeCompress(encodeCompound(Array(255).fill(encodeMessage({ type: 'nack', seqNo: 1 }))));
   const many = decodePacket(encodePacket(encodeCompound(Array(100).fill(z)), plain, false), plain);
   assert.ok(many.messages.length > MAX_PACKET_MESSAGES - 10 && many.messages.length < MAX_PACKET_MESSAGES, `${many.messages.length} messages`);
-  assert.deepEqual(many.dropped.map((d) => d.reason), ['amplification']);
+  assert.deepEqual(
+    many.dropped.map((d) => d.reason),
+    ['amplification'],
+  );
 });
 
 test('amplification: compressed parts may decompress to MAX_PACKET_DECOMPRESSED_BYTES per datagram together, the rest is dropped', () => {
@@ -53,13 +73,19 @@ test('amplification: compressed parts may decompress to MAX_PACKET_DECOMPRESSED_
   assert.ok(part.length < 2000);
   const out = decodePacket(encodePacket(encodeCompound([part, part, part]), plain, false), plain);
   assert.equal(out.messages.length, 2);
-  assert.deepEqual(out.dropped.map((d) => d.reason), ['amplification']);
+  assert.deepEqual(
+    out.dropped.map((d) => d.reason),
+    ['amplification'],
+  );
   // one LZW bomb (1 MiB of zeros from a few KB) is refused whole, not decompressed to 1 MiB
   const bomb = encodePacket(encodeCompress(new Uint8Array(1 << 20)), plain, false);
   assert.ok(bomb.length < 10_000, `${bomb.length}`);
   const b = decodePacket(bomb, plain);
   assert.equal(b.messages.length, 0);
-  assert.deepEqual(b.dropped.map((d) => d.reason), ['amplification']);
+  assert.deepEqual(
+    b.dropped.map((d) => d.reason),
+    ['amplification'],
+  );
   assert.equal(MAX_PACKET_DECOMPRESSED_BYTES, 65536);
 });
 
@@ -95,7 +121,11 @@ test('LZW: output beyond the limit is LzwLimitError; a stream bomb beyond MAX_ST
 
 test('unknown message types are `unknownType` whatever follows the type byte; alive/suspect/dead with oversized meta or names are dropped', () => {
   for (const b of [[99], [99, 0xc1], [99, 0x80], [200, 1, 2, 3]]) {
-    assert.throws(() => decodeMessage(Uint8Array.from(b)), (e: unknown) => e instanceof WireError && e.reason === 'unknownType', String(b));
+    assert.throws(
+      () => decodeMessage(Uint8Array.from(b)),
+      (e: unknown) => e instanceof WireError && e.reason === 'unknownType',
+      String(b),
+    );
   }
   const alive = (node: string, meta: Uint8Array | null): Message => ({ type: 'alive', incarnation: 1, node, addr: Uint8Array.from([10, 0, 0, 1]), port: 7946, meta, vsn });
   const reason = (m: Message): string | null => {
@@ -212,10 +242,14 @@ test('stream budget counts buffer capacity: streams sending more than INBOUND_ST
       s.on('connect', () => s.write(full.subarray(0, full.length - 1))); // all but the last byte
       socks.push(s);
     }
-    await waitFor('evictions', () => {
-      maxSeen = Math.max(maxSeen, member.stats().inboundBufferedBytes);
-      return (member.stats().dropped.streamBudget ?? 0) >= 3;
-    }, 30_000);
+    await waitFor(
+      'evictions',
+      () => {
+        maxSeen = Math.max(maxSeen, member.stats().inboundBufferedBytes);
+        return (member.stats().dropped.streamBudget ?? 0) >= 3;
+      },
+      30_000,
+    );
     assert.ok(maxSeen <= INBOUND_STREAM_BUDGET_BYTES, `${maxSeen}`);
     assert.ok(member.stats().inboundBufferedBytes <= INBOUND_STREAM_BUDGET_BYTES);
   } finally {

@@ -3,9 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LAN_CONFIG } from '../../src/core/membership/config.ts';
 import { METALLB_VSN, decodeMessage, decodeCompound, type Message } from '../../src/core/membership/messages.ts';
-import {
-  createSwimState, liveMembers, localPushState, pushPullScaleMs, retransmitLimit, step, suspicionRemainingMs, suspicionTimeoutMs, type Effect, type SwimState,
-} from '../../src/core/membership/swim.ts';
+import { createSwimState, liveMembers, localPushState, pushPullScaleMs, retransmitLimit, step, suspicionRemainingMs, suspicionTimeoutMs, type Effect, type SwimState } from '../../src/core/membership/swim.ts';
 
 const vsn = Uint8Array.from(METALLB_VSN);
 const ip = (n: number): Uint8Array => Uint8Array.from([127, 0, 0, n]);
@@ -35,20 +33,38 @@ function sentMessages(fx: Effect[]): Message[] {
 const base = (): SwimState => createSwimState(LAN_CONFIG, { name: 'me', addr: ip(1), port: 7946 }, 0, 7);
 
 test('timeouts scale with cluster size as memberlist computes them', () => {
-  const cases: [number, number][] = [[1, 4000], [3, 4000], [10, 4000], [20, 5204], [100, 8000]];
+  const cases: [number, number][] = [
+    [1, 4000],
+    [3, 4000],
+    [10, 4000],
+    [20, 5204],
+    [100, 8000],
+  ];
   for (const [n, min] of cases) assert.equal(suspicionTimeoutMs(4, n, 1000), min, `n=${n}`);
   assert.equal(suspicionRemainingMs(0, 2, 4000, 24000), 24000);
   assert.equal(suspicionRemainingMs(1, 2, 4000, 24000), 11381);
   assert.equal(suspicionRemainingMs(2, 2, 4000, 24000), 4000);
-  assert.deepEqual([9, 10, 99, 100].map((n) => retransmitLimit(4, n)), [4, 8, 8, 12]);
-  assert.deepEqual([32, 33, 64, 65].map((n) => pushPullScaleMs(30000, n)), [30000, 60000, 60000, 90000]);
+  assert.deepEqual(
+    [9, 10, 99, 100].map((n) => retransmitLimit(4, n)),
+    [4, 8, 8, 12],
+  );
+  assert.deepEqual(
+    [32, 33, 64, 65].map((n) => pushPullScaleMs(30000, n)),
+    [30000, 60000, 60000, 90000],
+  );
 });
 
 test('alive: unknown members join, older incarnations are ignored, conflicting addresses refused', () => {
   let { s, fx } = run(base(), [{ at: 1, e: { type: 'message', msg: alive('b', 2), from } }]);
-  assert.deepEqual(liveMembers(s).map((m) => m.name), ['b', 'me']);
+  assert.deepEqual(
+    liveMembers(s).map((m) => m.name),
+    ['b', 'me'],
+  );
   assert.ok(fx.some((e) => e.kind === 'notify' && e.event === 'join' && e.member.name === 'b'));
-  ({ s } = run(s, [{ at: 2, e: { type: 'message', msg: alive('b', 2, 5), from } }, { at: 3, e: { type: 'message', msg: alive('b', 2, 3), from } }]));
+  ({ s } = run(s, [
+    { at: 2, e: { type: 'message', msg: alive('b', 2, 5), from } },
+    { at: 3, e: { type: 'message', msg: alive('b', 2, 3), from } },
+  ]));
   assert.equal(s.members.get('b')!.incarnation, 5);
   ({ s, fx } = run(s, [{ at: 4, e: { type: 'message', msg: alive('b', 3, 9), from } }]));
   assert.equal(s.members.get('b')!.incarnation, 5, 'another address for a live name is a conflict');
@@ -59,14 +75,20 @@ test('refutation: suspect or dead about oneself raises the incarnation above the
   assert.equal(s.members.get('me')!.incarnation, 5);
   assert.equal(s.members.get('me')!.state, 'alive');
   assert.equal(s.awareness, 1);
-  const r = run(s, [{ at: 2, e: { type: 'message', msg: { type: 'dead', incarnation: 5, node: 'me', from: 'x' }, from } }, { at: 3, e: { type: 'tick' } }]);
+  const r = run(s, [
+    { at: 2, e: { type: 'message', msg: { type: 'dead', incarnation: 5, node: 'me', from: 'x' }, from } },
+    { at: 3, e: { type: 'tick' } },
+  ]);
   assert.equal(r.s.members.get('me')!.incarnation, 6);
   void fx;
 });
 
 test('failed probe: indirect pings and a TCP ping, then suspect; suspicion expires into dead', () => {
   let s = base();
-  ({ s } = run(s, ['b', 'c', 'd'].map((n, i) => ({ at: 1, e: { type: 'message' as const, msg: alive(n, i + 2), from } }))));
+  ({ s } = run(
+    s,
+    ['b', 'c', 'd'].map((n, i) => ({ at: 1, e: { type: 'message' as const, msg: alive(n, i + 2), from } })),
+  ));
   // probe until 'b' is the target; nobody answers
   const fx: Effect[] = [];
   let t = 1;
@@ -91,11 +113,20 @@ test('failed probe: indirect pings and a TCP ping, then suspect; suspicion expir
     fx.push(...r.effects);
   }
   const msgs = sentMessages(fx);
-  assert.ok(msgs.some((m) => m.type === 'indirectPing' && m.node === target && m.nack), 'indirect ping with nack');
-  assert.ok(fx.some((e) => e.kind === 'tcpPing' && e.node === target), 'tcp fallback ping');
+  assert.ok(
+    msgs.some((m) => m.type === 'indirectPing' && m.node === target && m.nack),
+    'indirect ping with nack',
+  );
+  assert.ok(
+    fx.some((e) => e.kind === 'tcpPing' && e.node === target),
+    'tcp fallback ping',
+  );
   assert.ok(fx.some((e) => e.kind === 'notify' && e.event === 'update' && e.member.name === target && e.member.state === 'suspect'));
   assert.equal(s.members.get(target)!.state, 'dead');
-  assert.ok(msgs.some((m) => m.type === 'dead' && m.node === target && m.from === 'me'), 'dead gossiped');
+  assert.ok(
+    msgs.some((m) => m.type === 'dead' && m.node === target && m.from === 'me'),
+    'dead gossiped',
+  );
 });
 
 test('ack answers: to SourceAddr/SourcePort, only for our name; indirect pings relay acks and nacks', () => {
@@ -104,11 +135,16 @@ test('ack answers: to SourceAddr/SourcePort, only for our name; indirect pings r
   assert.deepEqual(ack && ack.kind === 'packet' && ack.to, { host: '127.0.0.5', port: 8000 });
   ({ s, fx } = run(s, [{ at: 2, e: { type: 'message', msg: { type: 'ping', seqNo: 9, node: 'other' }, from } }]));
   assert.equal(fx.filter((e) => e.kind === 'packet').length, 0);
-  ({ s, fx } = run(s, [{ at: 3, e: { type: 'message', msg: { type: 'indirectPing', seqNo: 44, target: ip(6), port: 7946, node: 'f', nack: true, sourceAddr: ip(5), sourcePort: 8000, sourceNode: 'e' }, from } }]));
+  ({ s, fx } = run(s, [
+    { at: 3, e: { type: 'message', msg: { type: 'indirectPing', seqNo: 44, target: ip(6), port: 7946, node: 'f', nack: true, sourceAddr: ip(5), sourcePort: 8000, sourceNode: 'e' }, from } },
+  ]));
   const relayPing = sentMessages(fx).find((m) => m.type === 'ping');
   assert.ok(relayPing && relayPing.type === 'ping' && relayPing.node === 'f');
   ({ fx } = run(s, [{ at: 600, e: { type: 'tick' } }]));
-  assert.ok(sentMessages(fx).some((m) => m.type === 'nack' && m.seqNo === 44), 'nack after the probe timeout');
+  assert.ok(
+    sentMessages(fx).some((m) => m.type === 'nack' && m.seqNo === 44),
+    'nack after the probe timeout',
+  );
 });
 
 test('push/pull merge: remote dead starts only a suspicion, left becomes left; local state lists everyone', () => {
@@ -117,10 +153,30 @@ test('push/pull merge: remote dead starts only a suspicion, left becomes left; l
     { name: 'c', addr: ip(3), port: 7946, meta: null, incarnation: 1, state: 0, vsn },
   ];
   let { s } = run(base(), [{ at: 1, e: { type: 'merge', nodes } }]);
-  ({ s } = run(s, [{ at: 2, e: { type: 'merge', nodes: [{ ...nodes[0]!, state: 2 }, { ...nodes[1]!, state: 3 }] } }]));
+  ({ s } = run(s, [
+    {
+      at: 2,
+      e: {
+        type: 'merge',
+        nodes: [
+          { ...nodes[0]!, state: 2 },
+          { ...nodes[1]!, state: 3 },
+        ],
+      },
+    },
+  ]));
   assert.equal(s.members.get('b')!.state, 'suspect');
   assert.equal(s.members.get('c')!.state, 'left');
-  assert.deepEqual(localPushState(s).map((n) => [n.name, n.state]).sort(), [['b', 1], ['c', 3], ['me', 0]]);
+  assert.deepEqual(
+    localPushState(s)
+      .map((n) => [n.name, n.state])
+      .sort(),
+    [
+      ['b', 1],
+      ['c', 3],
+      ['me', 0],
+    ],
+  );
 });
 
 test('intervals of 0 switch timers off as memberlist schedule() does: no probe, gossip or push/pull, no busy wake', async () => {
@@ -135,7 +191,10 @@ test('intervals of 0 switch timers off as memberlist schedule() does: no probe, 
   ];
   for (const c of cases) {
     let s = createSwimState({ ...LAN_CONFIG, ...c.config }, { name: 'me', addr: ip(1), port: 7946 }, 0, 7);
-    ({ s } = run(s, [{ at: 0, e: { type: 'message', msg: alive('b', 2), from } }, { at: 0, e: { type: 'message', msg: alive('c', 3), from } }]));
+    ({ s } = run(s, [
+      { at: 0, e: { type: 'message', msg: alive('b', 2), from } },
+      { at: 0, e: { type: 'message', msg: alive('c', 3), from } },
+    ]));
     // b and c answer every ping, so probes end without suspicion
     const fx: Effect[] = [];
     let wakes = 0;
@@ -152,25 +211,45 @@ test('intervals of 0 switch timers off as memberlist schedule() does: no probe, 
     }
     assert.ok(wakes < 10_000, `${c.name}: the clock moves (no busy wake at the same instant)`);
     const msgs = sentMessages(fx);
-    assert.equal(msgs.some((m) => m.type === 'ping'), c.probes, `${c.name}: probes`);
-    assert.equal(fx.some((e) => e.kind === 'packet' && !sentMessages([e]).some((m) => m.type === 'ping' || m.type === 'ack')), c.gossips, `${c.name}: gossip packets`);
-    assert.equal(fx.some((e) => e.kind === 'pushPull'), c.pushPulls, `${c.name}: push/pulls`);
+    assert.equal(
+      msgs.some((m) => m.type === 'ping'),
+      c.probes,
+      `${c.name}: probes`,
+    );
+    assert.equal(
+      fx.some((e) => e.kind === 'packet' && !sentMessages([e]).some((m) => m.type === 'ping' || m.type === 'ack')),
+      c.gossips,
+      `${c.name}: gossip packets`,
+    );
+    assert.equal(
+      fx.some((e) => e.kind === 'pushPull'),
+      c.pushPulls,
+      `${c.name}: push/pulls`,
+    );
     if (!c.probes && !c.gossips && !c.pushPulls) assert.equal(nextWakeMs(s), Infinity, `${c.name}: nothing to wake for`);
   }
 });
 
 test('push/pull node states are validated like alive messages: port 0 masked with ours, bad ports and addresses refused', () => {
   const st = (name: string, addr: Uint8Array, port: number) => ({ name, addr, port, meta: null, incarnation: 1, state: 0, vsn });
-  const { s, fx } = run(base(), [{
-    at: 1,
-    e: { type: 'merge', nodes: [st('zero', ip(2), 0), st('big', ip(3), 70000), st('short', Uint8Array.from([127, 0, 4]), 7946), st('empty', new Uint8Array(0), 7946), st('ok6', new Uint8Array(16).fill(1), 7947)] },
-  }]);
+  const { s, fx } = run(base(), [
+    {
+      at: 1,
+      e: {
+        type: 'merge',
+        nodes: [st('zero', ip(2), 0), st('big', ip(3), 70000), st('short', Uint8Array.from([127, 0, 4]), 7946), st('empty', new Uint8Array(0), 7946), st('ok6', new Uint8Array(16).fill(1), 7947)],
+      },
+    },
+  ]);
   assert.equal(s.members.get('zero')!.port, 7946, 'port 0 becomes our own port, as for a UDP alive');
   assert.ok(!s.members.has('big') && !s.members.has('short') && !s.members.has('empty'));
   assert.equal(s.members.get('ok6')!.port, 7947);
   assert.equal(fx.filter((e) => e.kind === 'log' && e.message.startsWith('ignoring alive')).length, 3);
   // the same through UDP
-  const r = run(base(), [{ at: 1, e: { type: 'message', msg: { ...(alive('zero', 2) as Extract<Message, { type: 'alive' }>), port: 0 }, from } }, { at: 1, e: { type: 'message', msg: { ...(alive('short', 3) as Extract<Message, { type: 'alive' }>), addr: Uint8Array.from([1, 2]) }, from } }]);
+  const r = run(base(), [
+    { at: 1, e: { type: 'message', msg: { ...(alive('zero', 2) as Extract<Message, { type: 'alive' }>), port: 0 }, from } },
+    { at: 1, e: { type: 'message', msg: { ...(alive('short', 3) as Extract<Message, { type: 'alive' }>), addr: Uint8Array.from([1, 2]) }, from } },
+  ]);
   assert.equal(r.s.members.get('zero')!.port, 7946);
   assert.ok(!r.s.members.has('short'));
   // nothing ever goes to port 0
@@ -185,7 +264,7 @@ test('push/pull node states are validated like alive messages: port 0 masked wit
   for (const e of out) if (e.kind === 'packet' || e.kind === 'tcpPing' || e.kind === 'pushPull') assert.ok(e.to.port >= 1 && e.to.port <= 65535, `${e.kind} to port ${e.to.port}`);
 });
 
-test('incarnations are uint32 and wrap as memberlist\'s atomic adds do', () => {
+test("incarnations are uint32 and wrap as memberlist's atomic adds do", () => {
   let { s } = run(base(), [{ at: 1, e: { type: 'message', msg: { type: 'dead', incarnation: 0xffffffff, node: 'me', from: 'x' }, from } }]);
   assert.equal(s.members.get('me')!.incarnation, 0, 'accused at 0xFFFFFFFF: skipIncarnation wraps to 0');
   ({ s } = run(s, [{ at: 2, e: { type: 'message', msg: { type: 'suspect', incarnation: 0xfffffffe, node: 'me', from: 'x' }, from } }]));
@@ -203,7 +282,10 @@ test('broadcast queue keeps TransmitLimitedQueue semantics: same picks as a sort
   type B = { node: string; msg: Uint8Array; transmits: number; id: number };
   let ref: B[] = [];
   let id = 0;
-  const refQueue = (node: string, msg: Uint8Array): void => { ref = ref.filter((b) => b.node !== node); ref.push({ node, msg, transmits: 0, id: ++id }); };
+  const refQueue = (node: string, msg: Uint8Array): void => {
+    ref = ref.filter((b) => b.node !== node);
+    ref.push({ node, msg, transmits: 0, id: ++id });
+  };
   const refTake = (overhead: number, limit: number, tl: number): Uint8Array[] => {
     const order = [...ref].sort((a, b) => a.transmits - b.transmits || b.msg.length - a.msg.length || b.id - a.id);
     const out: Uint8Array[] = [];
@@ -220,7 +302,12 @@ test('broadcast queue keeps TransmitLimitedQueue semantics: same picks as a sort
   };
   const q = new BroadcastQueue();
   let x = 12345;
-  const r = (n: number): number => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) % n; };
+  const r = (n: number): number => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
   for (let i = 0; i < 20_000; i++) {
     if (r(3) > 0) {
       const node = `n${r(300)}`;
@@ -282,7 +369,10 @@ test('an alive whose protocol range is incompatible with ours is ignored and log
   const { verifyProtocol } = await import('../../src/core/membership/swim.ts');
   const bad = { ...(alive('evil', 2) as Extract<Message, { type: 'alive' }>), vsn: Uint8Array.from([5, 5, 5, 0, 0, 0]) };
   const cur = { ...(alive('newer', 3) as Extract<Message, { type: 'alive' }>), vsn: Uint8Array.from([1, 5, 4, 0, 0, 0]) };
-  let { s, fx } = run(base(), [{ at: 1, e: { type: 'message', msg: bad, from } }, { at: 1, e: { type: 'message', msg: cur, from } }]);
+  let { s, fx } = run(base(), [
+    { at: 1, e: { type: 'message', msg: bad, from } },
+    { at: 1, e: { type: 'message', msg: cur, from } },
+  ]);
   assert.ok(!s.members.has('evil'));
   assert.equal(s.members.get('newer')!.vsn[2], 4, 'a compatible range with another current version is accepted');
   assert.equal(fx.filter((e) => e.kind === 'log' && e.message.includes('incompatible with ours')).length, 1);
@@ -292,9 +382,15 @@ test('an alive whose protocol range is incompatible with ours is ignored and log
 });
 
 test('liveMembers follows every change of a live member (cached between changes); liveEpoch moves with them', () => {
-  let { s } = run(base(), [{ at: 1, e: { type: 'message', msg: alive('b', 2), from } }, { at: 1, e: { type: 'message', msg: alive('c', 3), from } }]);
+  let { s } = run(base(), [
+    { at: 1, e: { type: 'message', msg: alive('b', 2), from } },
+    { at: 1, e: { type: 'message', msg: alive('c', 3), from } },
+  ]);
   const e0 = s.liveEpoch;
-  assert.deepEqual(liveMembers(s).map((m) => m.name), ['b', 'c', 'me']);
+  assert.deepEqual(
+    liveMembers(s).map((m) => m.name),
+    ['b', 'c', 'me'],
+  );
   ({ s } = run(s, [{ at: 2, e: { type: 'message', msg: { type: 'ping', seqNo: 1, node: 'me' }, from } }]));
   assert.equal(s.liveEpoch, e0, 'a ping changes no member');
   ({ s } = run(s, [{ at: 3, e: { type: 'message', msg: alive('b', 2, 7), from } }]));
@@ -302,7 +398,10 @@ test('liveMembers follows every change of a live member (cached between changes)
   ({ s } = run(s, [{ at: 4, e: { type: 'message', msg: { type: 'suspect', incarnation: 7, node: 'b', from: 'c' }, from } }]));
   assert.equal(liveMembers(s).find((m) => m.name === 'b')!.state, 'suspect');
   ({ s } = run(s, [{ at: 5, e: { type: 'message', msg: { type: 'dead', incarnation: 7, node: 'b', from: 'c' }, from } }]));
-  assert.deepEqual(liveMembers(s).map((m) => m.name), ['c', 'me']);
+  assert.deepEqual(
+    liveMembers(s).map((m) => m.name),
+    ['c', 'me'],
+  );
   assert.ok(s.liveEpoch > e0);
   const l = liveMembers(s);
   l.pop();

@@ -13,16 +13,35 @@ const GO_MAX_MS = 2562047 * 3_600_000;
 test('timerDelayMs: at most 2^31-1 ms, at least 1 ms (NaN too)', () => {
   assert.equal(MAX_TIMER_DELAY_MS, 2_147_483_647);
   const cases: [number, number][] = [
-    [720 * 3_600_000, MAX_TIMER_DELAY_MS], [GO_MAX_MS, MAX_TIMER_DELAY_MS], [Infinity, MAX_TIMER_DELAY_MS], [MAX_TIMER_DELAY_MS, MAX_TIMER_DELAY_MS],
-    [MAX_TIMER_DELAY_MS - 1, MAX_TIMER_DELAY_MS - 1], [10_000, 10_000], [1.5, 1.5], [1, 1], [0.000001, 1], [0, 1], [-5, 1], [-Infinity, 1], [NaN, 1],
+    [720 * 3_600_000, MAX_TIMER_DELAY_MS],
+    [GO_MAX_MS, MAX_TIMER_DELAY_MS],
+    [Infinity, MAX_TIMER_DELAY_MS],
+    [MAX_TIMER_DELAY_MS, MAX_TIMER_DELAY_MS],
+    [MAX_TIMER_DELAY_MS - 1, MAX_TIMER_DELAY_MS - 1],
+    [10_000, 10_000],
+    [1.5, 1.5],
+    [1, 1],
+    [0.000001, 1],
+    [0, 1],
+    [-5, 1],
+    [-Infinity, 1],
+    [NaN, 1],
   ];
   for (const [ms, want] of cases) assert.equal(timerDelayMs(ms), want, String(ms));
 });
 
-test('swim with every duration at Go\'s maximum: wake times stay numbers (never NaN), probes, suspicions and push/pulls still run', () => {
+test("swim with every duration at Go's maximum: wake times stay numbers (never NaN), probes, suspicions and push/pulls still run", () => {
   const huge: MemberlistConfig = {
-    ...LAN_CONFIG, tcpTimeoutMs: GO_MAX_MS, probeIntervalMs: GO_MAX_MS, probeTimeoutMs: GO_MAX_MS, gossipIntervalMs: GO_MAX_MS, pushPullIntervalMs: GO_MAX_MS,
-    gossipToTheDeadTimeMs: GO_MAX_MS, queueCheckIntervalMs: GO_MAX_MS, suspicionMult: 2 ** 31, suspicionMaxTimeoutMult: 2 ** 31,
+    ...LAN_CONFIG,
+    tcpTimeoutMs: GO_MAX_MS,
+    probeIntervalMs: GO_MAX_MS,
+    probeTimeoutMs: GO_MAX_MS,
+    gossipIntervalMs: GO_MAX_MS,
+    pushPullIntervalMs: GO_MAX_MS,
+    gossipToTheDeadTimeMs: GO_MAX_MS,
+    queueCheckIntervalMs: GO_MAX_MS,
+    suspicionMult: 2 ** 31,
+    suspicionMaxTimeoutMult: 2 ** 31,
   };
   const now = 1.7e12;
   let s: SwimState = createSwimState(huge, { name: 'me', addr: Uint8Array.from([127, 0, 0, 1]), port: 7946 }, now, 7);
@@ -46,17 +65,31 @@ test('swim with every duration at Go\'s maximum: wake times stay numbers (never 
     t = Math.max(t, nextWakeMs(s));
     apply({ type: 'tick' });
   }
-  assert.ok(fx.some((e) => e.kind === 'pushPull'), 'a periodic push/pull ran');
-  assert.ok(fx.some((e) => e.kind === 'packet'), 'probes/gossip were sent');
+  assert.ok(
+    fx.some((e) => e.kind === 'pushPull'),
+    'a periodic push/pull ran',
+  );
+  assert.ok(
+    fx.some((e) => e.kind === 'packet'),
+    'probes/gossip were sent',
+  );
 });
 
-test('a member whose durations are all Go\'s maximum joins another over loopback; no Node timer overflows', async () => {
+test("a member whose durations are all Go's maximum joins another over loopback; no Node timer overflows", async () => {
   const huge: MemberlistConfig = {
-    ...LAN_CONFIG, tcpTimeoutMs: GO_MAX_MS, probeIntervalMs: GO_MAX_MS, probeTimeoutMs: GO_MAX_MS, gossipIntervalMs: GO_MAX_MS, pushPullIntervalMs: GO_MAX_MS,
-    gossipToTheDeadTimeMs: GO_MAX_MS, queueCheckIntervalMs: GO_MAX_MS,
+    ...LAN_CONFIG,
+    tcpTimeoutMs: GO_MAX_MS,
+    probeIntervalMs: GO_MAX_MS,
+    probeTimeoutMs: GO_MAX_MS,
+    gossipIntervalMs: GO_MAX_MS,
+    pushPullIntervalMs: GO_MAX_MS,
+    gossipToTheDeadTimeMs: GO_MAX_MS,
+    queueCheckIntervalMs: GO_MAX_MS,
   };
   const warnings: string[] = [];
-  const onWarning = (w: Error): void => { if (w.name.startsWith('Timeout')) warnings.push(`${w.name}: ${w.message}`); };
+  const onWarning = (w: Error): void => {
+    if (w.name.startsWith('Timeout')) warnings.push(`${w.name}: ${w.message}`);
+  };
   process.on('warning', onWarning);
   const a = new MemberlistMember({ name: 'a', bindAddr: '127.0.0.1', bindPort: 0, config: huge });
   const b = new MemberlistMember({ name: 'b', bindAddr: '127.0.0.1', bindPort: 0, config: huge });
@@ -65,7 +98,13 @@ test('a member whose durations are all Go\'s maximum joins another over loopback
     await b.start();
     assert.equal(await b.join([{ host: '127.0.0.1', port: a.port }]), 1);
     assert.equal(await a.join([{ host: '127.0.0.1', port: b.port }]), 1);
-    assert.deepEqual([a.alive(), b.alive()], [['a', 'b'], ['a', 'b']]);
+    assert.deepEqual(
+      [a.alive(), b.alive()],
+      [
+        ['a', 'b'],
+        ['a', 'b'],
+      ],
+    );
     await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(warnings, []);
     assert.deepEqual([a.stats().dropped, b.stats().dropped], [{}, {}]);

@@ -26,8 +26,7 @@ test('checkShape: each bad shape gives its message', async (t) => {
     ['empty name', obj('Namespace', {}, { name: '' }), ['metadata.name: expected non-empty string, got empty string']],
     ['name a number', obj('Node', {}, { name: 12345 }), ['metadata.name: expected string, got number']],
     ['labels a list', obj('Service', {}, { name: 'x', labels: ['a', 'b'] }), ['metadata.labels: expected map of strings, got list']],
-    ['label value a number', obj('Node', {}, { name: 'x', labels: { 'kubernetes.io/hostname': 7 } }),
-      ['metadata.labels["kubernetes.io/hostname"]: expected string, got number']],
+    ['label value a number', obj('Node', {}, { name: 'x', labels: { 'kubernetes.io/hostname': 7 } }), ['metadata.labels["kubernetes.io/hostname"]: expected string, got number']],
     ['label value null', obj('Node', {}, { name: 'x', labels: { a: null } }), ['metadata.labels.a: expected string, got null']],
     ['annotations a list', obj('Service', {}, { name: 'x', annotations: ['x'] }), ['metadata.annotations: expected map of strings, got list']],
     ['namespace a number', obj('Service', {}, { name: 'x', namespace: 1 }), ['metadata.namespace: expected string, got number']],
@@ -42,14 +41,17 @@ test('checkShape: each bad shape gives its message', async (t) => {
     ['clusterIPs a string', obj('Service', { spec: { clusterIPs: 'str' } }), ['spec.clusterIPs: expected list, got string']],
     ['ipFamilies [null]', obj('Service', { spec: { ipFamilies: [null] } }), ['spec.ipFamilies[0]: expected string, got null']],
     ['loadBalancerIP a list', obj('Service', { spec: { loadBalancerIP: ['1.2.3.4'] } }), ['spec.loadBalancerIP: expected string, got list']],
-    ['ingress a map', obj('Service', { status: { loadBalancer: { ingress: { ip: '10.0.0.2' } } } }),
-      ['status.loadBalancer.ingress: expected list, got object']],
-    ['ingress items', obj('Service', { status: { loadBalancer: { ingress: ['10.0.0.2', 5, null, { ip: [1] }] } } }), [
-      'status.loadBalancer.ingress[0]: expected object, got string',
-      'status.loadBalancer.ingress[1]: expected object, got number',
-      'status.loadBalancer.ingress[2]: expected object, got null',
-      'status.loadBalancer.ingress[3].ip: expected string, got list',
-    ]],
+    ['ingress a map', obj('Service', { status: { loadBalancer: { ingress: { ip: '10.0.0.2' } } } }), ['status.loadBalancer.ingress: expected list, got object']],
+    [
+      'ingress items',
+      obj('Service', { status: { loadBalancer: { ingress: ['10.0.0.2', 5, null, { ip: [1] }] } } }),
+      [
+        'status.loadBalancer.ingress[0]: expected object, got string',
+        'status.loadBalancer.ingress[1]: expected object, got number',
+        'status.loadBalancer.ingress[2]: expected object, got null',
+        'status.loadBalancer.ingress[3].ip: expected string, got list',
+      ],
+    ],
     ['status a string', obj('Service', { status: 'str' }), ['status: expected object, got string']],
     // EndpointSlice
     ['endpoints a number', obj('EndpointSlice', { endpoints: 7 }), ['endpoints: expected list, got number']],
@@ -59,8 +61,7 @@ test('checkShape: each bad shape gives its message', async (t) => {
     ['nodeName a number', obj('EndpointSlice', { endpoints: [{ nodeName: 1 }] }), ['endpoints[0].nodeName: expected string, got number']],
     // Node, Pod
     ['node conditions a number', obj('Node', { status: { conditions: 7 } }), ['status.conditions: expected list, got number']],
-    ['node condition status a bool', obj('Node', { status: { conditions: [{ type: 'Ready', status: true }] } }),
-      ['status.conditions[0].status: expected string, got boolean']],
+    ['node condition status a bool', obj('Node', { status: { conditions: [{ type: 'Ready', status: true }] } }), ['status.conditions[0].status: expected string, got boolean']],
     ['pod conditions a string', obj('Pod', { status: { conditions: 'str' } }), ['status.conditions: expected list, got string']],
     ['pod nodeName a list', obj('Pod', { spec: { nodeName: ['n1'] } }), ['spec.nodeName: expected string, got list']],
     // Secret, ConfigMap
@@ -69,22 +70,20 @@ test('checkShape: each bad shape gives its message', async (t) => {
     // metallb.io
     ['pool addresses a string', obj('IPAddressPool', { spec: { addresses: '10.0.0.0/24' } }), ['spec.addresses: expected list, got string']],
     ['pool autoAssign a string', obj('IPAddressPool', { spec: { autoAssign: 'yes' } }), ['spec.autoAssign: expected boolean, got string']],
-    ['pool priority a string', obj('IPAddressPool', { spec: { serviceAllocation: { priority: 'high' } } }),
-      ['spec.serviceAllocation.priority: expected integer, got string']],
+    ['pool priority a string', obj('IPAddressPool', { spec: { serviceAllocation: { priority: 'high' } } }), ['spec.serviceAllocation.priority: expected integer, got string']],
     ['l2 ipAddressPools a number', obj('L2Advertisement', { spec: { ipAddressPools: 7 } }), ['spec.ipAddressPools: expected list, got number']],
-    ['l2 ipAddressPoolSelectors a number', obj('L2Advertisement', { spec: { ipAddressPoolSelectors: 7 } }),
-      ['spec.ipAddressPoolSelectors: expected list, got number']],
-    ['selector matchLabels a list', obj('L2Advertisement', { spec: { nodeSelectors: [{ matchLabels: ['a'] }] } }),
-      ['spec.nodeSelectors[0].matchLabels: expected map of strings, got list']],
-    ['selector values a string', obj('L2Advertisement', { spec: { nodeSelectors: [{ matchExpressions: [{ key: 'a', operator: 'In', values: 'b' }] }] } }),
-      ['spec.nodeSelectors[0].matchExpressions[0].values: expected list, got string']],
-    ['bgpadv aggregationLength a string', obj('BGPAdvertisement', { spec: { aggregationLength: 'str' } }),
-      ['spec.aggregationLength: expected integer, got string']],
+    ['l2 ipAddressPoolSelectors a number', obj('L2Advertisement', { spec: { ipAddressPoolSelectors: 7 } }), ['spec.ipAddressPoolSelectors: expected list, got number']],
+    ['selector matchLabels a list', obj('L2Advertisement', { spec: { nodeSelectors: [{ matchLabels: ['a'] }] } }), ['spec.nodeSelectors[0].matchLabels: expected map of strings, got list']],
+    [
+      'selector values a string',
+      obj('L2Advertisement', { spec: { nodeSelectors: [{ matchExpressions: [{ key: 'a', operator: 'In', values: 'b' }] }] } }),
+      ['spec.nodeSelectors[0].matchExpressions[0].values: expected list, got string'],
+    ],
+    ['bgpadv aggregationLength a string', obj('BGPAdvertisement', { spec: { aggregationLength: 'str' } }), ['spec.aggregationLength: expected integer, got string']],
     ['bgppeer myASN a string', obj('BGPPeer', { spec: { myASN: '64500' } }), ['spec.myASN: expected integer, got string']],
     ['bgppeer passwordSecret a string', obj('BGPPeer', { spec: { passwordSecret: 's' } }), ['spec.passwordSecret: expected object, got string']],
     ['community communities a number', obj('Community', { spec: { communities: 7 } }), ['spec.communities: expected list, got number']],
-    ['community value a number', obj('Community', { spec: { communities: [{ name: 'a', value: 7 }] } }),
-      ['spec.communities[0].value: expected string, got number']],
+    ['community value a number', obj('Community', { spec: { communities: [{ name: 'a', value: 7 }] } }), ['spec.communities[0].value: expected string, got number']],
     ['bfd receiveInterval a string', obj('BFDProfile', { spec: { receiveInterval: '300ms' } }), ['spec.receiveInterval: expected integer, got string']],
     ['l2status interfaces a string', obj('ServiceL2Status', { status: { interfaces: 'str' } }), ['status.interfaces: expected list, got string']],
     ['l2status interfaces [null]', obj('ServiceL2Status', { status: { interfaces: [null] } }), ['status.interfaces[0]: expected object, got null']],
@@ -169,11 +168,13 @@ test('the metallb.io descriptions agree with the CRD schemas (test/shared/crds),
   const crds = new Map<string, CrdSchema[]>();
   for (const f of readdirSync(join(SHARED, 'crds')).filter((n) => n.endsWith('.yaml'))) {
     const crd = parse(readFileSync(join(SHARED, 'crds', f), 'utf8'));
-    crds.set(crd.spec.names.kind, crd.spec.versions.map((v: { schema: { openAPIV3Schema: CrdSchema } }) => v.schema.openAPIV3Schema));
+    crds.set(
+      crd.spec.names.kind,
+      crd.spec.versions.map((v: { schema: { openAPIV3Schema: CrdSchema } }) => v.schema.openAPIV3Schema),
+    );
   }
   const metallbKinds = Object.keys(KIND_SHAPES).filter((k) => crds.has(k));
-  assert.deepEqual(metallbKinds.sort(), ['BFDProfile', 'BGPAdvertisement', 'BGPPeer', 'Community', 'IPAddressPool', 'L2Advertisement',
-    'ServiceBGPStatus', 'ServiceL2Status']);
+  assert.deepEqual(metallbKinds.sort(), ['BFDProfile', 'BGPAdvertisement', 'BGPPeer', 'Community', 'IPAddressPool', 'L2Advertisement', 'ServiceBGPStatus', 'ServiceL2Status']);
   let compared = 0;
   for (const kind of metallbKinds) {
     const versions = crds.get(kind)!;
@@ -185,15 +186,28 @@ test('the metallb.io descriptions agree with the CRD schemas (test/shared/crds),
       if (shape.t === 'strMap') {
         for (const s of schemas) assert.equal((s.additionalProperties as CrdSchema | undefined)?.type, 'string', `${kind} ${path}: not a string map`);
       } else if (shape.t === 'list') {
-        agree(shape.of, `${path}[]`, schemas.map((s) => s.items!));
+        agree(
+          shape.of,
+          `${path}[]`,
+          schemas.map((s) => s.items!),
+        );
       } else if (shape.t === 'obj') {
         for (const [k, sub] of Object.entries(shape.fields)) {
-          agree(sub, `${path}.${k}`, schemas.flatMap((s) => (s.properties?.[k] ? [s.properties[k]] : [])));
+          agree(
+            sub,
+            `${path}.${k}`,
+            schemas.flatMap((s) => (s.properties?.[k] ? [s.properties[k]] : [])),
+          );
         }
       }
     };
     const { metadata: _metadata, ...fields } = (KIND_SHAPES[kind] as Extract<Shape, { t: 'obj' }>).fields;
-    for (const [k, sub] of Object.entries(fields)) agree(sub, k, versions.flatMap((v) => (v.properties?.[k] ? [v.properties[k]] : [])));
+    for (const [k, sub] of Object.entries(fields))
+      agree(
+        sub,
+        k,
+        versions.flatMap((v) => (v.properties?.[k] ? [v.properties[k]] : [])),
+      );
     // And every CRD field below spec/status is described (label selectors as a whole).
     const covered = (s: CrdSchema, shape: Shape | undefined, path: string): void => {
       if (s.type === 'object' && !s.properties && !s.additionalProperties) return; // a free-form object (an empty status)

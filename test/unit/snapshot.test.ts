@@ -20,7 +20,11 @@ function file(text: string, ext = '.yaml'): string {
 }
 const names = (objs: readonly KubeObject[]) => objs.map((o) => `${o.kind}/${o.metadata?.name}`);
 const counts = (s: ClusterState) =>
-  Object.fromEntries(Object.entries(s).filter(([, v]) => (v as unknown[]).length > 0).map(([k, v]) => [k, (v as unknown[]).length]));
+  Object.fromEntries(
+    Object.entries(s)
+      .filter(([, v]) => (v as unknown[]).length > 0)
+      .map(([k, v]) => [k, (v as unknown[]).length]),
+  );
 
 async function rejects(p: Promise<unknown>, re: RegExp, cls: abstract new (...args: never[]) => Error = InputError): Promise<void> {
   await assert.rejects(p, (err: Error) => {
@@ -124,13 +128,22 @@ metadata:
 });
 
 test('kind: List in JSON (kubectl get -o json), tabs and 4-space indent', async () => {
-  const p = file(JSON.stringify({
-    apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' },
-    items: [
-      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', managedFields: [{ manager: 'kubelet' }] } },
-      { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-abc', namespace: 'shop' }, endpoints: null },
-    ],
-  }, null, 4), '.json');
+  const p = file(
+    JSON.stringify(
+      {
+        apiVersion: 'v1',
+        kind: 'List',
+        metadata: { resourceVersion: '' },
+        items: [
+          { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', managedFields: [{ manager: 'kubelet' }] } },
+          { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-abc', namespace: 'shop' }, endpoints: null },
+        ],
+      },
+      null,
+      4,
+    ),
+    '.json',
+  );
   const s = await loadSnapshot([p]);
   assert.deepEqual(counts(s), { nodes: 1, endpointSlices: 1 });
   assert.equal(originOf(s.nodes[0]!)?.line, 8);
@@ -139,10 +152,15 @@ test('kind: List in JSON (kubectl get -o json), tabs and 4-space indent', async 
 });
 
 test('*List kinds from the raw API: items without kind get it from the list kind', async () => {
-  const p = file(JSON.stringify({
-    kind: 'ServiceList', apiVersion: 'v1', metadata: { resourceVersion: '77' },
-    items: [{ metadata: { name: 'a', namespace: 'x' }, spec: { type: 'LoadBalancer' } }, { metadata: { name: 'b', namespace: 'x' } }],
-  }), '.json');
+  const p = file(
+    JSON.stringify({
+      kind: 'ServiceList',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: '77' },
+      items: [{ metadata: { name: 'a', namespace: 'x' }, spec: { type: 'LoadBalancer' } }, { metadata: { name: 'b', namespace: 'x' } }],
+    }),
+    '.json',
+  );
   const s = await loadSnapshot([p]);
   assert.deepEqual(names(s.services), ['Service/a', 'Service/b']);
   assert.equal(s.services[0]!.apiVersion, 'v1');
@@ -158,11 +176,27 @@ items:
 });
 
 test('every kept kind goes to its list, other kinds are ignored', async () => {
-  const kinds = ['Service', 'EndpointSlice', 'Node', 'Namespace', 'Pod', 'Secret', 'ConfigMap', 'Event', 'IPAddressPool',
-    'L2Advertisement', 'BGPAdvertisement', 'BGPPeer', 'Community', 'BFDProfile', 'ServiceL2Status', 'ServiceBGPStatus',
-    'FRRConfiguration', 'ConfigurationState'];
-  const docs = [...kinds, 'Deployment', 'DaemonSet', 'CustomResourceDefinition', 'FRRNodeState']
-    .map((k, i) => `kind: ${k}\nmetadata: {name: o${i}}\n`).join('---\n');
+  const kinds = [
+    'Service',
+    'EndpointSlice',
+    'Node',
+    'Namespace',
+    'Pod',
+    'Secret',
+    'ConfigMap',
+    'Event',
+    'IPAddressPool',
+    'L2Advertisement',
+    'BGPAdvertisement',
+    'BGPPeer',
+    'Community',
+    'BFDProfile',
+    'ServiceL2Status',
+    'ServiceBGPStatus',
+    'FRRConfiguration',
+    'ConfigurationState',
+  ];
+  const docs = [...kinds, 'Deployment', 'DaemonSet', 'CustomResourceDefinition', 'FRRNodeState'].map((k, i) => `kind: ${k}\nmetadata: {name: o${i}}\n`).join('---\n');
   const peers = `apiVersion: metallb.io/v1beta1\nkind: BGPPeer\nmetadata: {name: old}\n---\napiVersion: metallb.io/v1beta2\nkind: BGPPeer\nmetadata: {name: new}\n`;
   const s = await loadSnapshot([file(docs), file(peers)]);
   const c = counts(s);
@@ -254,7 +288,10 @@ test('empty snapshot: no object at all across all inputs', async () => {
 
 test('parseSnapshotText returns objects of every kind, in order', () => {
   const objs = parseSnapshotText('kind: Deployment\n---\nkind: Node\nmetadata: {name: n}\n', 'x.yaml');
-  assert.deepEqual(objs.map((o) => o.kind), ['Deployment', 'Node']);
+  assert.deepEqual(
+    objs.map((o) => o.kind),
+    ['Deployment', 'Node'],
+  );
 });
 
 test('dumpSnapshot: a kind: List that loads back to the same state, without managedFields', async () => {
@@ -276,7 +313,11 @@ items:
     const text = dumpSnapshot(s, format);
     const doc = format === 'json' ? JSON.parse(text) : parse(text);
     assert.equal(doc.kind, 'List');
-    assert.deepEqual(doc.items.map((i: KubeObject) => i.kind), ['Service', 'Node'], 'kept kinds only, grouped by kind');
+    assert.deepEqual(
+      doc.items.map((i: KubeObject) => i.kind),
+      ['Service', 'Node'],
+      'kept kinds only, grouped by kind',
+    );
     assert.equal(doc.items[0].metadata.managedFields, undefined);
     assert.equal(doc.items[0].metadata.resourceVersion, '12');
     const again = await loadSnapshot([file(text, `.${format}`)]);
@@ -293,9 +334,16 @@ test('examples/cluster.yaml: object counts per kind', async () => {
   const s = await loadSnapshot([EXAMPLE]);
   assert.deepEqual(counts(s), {
     // the seed's base case
-    nodes: 8, ipAddressPools: 1, l2Advertisements: 1, services: 14, endpointSlices: 13,
+    nodes: 8,
+    ipAddressPools: 1,
+    l2Advertisements: 1,
+    services: 14,
+    endpointSlices: 13,
     // what a dump of that cluster adds: namespaces, metallb-system pods and config, speaker statuses
-    namespaces: 10, pods: 9, configMaps: 1, serviceL2Statuses: 10,
+    namespaces: 10,
+    pods: 9,
+    configMaps: 1,
+    serviceL2Statuses: 10,
   });
   const speakers = s.pods.filter((p) => p.metadata?.labels?.['component'] === 'speaker');
   assert.deepEqual(speakers.map((p) => p.spec?.nodeName).sort(), s.nodes.map((n) => n.metadata?.name).sort(), 'one speaker per node');
@@ -329,7 +377,12 @@ function assertSubset(want: unknown, got: unknown, path: string): void {
   if (Array.isArray(want)) {
     assert.ok(Array.isArray(got), `${path}: not a list`);
     if (path.endsWith('.conditions')) {
-      for (const c of want as Array<{ type: string }>) assertSubset(c, (got as Array<{ type: string }>).find((g) => g.type === c.type), `${path}[${c.type}]`);
+      for (const c of want as Array<{ type: string }>)
+        assertSubset(
+          c,
+          (got as Array<{ type: string }>).find((g) => g.type === c.type),
+          `${path}[${c.type}]`,
+        );
       return;
     }
     assert.equal(got.length, want.length, `${path}: length`);
@@ -345,8 +398,7 @@ function assertSubset(want: unknown, got: unknown, path: string): void {
 }
 
 const bomb = (levels: number): string => {
-  const lines = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: bomb, namespace: metallb-system}', 'data:',
-    '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+  const lines = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: bomb, namespace: metallb-system}', 'data:', '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
   for (let i = 1; i < levels; i++) {
     const [prev, cur] = [String.fromCharCode(96 + i), String.fromCharCode(97 + i)];
     lines.push(`  ${cur}: &${cur} [${Array(9).fill(`*${prev}`).join(',')}]`);
@@ -356,10 +408,11 @@ const bomb = (levels: number): string => {
 
 test('malformed input the YAML library throws on: alias bomb, nesting too deep (YAML and JSON)', async () => {
   await rejects(loadSnapshot([file(bomb(9))]), /:1: invalid YAML: too many aliases \(resource exhaustion\)$/);
-  await rejects(loadSnapshot([file(`kind: ConfigMap\nmetadata: {name: deep}\ndata:\n  x: ${'['.repeat(20000)}${']'.repeat(20000)}\n`)]),
-    /:4: invalid YAML: document nested too deeply$/);
-  await rejects(loadSnapshot([file(`{"kind": "ConfigMap",\n"metadata": {"name": "deep"},\n"x": ${'['.repeat(200000)}${']'.repeat(200000)}}`, '.json')]),
-    /:3: document nested too deeply \(more than 10000 levels\)$/);
+  await rejects(loadSnapshot([file(`kind: ConfigMap\nmetadata: {name: deep}\ndata:\n  x: ${'['.repeat(20000)}${']'.repeat(20000)}\n`)]), /:4: invalid YAML: document nested too deeply$/);
+  await rejects(
+    loadSnapshot([file(`{"kind": "ConfigMap",\n"metadata": {"name": "deep"},\n"x": ${'['.repeat(200000)}${']'.repeat(200000)}}`, '.json')]),
+    /:3: document nested too deeply \(more than 10000 levels\)$/,
+  );
   // Deep but within the API server's limit, in a field metallb-ts does not read: fine.
   const s = await loadSnapshot([file(`{"kind": "ConfigMap", "metadata": {"name": "deep"}, "x": ${'['.repeat(5000)}${']'.repeat(5000)}}`, '.json')]);
   assert.equal(s.configMaps.length, 1);
@@ -367,25 +420,43 @@ test('malformed input the YAML library throws on: alias bomb, nesting too deep (
 
 test('every kept object is shape-checked: file:line, Kind ns/name, the field', async (t) => {
   const cases: Array<{ name: string; text: string; ext?: string; re: RegExp }> = [
-    { name: 'ingress a map', text: 'kind: Service\nmetadata: {name: weird, namespace: default}\nstatus: {loadBalancer: {ingress: {ip: 10.0.0.2}}}\n',
-      re: /:1: Service default\/weird: status\.loadBalancer\.ingress: expected list, got object$/ },
-    { name: 'ingress items', text: 'kind: Node\nmetadata: {name: n}\n---\nkind: Service\nmetadata: {name: w, namespace: d}\nstatus: {loadBalancer: {ingress: ["10.0.0.2", 5, null]}}\n',
-      re: /:4: Service d\/w: status\.loadBalancer\.ingress\[0\]: expected object, got string$/ },
-    { name: 'Service without metadata', text: 'apiVersion: v1\nkind: Service\nspec:\n  type: LoadBalancer\n',
-      re: /:1: Service <unnamed>: metadata\.name: expected string, got nothing$/ },
+    {
+      name: 'ingress a map',
+      text: 'kind: Service\nmetadata: {name: weird, namespace: default}\nstatus: {loadBalancer: {ingress: {ip: 10.0.0.2}}}\n',
+      re: /:1: Service default\/weird: status\.loadBalancer\.ingress: expected list, got object$/,
+    },
+    {
+      name: 'ingress items',
+      text: 'kind: Node\nmetadata: {name: n}\n---\nkind: Service\nmetadata: {name: w, namespace: d}\nstatus: {loadBalancer: {ingress: ["10.0.0.2", 5, null]}}\n',
+      re: /:4: Service d\/w: status\.loadBalancer\.ingress\[0\]: expected object, got string$/,
+    },
+    { name: 'Service without metadata', text: 'apiVersion: v1\nkind: Service\nspec:\n  type: LoadBalancer\n', re: /:1: Service <unnamed>: metadata\.name: expected string, got nothing$/ },
     { name: 'Node without name', text: 'kind: Node\nmetadata:\n  labels: {a: b}\n', re: /:1: Node <unnamed>: metadata\.name: expected string, got nothing$/ },
     { name: 'metadata a string', text: 'kind: Service\nmetadata: web\n', re: /:1: Service <unnamed>: metadata: expected object, got string$/ },
     { name: 'spec a string', text: 'kind: Service\nmetadata: {name: w, namespace: d}\nspec: LoadBalancer\n', re: /:1: Service d\/w: spec: expected object, got string$/ },
     { name: 'labels a list', text: 'kind: Service\nmetadata: {name: w, labels: [a, b]}\n', re: /:1: Service w: metadata\.labels: expected map of strings, got list$/ },
     { name: 'ports a string', text: 'kind: Service\nmetadata: {name: w, namespace: d}\nspec: {ports: "80"}\n', re: /:1: Service d\/w: spec\.ports: expected list, got string$/ },
-    { name: 'Node conditions (cluster-scoped: no namespace shown)', text: 'kind: Node\nmetadata: {name: n1, namespace: x}\nstatus: {conditions: 7}\n',
-      re: /:1: Node n1: status\.conditions: expected list, got number$/ },
-    { name: 'List item (its own line)', text: 'kind: List\nitems:\n- kind: Node\n  metadata: {name: a}\n- kind: EndpointSlice\n  metadata: {name: e, namespace: d}\n  endpoints: [null]\n',
-      re: /:5: EndpointSlice d\/e: endpoints\[0\]: expected object, got null$/ },
-    { name: 'JSON List item', ext: '.json', text: '{"kind": "List", "items": [\n{"kind": "Node", "metadata": {"name": "a"}},\n{"kind": "Community", "metadata": {"name": "c", "namespace": "m"}, "spec": {"communities": 7}}\n]}',
-      re: /:3: Community m\/c: spec\.communities: expected list, got number$/ },
-    { name: 'CR field type', text: 'apiVersion: metallb.io/v1beta1\nkind: BGPAdvertisement\nmetadata: {name: b, namespace: metallb-system}\nspec: {aggregationLength: "32"}\n',
-      re: /:1: BGPAdvertisement metallb-system\/b: spec\.aggregationLength: expected integer, got string$/ },
+    {
+      name: 'Node conditions (cluster-scoped: no namespace shown)',
+      text: 'kind: Node\nmetadata: {name: n1, namespace: x}\nstatus: {conditions: 7}\n',
+      re: /:1: Node n1: status\.conditions: expected list, got number$/,
+    },
+    {
+      name: 'List item (its own line)',
+      text: 'kind: List\nitems:\n- kind: Node\n  metadata: {name: a}\n- kind: EndpointSlice\n  metadata: {name: e, namespace: d}\n  endpoints: [null]\n',
+      re: /:5: EndpointSlice d\/e: endpoints\[0\]: expected object, got null$/,
+    },
+    {
+      name: 'JSON List item',
+      ext: '.json',
+      text: '{"kind": "List", "items": [\n{"kind": "Node", "metadata": {"name": "a"}},\n{"kind": "Community", "metadata": {"name": "c", "namespace": "m"}, "spec": {"communities": 7}}\n]}',
+      re: /:3: Community m\/c: spec\.communities: expected list, got number$/,
+    },
+    {
+      name: 'CR field type',
+      text: 'apiVersion: metallb.io/v1beta1\nkind: BGPAdvertisement\nmetadata: {name: b, namespace: metallb-system}\nspec: {aggregationLength: "32"}\n',
+      re: /:1: BGPAdvertisement metallb-system\/b: spec\.aggregationLength: expected integer, got string$/,
+    },
   ];
   for (const c of cases) {
     await t.test(c.name, async () => {
@@ -400,7 +471,9 @@ test('every kept object is shape-checked: file:line, Kind ns/name, the field', a
 test('duplicates (same kind, namespace, name): the last one is kept; a warning names every place when they differ', async () => {
   const base = file('kind: Node\nmetadata: {name: n1}\n---\nkind: IPAddressPool\nmetadata: {name: p1, namespace: metallb-system}\nspec: {addresses: [10.0.0.0/30]}\n');
   const warnings: string[] = [];
-  const onWarning = (m: string): void => { warnings.push(m); };
+  const onWarning = (m: string): void => {
+    warnings.push(m);
+  };
   // The same file twice: identical copies, kept once, silently.
   const twice = await loadSnapshot([base, base], { onWarning });
   assert.deepEqual(counts(twice), { nodes: 1, ipAddressPools: 1 });
@@ -408,7 +481,10 @@ test('duplicates (same kind, namespace, name): the last one is kept; a warning n
   // A different copy in another file: the last one wins, in its place, with one warning line.
   const other = file('kind: Namespace\nmetadata: {name: x}\n---\nkind: IPAddressPool\nmetadata: {name: p1, namespace: metallb-system}\nspec: {addresses: [10.0.9.0/30]}\n');
   const s = await loadSnapshot([base, other], { onWarning });
-  assert.deepEqual(s.ipAddressPools.map((p) => p.spec?.addresses), [['10.0.9.0/30']]);
+  assert.deepEqual(
+    s.ipAddressPools.map((p) => p.spec?.addresses),
+    [['10.0.9.0/30']],
+  );
   assert.deepEqual(originOf(s.ipAddressPools[0]!), { file: other, line: 4 });
   assert.deepEqual(warnings, [`IPAddressPool metallb-system/p1 is defined twice in the input, with different contents (${base}:4, ${other}:4); using the last one, as kubectl apply would`]);
   // Same name in another namespace or of another kind: not a duplicate.
@@ -419,6 +495,9 @@ test('duplicates (same kind, namespace, name): the last one is kept; a warning n
   // A Service without namespace and one in `default` are the same object; three copies are counted.
   const svc = (port: number) => `kind: Service\nmetadata: {name: w${port === 81 ? ', namespace: default' : ''}}\nspec: {ports: [{port: ${port}}]}\n`;
   const three = file(`${svc(80)}---\n${svc(81)}---\n${svc(82)}`);
-  assert.deepEqual((await loadSnapshot([three], { onWarning })).services.map((x) => x.spec?.ports?.[0]?.port), [82]);
+  assert.deepEqual(
+    (await loadSnapshot([three], { onWarning })).services.map((x) => x.spec?.ports?.[0]?.port),
+    [82],
+  );
   assert.deepEqual(warnings, [`Service w is defined 3 times in the input, with different contents (${three}:1, ${three}:5, ${three}:9); using the last one, as kubectl apply would`]);
 });

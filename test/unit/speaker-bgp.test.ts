@@ -35,14 +35,20 @@ function node(name: string, labels: Record<string, string> = {}): KubeObject {
 }
 function service(name: string, ips: string[]): KubeObject {
   return {
-    apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default', uid: `uid-${name}` },
-    spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster' }, status: { loadBalancer: { ingress: ips.map((ip) => ({ ip })) } },
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster' },
+    status: { loadBalancer: { ingress: ips.map((ip) => ({ ip })) } },
   };
 }
 function slice(svc: string, nodes: string[]): KubeObject {
   return {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${svc}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': svc } },
-    addressType: 'IPv4', endpoints: nodes.map((n, i) => ({ addresses: [`10.244.0.${i + 1}`], nodeName: n, conditions: { ready: true } })),
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${svc}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': svc } },
+    addressType: 'IPv4',
+    endpoints: nodes.map((n, i) => ({ addresses: [`10.244.0.${i + 1}`], nodeName: n, conditions: { ready: true } })),
   };
 }
 const pool = (ns = NS): KubeObject => ({ apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'pool', namespace: ns }, spec: { addresses: ['192.0.2.0/24'], autoAssign: true } });
@@ -111,14 +117,28 @@ test('the three differential speaker clusters: which speakers reject the configu
 
 test('formatDurationNs prints as Go time.Duration.String()', () => {
   const cases: Array<[string, string]> = [
-    ['0s', '0s'], ['90s', '1m30s'], ['30s', '30s'], ['1h', '1h0m0s'], ['1.5s', '1.5s'], ['500ms', '500ms'],
-    ['1500us', '1.5ms'], ['999ns', '999ns'], ['2h3m4.005s', '2h3m4.005s'], ['-3s', '-3s'], ['20s', '20s'], ['3m', '3m0s'],
+    ['0s', '0s'],
+    ['90s', '1m30s'],
+    ['30s', '30s'],
+    ['1h', '1h0m0s'],
+    ['1.5s', '1.5s'],
+    ['500ms', '500ms'],
+    ['1500us', '1.5ms'],
+    ['999ns', '999ns'],
+    ['2h3m4.005s', '2h3m4.005s'],
+    ['-3s', '-3s'],
+    ['20s', '20s'],
+    ['3m', '3m0s'],
   ];
   for (const [input, want] of cases) assert.equal(formatDurationNs(parseDurationNs(input)), want, input);
 });
 
 test('specsEqual: a spec equals itself once the apiserver added the CRD defaults', () => {
-  const spec = { bgp: { routers: [{ asn: 64500, neighbors: [{ address: '10.0.0.1', asn: 64501, port: 179, passwordSecret: {}, toAdvertise: { allowed: { prefixes: ['192.0.2.10/32'] } }, toReceive: { allowed: {} } }] }] }, raw: {}, nodeSelector: { matchLabels: { 'kubernetes.io/hostname': 'n1' } } };
+  const spec = {
+    bgp: { routers: [{ asn: 64500, neighbors: [{ address: '10.0.0.1', asn: 64501, port: 179, passwordSecret: {}, toAdvertise: { allowed: { prefixes: ['192.0.2.10/32'] } }, toReceive: { allowed: {} } }] }] },
+    raw: {},
+    nodeSelector: { matchLabels: { 'kubernetes.io/hostname': 'n1' } },
+  };
   const stored = structuredClone(spec) as any;
   stored.bgp.routers[0].neighbors[0].toAdvertise.allowed.mode = 'filtered';
   stored.bgp.routers[0].neighbors[0].toReceive.allowed.mode = 'filtered';
@@ -193,15 +213,20 @@ class Cluster extends FakeSource {
 
 async function startSpeaker(cluster: Cluster, nodeName = 'n1', logs: Array<Record<string, unknown>> = []): Promise<Speaker> {
   const s = new Speaker({
-    node: nodeName, namespace: NS, source: cluster,
+    node: nodeName,
+    namespace: NS,
+    source: cluster,
     membership: { start: async () => {}, stop: async () => {}, alive: () => null, onChange: () => {} },
     l2: { announce: () => {}, withdraw: () => {} },
     log: jsonLogger({ level: 'debug', write: (l) => logs.push(JSON.parse(l)) }),
     metrics: speakerMetrics(),
     l2StatusApi: { create: async (_ns, o) => ({ ...o, metadata: { ...o.metadata, name: 'l2-1' } }), patchStatus: async () => {}, delete: async () => {} },
-    bgpStatusApi: cluster.bgpStatusApi(), frrApi: cluster.frrApi(), event: () => {},
+    bgpStatusApi: cluster.bgpStatusApi(),
+    frrApi: cluster.frrApi(),
+    event: () => {},
     owner: { apiVersion: 'v1', kind: 'Pod', name: `speaker-${nodeName}`, uid: 'uid-pod' },
-    debounceMs: 1, frrDebounceMs: 30,
+    debounceMs: 1,
+    frrDebounceMs: 30,
   });
   await s.start();
   return s;
@@ -253,11 +278,17 @@ test('a rejected configuration is logged and the previous one stays in force', a
   c.put(slice('api', ['n1']));
   await settle(s);
   assert.equal(s.configuration?.ok, false, 'the new configuration must be rejected');
-  assert.ok(logs.some((l) => l.op === 'setConfig' && /keeping the previous one/.test(String(l.msg))), 'logged');
+  assert.ok(
+    logs.some((l) => l.op === 'setConfig' && /keeping the previous one/.test(String(l.msg))),
+    'logged',
+  );
   // The old configuration still announces the new service with the old peer only.
   const after = frrOf(c)!;
   assert.notEqual(JSON.stringify(after.spec), before);
-  assert.deepEqual(after.spec.bgp.routers?.flatMap((r) => r.neighbors ?? []).map((n) => n.address), ['10.0.0.1']);
+  assert.deepEqual(
+    after.spec.bgp.routers?.flatMap((r) => r.neighbors ?? []).map((n) => n.address),
+    ['10.0.0.1'],
+  );
   assert.deepEqual(after.spec.bgp.routers?.[0]?.prefixes, ['192.0.2.10/32', '192.0.2.11/32']);
   await s.stop();
 });
@@ -311,7 +342,10 @@ test('a peer that stops selecting the node (label change) drops its neighbor and
   assert.deepEqual(c.st.serviceBGPStatuses[0]?.status?.peers, ['rack-a', 'router-a']);
   c.put(node('n1', { rack: 'z' }));
   await settle(s);
-  assert.deepEqual(frrOf(c)!.spec.bgp.routers?.[0]?.neighbors?.map((n) => n.address), ['10.0.0.1']);
+  assert.deepEqual(
+    frrOf(c)!.spec.bgp.routers?.[0]?.neighbors?.map((n) => n.address),
+    ['10.0.0.1'],
+  );
   assert.deepEqual(c.st.serviceBGPStatuses[0]?.status?.peers, ['router-a']);
   await s.stop();
 });
@@ -322,7 +356,8 @@ test('more than 63 communities: that service is refused, the others are still ad
     ...base(),
     { ...pool(), metadata: { name: 'many', namespace: NS, labels: { many: 'yes' } }, spec: { addresses: ['198.51.100.0/24'] } },
     bgpAd('adv-many', { ipAddressPools: ['many'], communities: many }),
-    service('big', ['198.51.100.5']), slice('big', ['n1']),
+    service('big', ['198.51.100.5']),
+    slice('big', ['n1']),
   ];
   // adv (no pool list) applies to every pool: keep it to the first pool only.
   objects[4] = bgpAd('adv', { ipAddressPools: ['pool'] });
@@ -347,13 +382,21 @@ test('speakerDryRun reports a configuration rejected on this node only, and writ
   const b = await speakerDryRun(state, { node: 'node-b' });
   assert.equal(b.configuration.accepted, true);
   // node-b elects node-a (which has no configuration) for the L2 service: it does not announce.
-  assert.ok(b.services.every((s) => s.layer2 !== 'announce'), JSON.stringify(b.services));
+  assert.ok(
+    b.services.every((s) => s.layer2 !== 'announce'),
+    JSON.stringify(b.services),
+  );
 });
 
 test('speaker --dry-run through the CLI: text, yaml, exit codes, bad input in one line', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mlbts-dry-'));
   const file = join(dir, 'cluster.yaml');
-  writeFileSync(file, base().map((o) => stringify(o)).join('---\n'));
+  writeFileSync(
+    file,
+    base()
+      .map((o) => stringify(o))
+      .join('---\n'),
+  );
   const text = await runCliAsync(['speaker', '--node-name', 'n1', '--namespace', NS, '--dry-run', '-f', file]);
   assert.equal(text.status, 0, text.stderr);
   assert.match(text.stdout, /^Speaker on node n1 \(dry run: nothing was written\)\nConfiguration: accepted\nFRRConfiguration mlb-custom\/metallb-n1: create\n/);
@@ -362,8 +405,14 @@ test('speaker --dry-run through the CLI: text, yaml, exit codes, bad input in on
   assert.equal(yaml.status, 0, yaml.stderr);
   const doc = parse(yaml.stdout);
   assert.equal(doc.frrConfiguration.metadata.name, 'metallb-n2');
-  assert.deepEqual(doc.serviceBGPStatuses.map((s: ServiceBGPStatus) => s.status?.peers), [['router-a']]);
-  assert.deepEqual(doc.events.map((e: { reason: string }) => e.reason), ['nodeAssigned']);
+  assert.deepEqual(
+    doc.serviceBGPStatuses.map((s: ServiceBGPStatus) => s.status?.peers),
+    [['router-a']],
+  );
+  assert.deepEqual(
+    doc.events.map((e: { reason: string }) => e.reason),
+    ['nodeAssigned'],
+  );
   const wrongNs = await runCliAsync(['speaker', '--node-name', 'n1', '--dry-run', '-f', file, '-o', 'json']);
   assert.equal(wrongNs.status, 0);
   assert.equal(JSON.parse(wrongNs.stdout).frrConfiguration, null, 'metallb-system holds no configuration: nothing to write');
@@ -391,7 +440,13 @@ test('dry run: the ConfigurationState it would report, and BGP passwords retract
   // frr-k8s elsewhere: the password is converted to clear text in what the speaker writes...
   const r = await speakerDryRun(state, { node: 'n1', namespace: NS, frrk8sNamespace: 'frr-k8s-system' });
   assert.equal(r.frrConfiguration?.spec.bgp.routers?.[0]?.neighbors?.[0]?.password, 's3cret');
-  assert.deepEqual(r.writes.filter((w) => w.kind === 'ConfigurationState').map((w) => [w.verb, w.name]), [['create', 'speaker-n1'], ['patchStatus', 'speaker-n1']]);
+  assert.deepEqual(
+    r.writes.filter((w) => w.kind === 'ConfigurationState').map((w) => [w.verb, w.name]),
+    [
+      ['create', 'speaker-n1'],
+      ['patchStatus', 'speaker-n1'],
+    ],
+  );
   // ...and retracted in what the command prints.
   const dir = mkdtempSync(join(tmpdir(), 'mlbts-dry-'));
   const file = join(dir, 'cluster.yaml');
@@ -404,10 +459,13 @@ test('dry run: the ConfigurationState it would report, and BGP passwords retract
   // Already valid in the cluster: nothing to report.
   const valid: KubeObject = { apiVersion: 'metallb.io/v1beta1', kind: 'ConfigurationState', metadata: { name: 'speaker-n1', namespace: NS }, status: { result: 'Valid' } };
   const again = await speakerDryRun(clusterStateFromObjects([...objects, valid]), { node: 'n1', namespace: NS });
-  assert.deepEqual(again.writes.filter((w) => w.kind === 'ConfigurationState'), []);
+  assert.deepEqual(
+    again.writes.filter((w) => w.kind === 'ConfigurationState'),
+    [],
+  );
 });
 
-test('bgpDebounceMs: MetalLB\'s --bgp-debounce-timeout, a positive integer of milliseconds', () => {
+test("bgpDebounceMs: MetalLB's --bgp-debounce-timeout, a positive integer of milliseconds", () => {
   assert.equal(bgpDebounceMs(undefined), undefined);
   assert.equal(bgpDebounceMs(''), undefined);
   assert.equal(bgpDebounceMs('500'), 500);
@@ -417,26 +475,49 @@ test('bgpDebounceMs: MetalLB\'s --bgp-debounce-timeout, a positive integer of mi
 test('a membership change before the watch has synced does not load the configuration from a half-listed cluster', async () => {
   const c = new Cluster(base());
   let release!: () => void;
-  const listed = new Promise<void>((r) => { release = r; });
+  const listed = new Promise<void>((r) => {
+    release = r;
+  });
   const listeners: Array<(ch: { alive: string[] | null }) => void> = [];
   const logs: Array<Record<string, unknown>> = [];
   const full = c.st;
   c.st = clusterStateFromObjects([]); // nothing listed yet
-  c.start = async () => { await listed; c.st = full; };
+  c.start = async () => {
+    await listed;
+    c.st = full;
+  };
   const s = new Speaker({
-    node: 'n1', namespace: NS, source: c,
-    membership: { start: async () => { for (const l of listeners) l({ alive: ['n1'] }); }, stop: async () => {}, alive: () => ['n1'], onChange: (cb) => listeners.push(cb) },
+    node: 'n1',
+    namespace: NS,
+    source: c,
+    membership: {
+      start: async () => {
+        for (const l of listeners) l({ alive: ['n1'] });
+      },
+      stop: async () => {},
+      alive: () => ['n1'],
+      onChange: (cb) => listeners.push(cb),
+    },
     l2: { announce: () => {}, withdraw: () => {} },
     log: jsonLogger({ level: 'debug', write: (l) => logs.push(JSON.parse(l)) }),
     metrics: speakerMetrics(),
     l2StatusApi: { create: async (_ns, o) => ({ ...o, metadata: { ...o.metadata, name: 'l2-1' } }), patchStatus: async () => {}, delete: async () => {} },
-    bgpStatusApi: c.bgpStatusApi(), frrApi: c.frrApi(), event: () => {}, owner: null, debounceMs: 1, frrDebounceMs: 30,
+    bgpStatusApi: c.bgpStatusApi(),
+    frrApi: c.frrApi(),
+    event: () => {},
+    owner: null,
+    debounceMs: 1,
+    frrDebounceMs: 30,
   });
   const started = s.start();
   await new Promise((r) => setTimeout(r, 50)); // longer than the debounce: a pass would have run
   release();
   await started;
-  assert.deepEqual(logs.filter((l) => l.level === 'error').map((l) => l.error), [], 'no configuration error at start-up');
+  assert.deepEqual(
+    logs.filter((l) => l.level === 'error').map((l) => l.error),
+    [],
+    'no configuration error at start-up',
+  );
   assert.equal(s.configuration?.ok, true);
   await s.stop();
 });

@@ -20,7 +20,10 @@ test('bgpextras refused: the configuration is rejected, yet metallb-<node> carri
   assert.equal(r.configuration.accepted, false);
   assert.equal(r.configuration.accepted === false && r.configuration.stage, 'bgpExtras');
   assert.equal(r.frrConfiguration?.metadata.name, 'metallb-n2');
-  assert.deepEqual(r.frrConfiguration?.spec.bgp.bfdProfiles?.map((p) => p.name), ['bfd-1']);
+  assert.deepEqual(
+    r.frrConfiguration?.spec.bgp.bfdProfiles?.map((p) => p.name),
+    ['bfd-1'],
+  );
   assert.equal((r.frrConfiguration?.spec.bgp.routers ?? []).length, 0);
   assert.ok(r.writes.some((w) => w.kind === 'FRRConfiguration' && w.verb === 'create'));
 });

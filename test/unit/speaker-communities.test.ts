@@ -24,11 +24,14 @@ function stateOf(file: string): ClusterState {
 }
 
 const route = (communities: number, peers: string[]): BGPRoute => ({
-  prefix: '10.0.1.1/32', family: 'ipv4', localPref: 0, peers,
+  prefix: '10.0.1.1/32',
+  family: 'ipv4',
+  localPref: 0,
+  peers,
   communities: Array.from({ length: communities }, (_, i) => `65000:${i}`),
 });
 
-test('communityLimitError: only a route with more than 63 communities that reaches a session fails, with MetalLB\'s text', () => {
+test("communityLimitError: only a route with more than 63 communities that reaches a session fails, with MetalLB's text", () => {
   assert.equal(communityLimitError([route(63, ['p'])]), null);
   assert.equal(communityLimitError([route(64, [])]), null, 'no session gets it: never checked');
   const e = communityLimitError([route(1, ['p']), route(64, ['p'])]);
@@ -52,7 +55,12 @@ test('speaker without a session: nothing checks the limit, the Service counts as
 
 test('explain says the elected node announces the Service over neither protocol, and why', async () => {
   const run = await runCliAsync(['explain', 'default/svc-1', '-o', 'json', '-f', layer2Skipped]);
-  const e = JSON.parse(run.stdout) as { announcer: string | null; bgpAnnouncers: string[]; nodes: Array<{ node: string; decision: string; detail: string }>; findings: Array<{ id: string; severity: string; message: string }> };
+  const e = JSON.parse(run.stdout) as {
+    announcer: string | null;
+    bgpAnnouncers: string[];
+    nodes: Array<{ node: string; decision: string; detail: string }>;
+    findings: Array<{ id: string; severity: string; message: string }>;
+  };
   assert.equal(e.announcer, null);
   assert.deepEqual(e.bgpAnnouncers, []);
   assert.equal(e.nodes[0]?.decision, 'syncError');
@@ -63,5 +71,8 @@ test('explain says the elected node announces the Service over neither protocol,
 
   const ok = JSON.parse((await runCliAsync(['explain', 'default/svc-1', '-o', 'json', '-f', noSession])).stdout) as typeof e;
   assert.equal(ok.announcer, 'n3');
-  assert.equal(ok.findings.some((x) => x.id === 'bgp-too-many-communities'), false);
+  assert.equal(
+    ok.findings.some((x) => x.id === 'bgp-too-many-communities'),
+    false,
+  );
 });

@@ -25,16 +25,20 @@ function node(name: string, labels: Record<string, string> = {}): KubeObject {
 }
 function service(name: string, ip: string, extra: Record<string, unknown> = {}): KubeObject {
   return {
-    apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
     spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster', ...extra },
     status: { loadBalancer: { ingress: [{ ip }] } },
   };
 }
 function slice(svc: string, nodes: string[]): KubeObject {
   return {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
     metadata: { name: `${svc}-abc`, namespace: 'default', labels: { 'kubernetes.io/service-name': svc } },
-    addressType: 'IPv4', endpoints: nodes.map((n, i) => ({ addresses: [`10.244.0.${i + 1}`], nodeName: n, conditions: { ready: true } })),
+    addressType: 'IPv4',
+    endpoints: nodes.map((n, i) => ({ addresses: [`10.244.0.${i + 1}`], nodeName: n, conditions: { ready: true } })),
   };
 }
 const POOL: KubeObject = { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'lab', namespace: NS }, spec: { addresses: ['192.0.2.0/24'] } };
@@ -75,12 +79,14 @@ test('unannouncedService: the reports users file, each with the reason from the 
     },
     {
       name: 'the L2Advertisement selects only a node without a live speaker',
-      objects: [...NODES, POOL, l2ad(onlyC), service('web', '192.0.2.10'), slice('web', ['node-a'])], speakers: ['node-a', 'node-b'],
+      objects: [...NODES, POOL, l2ad(onlyC), service('web', '192.0.2.10'), slice('web', ['node-a'])],
+      speakers: ['node-a', 'node-b'],
       reason: /^no candidate node \(node-c: no live speaker on the node \(not a memberlist member\); node-a, node-b: no L2Advertisement applying to the service selects it\)$/,
     },
     {
       name: 'externalTrafficPolicy Local, every endpoint on a node without a speaker',
-      objects: [...NODES, POOL, l2ad(), service('web', '192.0.2.10', { externalTrafficPolicy: 'Local' }), slice('web', ['node-c'])], speakers: ['node-a', 'node-b'],
+      objects: [...NODES, POOL, l2ad(), service('web', '192.0.2.10', { externalTrafficPolicy: 'Local' }), slice('web', ['node-c'])],
+      speakers: ['node-a', 'node-b'],
       reason: /node-c: no live speaker on the node.*node-a, node-b: no usable endpoint on the node \(externalTrafficPolicy: Local\)/,
     },
     {
@@ -91,12 +97,14 @@ test('unannouncedService: the reports users file, each with the reason from the 
     {
       name: 'pool without any advertisement',
       objects: [...NODES, POOL, service('web', '192.0.2.10'), slice('web', ['node-a'])],
-      reason: /^IPAddressPool "lab" has no L2Advertisement and no BGPAdvertisement/, protocols: [],
+      reason: /^IPAddressPool "lab" has no L2Advertisement and no BGPAdvertisement/,
+      protocols: [],
     },
     {
       name: 'BGP: the only BGPPeer selects no node',
       objects: [...NODES, POOL, bgpad(), peer('tor', { nodeSelectors: [{ matchLabels: { rack: 'r9' } }] }), service('web', '192.0.2.10'), slice('web', ['node-a'])],
-      reason: /^no live speaker advertises it to a BGP peer \(node-a, node-b, node-c: eligible, but no BGP session/, protocols: ['bgp'],
+      reason: /^no live speaker advertises it to a BGP peer \(node-a, node-b, node-c: eligible, but no BGP session/,
+      protocols: ['bgp'],
     },
     { name: 'BGP with a session: announced', objects: [...NODES, POOL, bgpad(), peer('tor'), service('web', '192.0.2.10'), slice('web', ['node-a'])], reason: null },
     {
@@ -134,8 +142,12 @@ class FakeMembership implements Membership {
   private cbs: MembershipListener[] = [];
   async start(): Promise<void> {}
   async stop(): Promise<void> {}
-  alive(): string[] | null { return this.value; }
-  onChange(cb: MembershipListener): void { this.cbs.push(cb); }
+  alive(): string[] | null {
+    return this.value;
+  }
+  onChange(cb: MembershipListener): void {
+    this.cbs.push(cb);
+  }
   set(v: string[] | null): void {
     this.value = v;
     for (const cb of this.cbs) cb({ alive: v });
@@ -149,22 +161,42 @@ async function threeSpeakers(objects: KubeObject[], unannouncedEvents = true) {
   const logs: Array<Record<string, unknown>> = [];
   const speakers = new Map<string, Speaker>();
   for (const n of ['node-a', 'node-b', 'node-c']) {
-    speakers.set(n, new Speaker({
-      node: n, namespace: NS, source, membership, metrics: speakerMetrics(), unannouncedEvents,
-      log: jsonLogger({ level: 'debug', write: (line) => logs.push({ node: n, ...JSON.parse(line) }) }),
-      l2: { announce: () => {}, withdraw: () => {} },
-      l2StatusApi: { create: async (_ns, o) => ({ ...o, metadata: { ...o.metadata, name: `l2-${n}` } }), patchStatus: async () => {}, delete: async () => {} },
-      bgpStatusApi: { create: async (_ns, o) => ({ ...o, metadata: { ...o.metadata, name: 'bgp-1' } }), patchStatus: async () => {}, delete: async () => {} },
-      frrApi: { get: async () => null, create: async (o) => o, update: async (o) => o, delete: async () => {} },
-      event: (_svc, type, reason, message) => events.push({ node: n, type, reason, message }),
-      owner: null, debounceMs: 1,
-    }));
+    speakers.set(
+      n,
+      new Speaker({
+        node: n,
+        namespace: NS,
+        source,
+        membership,
+        metrics: speakerMetrics(),
+        unannouncedEvents,
+        log: jsonLogger({ level: 'debug', write: (line) => logs.push({ node: n, ...JSON.parse(line) }) }),
+        l2: { announce: () => {}, withdraw: () => {} },
+        l2StatusApi: { create: async (_ns, o) => ({ ...o, metadata: { ...o.metadata, name: `l2-${n}` } }), patchStatus: async () => {}, delete: async () => {} },
+        bgpStatusApi: { create: async (_ns, o) => ({ ...o, metadata: { ...o.metadata, name: 'bgp-1' } }), patchStatus: async () => {}, delete: async () => {} },
+        frrApi: { get: async () => null, create: async (o) => o, update: async (o) => o, delete: async () => {} },
+        event: (_svc, type, reason, message) => events.push({ node: n, type, reason, message }),
+        owner: null,
+        debounceMs: 1,
+      }),
+    );
   }
   for (const s of speakers.values()) await s.start();
   const settle = () => new Promise((r) => setTimeout(r, 40));
   await settle();
-  const gauge = async (n: string) => (await speakers.get(n)!['o'].metrics.registry.getSingleMetricAsString('metallb_speaker_unannounced'));
-  return { source, membership, events, logs, speakers, settle, gauge, stop: async () => { for (const s of speakers.values()) await s.stop(); } };
+  const gauge = async (n: string) => await speakers.get(n)!['o'].metrics.registry.getSingleMetricAsString('metallb_speaker_unannounced');
+  return {
+    source,
+    membership,
+    events,
+    logs,
+    speakers,
+    settle,
+    gauge,
+    stop: async () => {
+      for (const s of speakers.values()) await s.stop();
+    },
+  };
 }
 
 const TRAP = [node('node-a'), node('node-b'), node('node-c', { [EXCL]: '' }), POOL, l2ad(onlyC), service('web', '192.0.2.10'), slice('web', ['node-a'])];
@@ -190,7 +222,10 @@ test('speakers: exactly one Warning Event, from the first live speaker, with the
     r.membership.set(['node-b', 'node-c']);
     await r.settle();
     const after = r.events.filter((e) => e.type === 'Warning');
-    assert.deepEqual(after.map((e) => e.node), ['node-a', 'node-b']);
+    assert.deepEqual(
+      after.map((e) => e.node),
+      ['node-a', 'node-b'],
+    );
     assert.match(after[1]!.message, /node-a: no live speaker on the node \(not a memberlist member\); node-c: labelled/);
     assert.doesNotMatch(await r.gauge('node-a'), /default\/web/);
     assert.match(await r.gauge('node-b'), /service="default\/web"/);

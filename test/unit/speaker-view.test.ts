@@ -5,8 +5,18 @@ import assert from 'node:assert/strict';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  discoverSpeakerView, failureReason, fetchMembers, isMembersView, isMetalLBSpeaker, membersViewProblem, parseSpeakerAddress, speakerCandidates,
-  speakerMetricsPort, speakersFromView, type ApiGet, type MembersView,
+  discoverSpeakerView,
+  failureReason,
+  fetchMembers,
+  isMembersView,
+  isMetalLBSpeaker,
+  membersViewProblem,
+  parseSpeakerAddress,
+  speakerCandidates,
+  speakerMetricsPort,
+  speakersFromView,
+  type ApiGet,
+  type MembersView,
 } from '../../src/kube/speaker-view.ts';
 import type { Pod } from '../../src/core/kube.ts';
 import { diagnosticContext, explainService } from '../../src/core/explain/index.ts';
@@ -71,33 +81,76 @@ test('membersViewProblem checks every field of every member and names the first 
 
 test('--speaker: HOST:PORT with an IPv4 literal, a bracketed IPv6 literal or a DNS name, port 1..65535', () => {
   const good: Array<[string, string, number]> = [
-    ['127.0.0.1:9120', '127.0.0.1', 9120], [' 10.0.0.5:1 ', '10.0.0.5', 1], ['[::1]:65535', '::1', 65535], ['[fd00::1:2]:9120', 'fd00::1:2', 9120],
-    ['speaker.local:9120', 'speaker.local', 9120], ['localhost:80', 'localhost', 80], ['a-b.c0.example.:9120', 'a-b.c0.example.', 9120],
+    ['127.0.0.1:9120', '127.0.0.1', 9120],
+    [' 10.0.0.5:1 ', '10.0.0.5', 1],
+    ['[::1]:65535', '::1', 65535],
+    ['[fd00::1:2]:9120', 'fd00::1:2', 9120],
+    ['speaker.local:9120', 'speaker.local', 9120],
+    ['localhost:80', 'localhost', 80],
+    ['a-b.c0.example.:9120', 'a-b.c0.example.', 9120],
     ['speaker-0.metallb-system.svc:9120', 'speaker-0.metallb-system.svc', 9120],
   ];
   for (const [arg, host, port] of good) assert.deepEqual(parseSpeakerAddress(arg), { host, port }, arg);
-  const bad = ['127.0.0.1#:18011', 'a@host:1', 'host?:1', 'host/x:1', 'host:0', 'host:65536', 'host:123456', 'host:', ':1', 'host', 'nohost',
-    'http://x:1', '[::1]', '::1:9120', '[fe80::1%eth0]:1', '[zz::1]:1', '999.1.1.1:1', '1.2.3:1', '0x7f.1:1', '-a.b:1', 'a-.b:1', 'a..b:1',
-    'a_b:1', 'host:+1', 'host:1 2', 'ho st:1', `${'a'.repeat(64)}.b:1`];
+  const bad = [
+    '127.0.0.1#:18011',
+    'a@host:1',
+    'host?:1',
+    'host/x:1',
+    'host:0',
+    'host:65536',
+    'host:123456',
+    'host:',
+    ':1',
+    'host',
+    'nohost',
+    'http://x:1',
+    '[::1]',
+    '::1:9120',
+    '[fe80::1%eth0]:1',
+    '[zz::1]:1',
+    '999.1.1.1:1',
+    '1.2.3:1',
+    '0x7f.1:1',
+    '-a.b:1',
+    'a-.b:1',
+    'a..b:1',
+    'a_b:1',
+    'host:+1',
+    'host:1 2',
+    'ho st:1',
+    `${'a'.repeat(64)}.b:1`,
+  ];
   for (const arg of bad) {
-    assert.throws(() => parseSpeakerAddress(arg), (err: unknown) => {
-      assert.ok(err instanceof UserError && err.exitCode === 2, arg);
-      assert.match(err.message, /^invalid --speaker ".*": expected HOST:PORT/, arg);
-      return true;
-    }, arg);
+    assert.throws(
+      () => parseSpeakerAddress(arg),
+      (err: unknown) => {
+        assert.ok(err instanceof UserError && err.exitCode === 2, arg);
+        assert.match(err.message, /^invalid --speaker ".*": expected HOST:PORT/, arg);
+        return true;
+      },
+      arg,
+    );
   }
 });
 
 const pod = (name: string, o: { node?: string; phase?: string; ip?: string; ready?: boolean; deleting?: boolean; labels?: Record<string, string>; containers?: unknown[] } = {}): Pod => ({
-  apiVersion: 'v1', kind: 'Pod',
+  apiVersion: 'v1',
+  kind: 'Pod',
   metadata: { name, namespace: 'metallb-system', labels: o.labels ?? { app: 'metallb', component: 'speaker' }, ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
   spec: { nodeName: o.node ?? `node-${name}`, containers: o.containers ?? [{ name: 'speaker', ports: [{ name: 'monitoring', containerPort: 7472 }] }] },
   status: { phase: o.phase ?? 'Running', ...(o.ip === '' ? {} : { podIP: o.ip ?? '10.0.0.1' }), conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] },
 });
 
-test('metrics port: the container port named monitoring, else --port, else 9120 (MetalLB\'s and metallb-ts\'s --port default)', () => {
-  const metallb = { name: 'speaker', image: 'quay.io/metallb/speaker:v0.16.1', args: ['--port=9120', '--log-level=info'],
-    ports: [{ name: 'metricshttps', containerPort: 9120 }, { name: 'memberlist-tcp', containerPort: 7946 }] };
+test("metrics port: the container port named monitoring, else --port, else 9120 (MetalLB's and metallb-ts's --port default)", () => {
+  const metallb = {
+    name: 'speaker',
+    image: 'quay.io/metallb/speaker:v0.16.1',
+    args: ['--port=9120', '--log-level=info'],
+    ports: [
+      { name: 'metricshttps', containerPort: 9120 },
+      { name: 'memberlist-tcp', containerPort: 7946 },
+    ],
+  };
   const cases: Array<[string, Pod, number]> = [
     ['a container port named monitoring', pod('a'), 7472],
     ['deploy/speaker.yaml: monitoring 9120', pod('a', { containers: [{ args: ['speaker', '--port=9120'], ports: [{ name: 'monitoring', containerPort: 9120 }] }] }), 9120],
@@ -122,16 +175,15 @@ test('metrics port: the container port named monitoring, else --port, else 9120 
 });
 
 test('discovery asks Running pods with an IP, Ready first, then by node; --node keeps that node only', () => {
-  const pods = [
-    pod('z', { node: 'n1', ready: false }),
-    pod('y', { node: 'n3' }),
-    pod('x', { node: 'n2' }),
-    pod('pending', { phase: 'Pending' }),
-    pod('noip', { ip: '' }),
-    pod('gone', { deleting: true }),
-  ];
-  assert.deepEqual(speakerCandidates(pods).map((p) => p.metadata!.name), ['x', 'y', 'z']);
-  assert.deepEqual(speakerCandidates(pods, 'n1').map((p) => p.metadata!.name), ['z']);
+  const pods = [pod('z', { node: 'n1', ready: false }), pod('y', { node: 'n3' }), pod('x', { node: 'n2' }), pod('pending', { phase: 'Pending' }), pod('noip', { ip: '' }), pod('gone', { deleting: true })];
+  assert.deepEqual(
+    speakerCandidates(pods).map((p) => p.metadata!.name),
+    ['x', 'y', 'z'],
+  );
+  assert.deepEqual(
+    speakerCandidates(pods, 'n1').map((p) => p.metadata!.name),
+    ['z'],
+  );
   assert.deepEqual(speakerCandidates(pods, 'n9'), []);
 });
 
@@ -163,10 +215,7 @@ test('discovery: the first pod that answers, through the pod proxy on its metric
   const { get, calls, opts } = fakeGet([pod('y', { node: 'n3', ip: '10.0.0.3' }), pod('x', { node: 'n2', ip: '10.0.0.2' })], { x: VIEW, y: VIEW });
   const r = await discoverSpeakerView(get, { namespace: 'metallb-system' });
   assert.deepEqual(r, { ok: true, view: VIEW, from: { via: 'pod-proxy', address: '10.0.0.2:7472', pod: 'metallb-system/x', node: 'n2' } });
-  assert.deepEqual(calls, [
-    '/api/v1/namespaces/metallb-system/pods?labelSelector=component%3Dspeaker',
-    '/api/v1/namespaces/metallb-system/pods/x:7472/proxy/debug/members',
-  ]);
+  assert.deepEqual(calls, ['/api/v1/namespaces/metallb-system/pods?labelSelector=component%3Dspeaker', '/api/v1/namespaces/metallb-system/pods/x:7472/proxy/debug/members']);
   // The speaker's answer: 2 s for the whole of it (not only between bytes), at most 1 MiB.
   assert.deepEqual(opts[1], { timeoutMs: 2000, deadlineMs: 2000, maxBytes: 1024 * 1024 });
   assert.equal(opts[0]!.deadlineMs, 30_000);
@@ -176,30 +225,67 @@ test('discovery falls back with the reason: no pod, or each pod tried and its er
   const cases: Array<[string, Pod[] | Error, Record<string, unknown>, { node?: string; selector?: string; maxPods?: number }, RegExp]> = [
     ['no speaker pods', [], {}, {}, /^no speaker reachable: no Running speaker pod matches component=speaker in metallb-system$/],
     ['none on the node', [pod('x')], {}, { node: 'n9' }, /^no speaker reachable: no Running speaker pod matches component=speaker in metallb-system on node n9$/],
-    ['a MetalLB speaker: 404', [pod('x', { node: 'n2' })], { x: httpError(404, 'not found') }, {},
-      /^no speaker reachable: pod metallb-system\/x \(node n2\) port 7472: HTTP 404: not found$/],
-    ['connection refused then not a view', [pod('x', { node: 'n1' }), pod('y', { node: 'n2' })],
-      { x: httpError(503, 'error trying to reach service: dial tcp 10.0.0.1:7472: connect: connection refused'), y: { hello: 1 } }, {},
-      /^no speaker reachable: pod metallb-system\/x \(node n1\) port 7472: HTTP 503: error trying to reach service: dial tcp 10\.0\.0\.1:7472: connect: connection refused; pod metallb-system\/y \(node n2\) port 7472: \/debug\/members did not answer a member view \(neither members nor memberlist: false\)$/],
-    ['a member row without an address', [pod('x', { node: 'n1' })], { x: { self: 'x', members: [member('x', 'alive'), { name: 'y', state: 'alive', port: 1, incarnation: 1 }] } }, {},
-      /^no speaker reachable: pod metallb-system\/x \(node n1\) port 7472: \/debug\/members did not answer a member view \(members\[1\]\.address is not a string\)$/],
-    ['the same error on every pod: said once, the pods together', [pod('a', { node: 'n1' }), pod('b', { node: 'n2' }), pod('c', { node: 'n3' })],
-      { a: httpError(404, 'not found'), b: httpError(404, 'not found'), c: httpError(404, 'not found') }, {},
-      /^no speaker reachable: pods metallb-system\/a \(node n1\), metallb-system\/b \(node n2\), metallb-system\/c \(node n3\) port 7472: HTTP 404: not found$/],
-    ['grouped by error, in the order seen; ports differ: each its own', [pod('a', { node: 'n1' }), pod('b', { node: 'n2', containers: [{ args: ['--port=9000'] }] }), pod('c', { node: 'n3' })],
-      { a: httpError(404, 'not found'), b: httpError(404, 'not found'), c: httpError(503, 'x') }, {},
-      /^no speaker reachable: pods metallb-system\/a \(node n1\) port 7472, metallb-system\/b \(node n2\) port 9000: HTTP 404: not found; pod metallb-system\/c \(node n3\) port 7472: HTTP 503: x$/],
-    ['MetalLB v0.16.1 speakers are not asked: they serve no memberlist view',
-      [pod('a', { node: 'n1', containers: [{ image: 'quay.io/metallb/speaker:v0.16.1', args: ['--port=9120'], ports: [{ name: 'metricshttps', containerPort: 9120 }] }] }),
-        pod('b', { node: 'n2', containers: [{ image: 'quay.io/metallb/speaker:v0.16.1', ports: [{ name: 'metricshttps', containerPort: 9120 }] }] })], {}, {},
-      /^no speaker reachable: pods metallb-system\/a \(node n1\), metallb-system\/b \(node n2\): a MetalLB speaker serves no memberlist view$/],
-    ['an unrecognised speaker answering HTTPS only (the pod proxy speaks HTTP)', [pod('x', { node: 'n1', containers: [{ args: ['--port=9120'] }] })],
-      { x: httpError(400, 'Client sent an HTTP request to an HTTPS server.') }, {},
-      /^no speaker reachable: pod metallb-system\/x \(node n1\) port 9120: it serves HTTPS only: a MetalLB speaker serves no memberlist view$/],
-    ['control characters in an error are escaped', [pod('x', { node: 'n1' })], { x: httpError(502, 'bad \u001b[31mred\u0007') }, {},
-      /port 7472: HTTP 502: bad \\x1b\[31mred\\x07$/],
-    ['no pods/proxy right', [pod('x', { node: 'n1' })], { x: httpError(403, 'pods "x" is forbidden') }, {}, /HTTP 403: pods "x" is forbidden \(reading a speaker through the API server needs get on pods\/proxy\)$/],
-    ['only maxPods are tried', [pod('a'), pod('b'), pod('c')], { a: httpError(503, 'x'), b: httpError(503, 'x'), c: VIEW }, { maxPods: 2 }, /^no speaker reachable: pods metallb-system\/a \(node node-a\), metallb-system\/b \(node node-b\) port 7472: HTTP 503: x \(1 more not tried\)$/],
+    ['a MetalLB speaker: 404', [pod('x', { node: 'n2' })], { x: httpError(404, 'not found') }, {}, /^no speaker reachable: pod metallb-system\/x \(node n2\) port 7472: HTTP 404: not found$/],
+    [
+      'connection refused then not a view',
+      [pod('x', { node: 'n1' }), pod('y', { node: 'n2' })],
+      { x: httpError(503, 'error trying to reach service: dial tcp 10.0.0.1:7472: connect: connection refused'), y: { hello: 1 } },
+      {},
+      /^no speaker reachable: pod metallb-system\/x \(node n1\) port 7472: HTTP 503: error trying to reach service: dial tcp 10\.0\.0\.1:7472: connect: connection refused; pod metallb-system\/y \(node n2\) port 7472: \/debug\/members did not answer a member view \(neither members nor memberlist: false\)$/,
+    ],
+    [
+      'a member row without an address',
+      [pod('x', { node: 'n1' })],
+      { x: { self: 'x', members: [member('x', 'alive'), { name: 'y', state: 'alive', port: 1, incarnation: 1 }] } },
+      {},
+      /^no speaker reachable: pod metallb-system\/x \(node n1\) port 7472: \/debug\/members did not answer a member view \(members\[1\]\.address is not a string\)$/,
+    ],
+    [
+      'the same error on every pod: said once, the pods together',
+      [pod('a', { node: 'n1' }), pod('b', { node: 'n2' }), pod('c', { node: 'n3' })],
+      { a: httpError(404, 'not found'), b: httpError(404, 'not found'), c: httpError(404, 'not found') },
+      {},
+      /^no speaker reachable: pods metallb-system\/a \(node n1\), metallb-system\/b \(node n2\), metallb-system\/c \(node n3\) port 7472: HTTP 404: not found$/,
+    ],
+    [
+      'grouped by error, in the order seen; ports differ: each its own',
+      [pod('a', { node: 'n1' }), pod('b', { node: 'n2', containers: [{ args: ['--port=9000'] }] }), pod('c', { node: 'n3' })],
+      { a: httpError(404, 'not found'), b: httpError(404, 'not found'), c: httpError(503, 'x') },
+      {},
+      /^no speaker reachable: pods metallb-system\/a \(node n1\) port 7472, metallb-system\/b \(node n2\) port 9000: HTTP 404: not found; pod metallb-system\/c \(node n3\) port 7472: HTTP 503: x$/,
+    ],
+    [
+      'MetalLB v0.16.1 speakers are not asked: they serve no memberlist view',
+      [
+        pod('a', { node: 'n1', containers: [{ image: 'quay.io/metallb/speaker:v0.16.1', args: ['--port=9120'], ports: [{ name: 'metricshttps', containerPort: 9120 }] }] }),
+        pod('b', { node: 'n2', containers: [{ image: 'quay.io/metallb/speaker:v0.16.1', ports: [{ name: 'metricshttps', containerPort: 9120 }] }] }),
+      ],
+      {},
+      {},
+      /^no speaker reachable: pods metallb-system\/a \(node n1\), metallb-system\/b \(node n2\): a MetalLB speaker serves no memberlist view$/,
+    ],
+    [
+      'an unrecognised speaker answering HTTPS only (the pod proxy speaks HTTP)',
+      [pod('x', { node: 'n1', containers: [{ args: ['--port=9120'] }] })],
+      { x: httpError(400, 'Client sent an HTTP request to an HTTPS server.') },
+      {},
+      /^no speaker reachable: pod metallb-system\/x \(node n1\) port 9120: it serves HTTPS only: a MetalLB speaker serves no memberlist view$/,
+    ],
+    ['control characters in an error are escaped', [pod('x', { node: 'n1' })], { x: httpError(502, 'bad \u001b[31mred\u0007') }, {}, /port 7472: HTTP 502: bad \\x1b\[31mred\\x07$/],
+    [
+      'no pods/proxy right',
+      [pod('x', { node: 'n1' })],
+      { x: httpError(403, 'pods "x" is forbidden') },
+      {},
+      /HTTP 403: pods "x" is forbidden \(reading a speaker through the API server needs get on pods\/proxy\)$/,
+    ],
+    [
+      'only maxPods are tried',
+      [pod('a'), pod('b'), pod('c')],
+      { a: httpError(503, 'x'), b: httpError(503, 'x'), c: VIEW },
+      { maxPods: 2 },
+      /^no speaker reachable: pods metallb-system\/a \(node node-a\), metallb-system\/b \(node node-b\) port 7472: HTTP 503: x \(1 more not tried\)$/,
+    ],
     ['the pod list fails', httpError(403, 'pods is forbidden'), {}, {}, /^no speaker reachable: cannot list the speaker pods \(component=speaker in metallb-system\): HTTP 403: pods is forbidden/],
   ];
   for (const [name, pods, answers, o, want] of cases) {
@@ -231,7 +317,7 @@ test('discovery: a silent pod costs its timeout, progress goes to onSlow, the ne
 });
 
 test('a selector the API server rejects is bad input (exit 2), not a fallback', async () => {
-  const { get } = fakeGet(httpError(400, 'unable to parse requirement: found \'=\', expected: identifier'), {});
+  const { get } = fakeGet(httpError(400, "unable to parse requirement: found '=', expected: identifier"), {});
   await assert.rejects(discoverSpeakerView(get, { namespace: 'metallb-system', selector: '==' }), (err: unknown) => {
     assert.ok(err instanceof UserError && err.exitCode === 2);
     assert.match(err.message, /^invalid --speaker-selector "==": HTTP 400: unable to parse requirement/);
@@ -284,20 +370,22 @@ test('the context takes the speaker view after --speakers and before the derivat
 
 test('the Speakers line names the view: memberlist of which speaker, or the fallback reason', () => {
   const cases: Array<[Parameters<typeof speakersText>[0], string]> = [
-    [{ source: 'memberlist', nodes: ['a', 'b'], from: { via: 'pod-proxy', address: '10.0.0.1:7472', pod: 'metallb-system/speaker-x', node: 'a' } },
-      '2 alive (memberlist of the speaker on node a (pod metallb-system/speaker-x, through the API server)): a, b'],
-    [{ source: 'memberlist', nodes: ['a'], from: { via: 'address', address: '127.0.0.1:9120', pod: null, node: 'a' } },
-      '1 alive (memberlist of speaker 127.0.0.1:9120 (node a)): a'],
-    [{ source: 'memberlist-disabled', nodes: null, from: { via: 'address', address: '127.0.0.1:9120', pod: null, node: null } },
-      'every node (memberlist off on speaker 127.0.0.1:9120)'],
-    [{ source: 'speaker-pods', nodes: ['a'], fallback: 'no speaker reachable: no Running speaker pod matches component=speaker in metallb-system' },
-      '1 alive (speaker-pods; no speaker reachable: no Running speaker pod matches component=speaker in metallb-system): a'],
+    [
+      { source: 'memberlist', nodes: ['a', 'b'], from: { via: 'pod-proxy', address: '10.0.0.1:7472', pod: 'metallb-system/speaker-x', node: 'a' } },
+      '2 alive (memberlist of the speaker on node a (pod metallb-system/speaker-x, through the API server)): a, b',
+    ],
+    [{ source: 'memberlist', nodes: ['a'], from: { via: 'address', address: '127.0.0.1:9120', pod: null, node: 'a' } }, '1 alive (memberlist of speaker 127.0.0.1:9120 (node a)): a'],
+    [{ source: 'memberlist-disabled', nodes: null, from: { via: 'address', address: '127.0.0.1:9120', pod: null, node: null } }, 'every node (memberlist off on speaker 127.0.0.1:9120)'],
+    [
+      { source: 'speaker-pods', nodes: ['a'], fallback: 'no speaker reachable: no Running speaker pod matches component=speaker in metallb-system' },
+      '1 alive (speaker-pods; no speaker reachable: no Running speaker pod matches component=speaker in metallb-system): a',
+    ],
     [{ source: 'all-nodes', nodes: null }, 'every node (all-nodes)'],
   ];
   for (const [sp, want] of cases) assert.equal(speakersText(sp), want);
 });
 
-test('explain and whois -f --speaker HOST:PORT use that speaker\'s view and say so; unreachable: exit 3; bad value: exit 2', async () => {
+test("explain and whois -f --speaker HOST:PORT use that speaker's view and say so; unreachable: exit 3; bad value: exit 2", async () => {
   let body: unknown = { self: 'lab-worker-a', members: [member('lab-worker-a', 'alive'), member('lab-worker-b', 'dead')] };
   const server = createServer((req, res) => {
     if (req.url === '/debug/members') res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
@@ -348,7 +436,11 @@ async function standIn(handler: RequestListener, port = 0): Promise<{ addr: stri
   });
   return {
     addr: `127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -372,16 +464,21 @@ test('--speaker read: an absolute deadline however the bytes trickle, a size cap
         res.on('close', () => clearInterval(t));
         return;
       }
-      case 'big-declared': return void res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(big.length) }).end(big);
+      case 'big-declared':
+        return void res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(big.length) }).end(big);
       case 'big-chunked': {
         res.writeHead(200, { 'Content-Type': 'application/json' });
         for (let i = 0; i < big.length; i += 65536) res.write(big.slice(i, i + 65536));
         return void res.end();
       }
-      case 'redirect': return void res.writeHead(302, { Location: 'http://127.0.0.1:1/debug/members' }).end();
-      case 'bad-row': return void res.writeHead(200).end(JSON.stringify({ self: 'a', members: [member('a', 'alive'), { name: 'b', address: 7, port: 1, state: 'alive', incarnation: 1 }] }));
-      case 'not-json': return void res.writeHead(200).end('<html>');
-      default: return void res.writeHead(200).end(JSON.stringify(VIEW));
+      case 'redirect':
+        return void res.writeHead(302, { Location: 'http://127.0.0.1:1/debug/members' }).end();
+      case 'bad-row':
+        return void res.writeHead(200).end(JSON.stringify({ self: 'a', members: [member('a', 'alive'), { name: 'b', address: 7, port: 1, state: 'alive', incarnation: 1 }] }));
+      case 'not-json':
+        return void res.writeHead(200).end('<html>');
+      default:
+        return void res.writeHead(200).end(JSON.stringify(VIEW));
     }
   });
   let current = '';
@@ -477,7 +574,12 @@ test('explain/whois --speaker: the Service first, usage conflicts are exit 2, a 
     [['-f', EXAMPLE, '--speaker', 'a@host:1'], /^metallb-ts: invalid --speaker "a@host:1": expected HOST:PORT/],
   ] as Array<[string[], RegExp]>) {
     // No kubeconfig anywhere: a usage error comes before any attempt to read the cluster.
-    const runs = await Promise.all([['explain', 'svc/frontend', '-n', 'shop'], ['whois', '192.0.2.10']].map((cmd) => runCliAsync([...cmd, '--kubeconfig', '/nonexistent', ...args])));
+    const runs = await Promise.all(
+      [
+        ['explain', 'svc/frontend', '-n', 'shop'],
+        ['whois', '192.0.2.10'],
+      ].map((cmd) => runCliAsync([...cmd, '--kubeconfig', '/nonexistent', ...args])),
+    );
     for (const r of runs) {
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr.trimEnd(), re, args.join(' '));

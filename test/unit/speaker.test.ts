@@ -32,7 +32,8 @@ function node(name: string, labels: Record<string, string> = {}): KubeObject {
 
 function service(name: string, ips: string[], extra: Record<string, unknown> = {}): KubeObject {
   return {
-    apiVersion: 'v1', kind: 'Service',
+    apiVersion: 'v1',
+    kind: 'Service',
     metadata: { name, namespace: 'default', uid: `uid-${name}` },
     spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster', ...extra },
     status: { loadBalancer: { ingress: ips.map((ip) => ({ ip })) } },
@@ -41,7 +42,8 @@ function service(name: string, ips: string[], extra: Record<string, unknown> = {
 
 function slice(svc: string, nodes: string[]): KubeObject {
   return {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
     metadata: { name: `${svc}-abc`, namespace: 'default', labels: { 'kubernetes.io/service-name': svc } },
     addressType: 'IPv4',
     endpoints: nodes.map((n, i) => ({ addresses: [`10.244.0.${i + 1}`], nodeName: n, conditions: { ready: true } })),
@@ -132,16 +134,31 @@ async function rig(objects: KubeObject[], speakerNodes: string[] = NODES): Promi
   const l2: Rig['l2'] = [];
   const speakers = new Map<string, Speaker>();
   for (const n of speakerNodes) {
-    const log = jsonLogger({ level: 'debug', write: (line) => { if (process.env.SPK_DEBUG) process.stderr.write(line); logs.push({ node: n, ...JSON.parse(line) }); } });
-    speakers.set(n, new Speaker({
-      node: n, namespace: NS, source, membership, log, metrics: speakerMetrics(), l2StatusApi: statuses,
-      l2: { announce: (s, ips, ifs) => l2.push([n, 'announce', s, ips, ifs]), withdraw: (s) => l2.push([n, 'withdraw', s, null, null]) },
-      bgpStatusApi: { create: async (_ns, o) => ({ ...o, metadata: { ...o.metadata, name: 'bgp-1' } }), patchStatus: async () => {}, delete: async () => {} },
-      frrApi: { get: async () => null, create: async (o) => o, update: async (o) => o, delete: async () => {} },
-      event: (svc, _type, reason, message) => events.push({ node: n, service: namespacedName(svc), reason, message }),
-      owner: { apiVersion: 'v1', kind: 'Pod', name: `speaker-${n}`, uid: `pod-${n}` },
-      debounceMs: 1,
-    }));
+    const log = jsonLogger({
+      level: 'debug',
+      write: (line) => {
+        if (process.env.SPK_DEBUG) process.stderr.write(line);
+        logs.push({ node: n, ...JSON.parse(line) });
+      },
+    });
+    speakers.set(
+      n,
+      new Speaker({
+        node: n,
+        namespace: NS,
+        source,
+        membership,
+        log,
+        metrics: speakerMetrics(),
+        l2StatusApi: statuses,
+        l2: { announce: (s, ips, ifs) => l2.push([n, 'announce', s, ips, ifs]), withdraw: (s) => l2.push([n, 'withdraw', s, null, null]) },
+        bgpStatusApi: { create: async (_ns, o) => ({ ...o, metadata: { ...o.metadata, name: 'bgp-1' } }), patchStatus: async () => {}, delete: async () => {} },
+        frrApi: { get: async () => null, create: async (o) => o, update: async (o) => o, delete: async () => {} },
+        event: (svc, _type, reason, message) => events.push({ node: n, service: namespacedName(svc), reason, message }),
+        owner: { apiVersion: 'v1', kind: 'Pod', name: `speaker-${n}`, uid: `pod-${n}` },
+        debounceMs: 1,
+      }),
+    );
   }
   for (const s of speakers.values()) await s.start();
   const settle = async () => {
@@ -151,13 +168,23 @@ async function rig(objects: KubeObject[], speakerNodes: string[] = NODES): Promi
     }
   };
   await settle();
-  return { source, membership, speakers, statuses, logs, events, l2, settle, stop: async () => { for (const s of speakers.values()) await s.stop(); } };
+  return {
+    source,
+    membership,
+    speakers,
+    statuses,
+    logs,
+    events,
+    l2,
+    settle,
+    stop: async () => {
+      for (const s of speakers.values()) await s.stop();
+    },
+  };
 }
 
 function statusNodes(r: Rig, svc = 'default/web'): string[] {
-  return [...r.statuses.objects.values()]
-    .filter((s) => `${s.status?.serviceNamespace}/${s.status?.serviceName}` === svc)
-    .map((s) => s.status?.node ?? '?');
+  return [...r.statuses.objects.values()].filter((s) => `${s.status?.serviceNamespace}/${s.status?.serviceName}` === svc).map((s) => s.status?.node ?? '?');
 }
 
 function baseObjects(): KubeObject[] {
@@ -171,7 +198,10 @@ test('exactly one speaker announces, with the log line, event, metric and Servic
   try {
     const winner = winnerOf(r.source.state(), 'default/web');
     assert.ok(winner);
-    assert.deepEqual(r.l2.filter((x) => x[1] === 'announce').map((x) => x[0]), [winner]);
+    assert.deepEqual(
+      r.l2.filter((x) => x[1] === 'announce').map((x) => x[0]),
+      [winner],
+    );
     assert.deepEqual(statusNodes(r), [winner]);
     const st = [...r.statuses.objects.values()][0]!;
     assert.equal(st.metadata?.namespace, NS);
@@ -198,13 +228,21 @@ test('the winner losing its endpoint (Local policy) moves the announcement and t
   try {
     const first = winnerOf(r.source.state(), 'default/web')!;
     assert.deepEqual(statusNodes(r), [first]);
-    r.source.put(slice('web', NODES.filter((n) => n !== first)));
+    r.source.put(
+      slice(
+        'web',
+        NODES.filter((n) => n !== first),
+      ),
+    );
     await r.settle();
     const second = winnerOf(r.source.state(), 'default/web')!;
     assert.notEqual(second, first);
     assert.deepEqual(statusNodes(r), [second]);
     const withdrawn = r.logs.filter((l) => l.event === 'serviceWithdrawn');
-    assert.deepEqual(withdrawn.map((l) => [l.node, l.reason, l.protocol, l.ip]), [[first, 'notOwner', 'layer2', ['192.0.2.10']]]);
+    assert.deepEqual(
+      withdrawn.map((l) => [l.node, l.reason, l.protocol, l.ip]),
+      [[first, 'notOwner', 'layer2', ['192.0.2.10']]],
+    );
   } finally {
     await r.stop();
   }
@@ -221,7 +259,10 @@ test('an advertisement limited to interfaces and nodes: status lists the interfa
     assert.deepEqual(statusNodes(r), [other]);
     const st = [...r.statuses.objects.values()][0]!;
     assert.deepEqual(st.status?.interfaces, [{ name: 'eth0' }, { name: 'eth1' }]);
-    assert.deepEqual(r.logs.filter((l) => l.event === 'serviceWithdrawn').map((l) => [l.node, l.reason]), [[first, 'noMatchingAdvertisement']]);
+    assert.deepEqual(
+      r.logs.filter((l) => l.event === 'serviceWithdrawn').map((l) => [l.node, l.reason]),
+      [[first, 'noMatchingAdvertisement']],
+    );
     assert.deepEqual(r.l2.filter((x) => x[1] === 'announce').at(-1), [other, 'announce', 'default/web', ['192.0.2.10'], ['eth0', 'eth1']]);
   } finally {
     await r.stop();
@@ -259,7 +300,11 @@ test('service-level reasons: not LoadBalancer, no IP, IP outside every pool', as
     try {
       r.source.put(svc);
       await r.settle();
-      assert.deepEqual(r.logs.filter((l) => l.event === 'serviceWithdrawn').map((l) => l.reason), [reason], name);
+      assert.deepEqual(
+        r.logs.filter((l) => l.event === 'serviceWithdrawn').map((l) => l.reason),
+        [reason],
+        name,
+      );
       assert.deepEqual(statusNodes(r), [], name);
     } finally {
       await r.stop();
@@ -299,7 +344,8 @@ test('a Node status heartbeat does not resync; a label change does', async () =>
 
 test('stale ServiceL2Status objects of this node are removed at start; a deleted own status is recreated', async () => {
   const stale: ServiceL2Status = {
-    apiVersion: 'metallb.io/v1beta1', kind: 'ServiceL2Status',
+    apiVersion: 'metallb.io/v1beta1',
+    kind: 'ServiceL2Status',
     metadata: { name: 'l2-old', namespace: NS, labels: { 'metallb.io/node': 'n1', 'metallb.io/service-name': 'gone', 'metallb.io/service-namespace': 'default' } },
     status: { node: 'n1', serviceName: 'gone', serviceNamespace: 'default' },
   };
@@ -321,13 +367,17 @@ test('graceful shutdown withdraws everything and removes the ServiceL2Status', a
   const w = winnerOf(r.source.state(), 'default/web')!;
   await r.stop();
   assert.deepEqual(statusNodes(r), []);
-  assert.deepEqual(r.logs.filter((l) => l.event === 'serviceWithdrawn').map((l) => [l.node, l.reason]), [[w, 'shutdown']]);
+  assert.deepEqual(
+    r.logs.filter((l) => l.event === 'serviceWithdrawn').map((l) => [l.node, l.reason]),
+    [[w, 'shutdown']],
+  );
   assert.deepEqual(r.l2.at(-1), [w, 'withdraw', 'default/web', null, null]);
 });
 
 test('planL2Status: MetalLB reconciler cases', () => {
   const mk = (name: string, node: string, status?: L2StatusBody): ServiceL2Status => ({
-    apiVersion: 'metallb.io/v1beta1', kind: 'ServiceL2Status',
+    apiVersion: 'metallb.io/v1beta1',
+    kind: 'ServiceL2Status',
     metadata: { name, namespace: NS, labels: { 'metallb.io/node': node, 'metallb.io/service-name': 'web', 'metallb.io/service-namespace': 'default' } },
     ...(status ? { status: { ...status } } : {}),
   });
@@ -345,17 +395,23 @@ test('planL2Status: MetalLB reconciler cases', () => {
     const plan = planL2Status({ ...base, desired: c.desired, existing: c.existing });
     assert.deepEqual(plan.deletes, c.deletes, c.name);
     assert.equal(plan.create !== null, c.create, c.name);
-    assert.equal(plan.patch === null ? null : plan.patch.name ?? 'new', c.patch, c.name);
+    assert.equal(plan.patch === null ? null : (plan.patch.name ?? 'new'), c.patch, c.name);
   }
   assert.deepEqual(desiredL2Status('n1', 'default', 'web', ['eth0']), { node: 'n1', serviceName: 'web', serviceNamespace: 'default', interfaces: [{ name: 'eth0' }] });
 });
 
-test('events are recorded as MetalLB\'s speaker records them: metallb-speaker, no host; a burst of identical events is one Event', async () => {
+test("events are recorded as MetalLB's speaker records them: metallb-speaker, no host; a burst of identical events is one Event", async () => {
   const created: KubeEvent[] = [];
   const patched: Array<[string, number]> = [];
   const sink: KubeEventSink = {
-    create: async (ev) => { created.push(ev); return { ...ev, metadata: { ...ev.metadata, resourceVersion: '1' } }; },
-    patch: async (ev, p) => { patched.push([ev.metadata.name, p.count]); return { ...ev, count: p.count }; },
+    create: async (ev) => {
+      created.push(ev);
+      return { ...ev, metadata: { ...ev.metadata, resourceVersion: '1' } };
+    },
+    patch: async (ev, p) => {
+      patched.push([ev.metadata.name, p.count]);
+      return { ...ev, count: p.count };
+    },
   };
   const events = new SpeakerEvents(sink, jsonLogger({ level: 'error', write: () => {} }), () => 1_700_000_000_123);
   const svc = service('web', ['192.0.2.10']) as never;
@@ -365,7 +421,10 @@ test('events are recorded as MetalLB\'s speaker records them: metallb-speaker, n
   assert.deepEqual(created[0]!.source, { component: 'metallb-speaker' });
   assert.deepEqual(created[0]!.involvedObject, { apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 'web', uid: 'uid-web' });
   assert.equal(created[0]!.firstTimestamp, '2023-11-14T22:13:20Z');
-  assert.deepEqual(patched.map(([, c]) => c), [2, 3]);
+  assert.deepEqual(
+    patched.map(([, c]) => c),
+    [2, 3],
+  );
   await events.close();
 });
 
@@ -373,10 +432,15 @@ test('flags: memberlist on only with bind address and labels, namespace defaults
   assert.equal(memberlistSettings({ mlBindport: '7946' }), null);
   assert.equal(memberlistSettings({ mlBindaddr: '10.0.0.1', mlBindport: '7946' }), null, 'no labels: memberlist off (MetalLB)');
   assert.equal(memberlistSettings({ mlLabels: 'app=metallb', mlSecretKeyPath: '/etc/ml_secret_key' }), null, 'no bind address: memberlist off (MetalLB)');
-  assert.deepEqual(memberlistSettings({ mlBindaddr: '10.0.0.1', mlBindport: '8000', mlLabels: 'app=metallb' }),
-    { bindAddr: '10.0.0.1', bindPort: 8000, labels: 'app=metallb', wan: false });
-  assert.deepEqual(memberlistSettings({ mlBindaddr: '10.0.0.1', mlLabels: 'app=metallb', mlNamespace: 'ns', mlSecretKeyPath: '/s', mlWanConfig: true }),
-    { bindAddr: '10.0.0.1', bindPort: 7946, labels: 'app=metallb', namespace: 'ns', secretKeyPath: '/s', wan: true });
+  assert.deepEqual(memberlistSettings({ mlBindaddr: '10.0.0.1', mlBindport: '8000', mlLabels: 'app=metallb' }), { bindAddr: '10.0.0.1', bindPort: 8000, labels: 'app=metallb', wan: false });
+  assert.deepEqual(memberlistSettings({ mlBindaddr: '10.0.0.1', mlLabels: 'app=metallb', mlNamespace: 'ns', mlSecretKeyPath: '/s', mlWanConfig: true }), {
+    bindAddr: '10.0.0.1',
+    bindPort: 7946,
+    labels: 'app=metallb',
+    namespace: 'ns',
+    secretKeyPath: '/s',
+    wan: true,
+  });
   assert.throws(() => memberlistSettings({ mlBindaddr: '10.0.0.1', mlBindport: 'x', mlLabels: 'a=b' }), /--ml-bindport: not a port number: x/);
   assert.throws(() => memberlistSettings({ mlBindaddr: '10.0.0.1', mlBindport: '70000', mlLabels: 'a=b' }), /--ml-bindport/);
   assert.throws(() => memberlistSettings({ mlBindaddr: 'node-1', mlLabels: 'a=b' }), /--ml-bindaddr: not an IP address/);
@@ -390,10 +454,14 @@ test('flags: memberlist on only with bind address and labels, namespace defaults
   assert.equal(filteredByClass(svc('mine'), 'mine'), false);
   assert.equal(rfc3339(Date.UTC(2025, 0, 2, 3, 4, 5, 678)), '2025-01-02T03:04:05Z');
   const lines: string[] = [];
-  jsonLogger({ level: 'warn', write: (l) => lines.push(l), now: () => 0 }).with({ b: 1 }).info({ a: 2 });
+  jsonLogger({ level: 'warn', write: (l) => lines.push(l), now: () => 0 })
+    .with({ b: 1 })
+    .info({ a: 2 });
   assert.equal(lines.length, 0);
   const debugLines: string[] = [];
-  jsonLogger({ level: 'debug', write: (l) => debugLines.push(l), now: () => 0 }).with({ b: 1 }).debug({ a: 2, u: undefined });
+  jsonLogger({ level: 'debug', write: (l) => debugLines.push(l), now: () => 0 })
+    .with({ b: 1 })
+    .debug({ a: 2, u: undefined });
   assert.deepEqual(debugLines, ['{"a":2,"b":1,"level":"debug","ts":"1970-01-01T00:00:00Z"}\n']);
 });
 
@@ -402,19 +470,29 @@ test('speakerPodIPs: pods by label selector in the namespace, Running with a pod
   const pod = (phase: string, podIP?: string) => ({ metadata: { name: `p-${podIP}` }, status: { phase, ...(podIP ? { podIP } : {}) } });
   const get = async (path: string, query: Record<string, string>) => {
     calls.push([path, query]);
-    return { items: [pod('Running', '10.0.0.3'), pod('Running', '10.0.0.1'), pod('Pending', '10.0.0.4'), pod('Running'), pod('Failed', '10.0.0.5'),
-      pod('Running', '10.0.0.2'), pod('Running', '10.0.0.3'), {}] };
+    return { items: [pod('Running', '10.0.0.3'), pod('Running', '10.0.0.1'), pod('Pending', '10.0.0.4'), pod('Running'), pod('Failed', '10.0.0.5'), pod('Running', '10.0.0.2'), pod('Running', '10.0.0.3'), {}] };
   };
   assert.deepEqual(await speakerPodIPs(get, 'metallb system', 'app=metallb,component=speaker', '10.0.0.2'), ['10.0.0.1', '10.0.0.3']);
   assert.deepEqual(calls, [['/api/v1/namespaces/metallb%20system/pods', { labelSelector: 'app=metallb,component=speaker' }]]);
   assert.deepEqual(await speakerPodIPs(async () => ({ items: [pod('Running', '10.0.0.2')] }), 'ns', 'a=b'), ['10.0.0.2'], 'no self IP: nothing excluded');
-  await assert.rejects(speakerPodIPs(async () => { throw new Error('forbidden'); }, 'ns', 'a=b'), /forbidden/);
+  await assert.rejects(
+    speakerPodIPs(
+      async () => {
+        throw new Error('forbidden');
+      },
+      'ns',
+      'a=b',
+    ),
+    /forbidden/,
+  );
 });
 
 test('nodeChangeMatters: MetalLB NodeReconciler predicate (create, delete, labels, NetworkUnavailable; not heartbeats)', async () => {
   const { nodeChangeMatters } = await import('../../src/speaker/speaker.ts');
   const n = (labels: Record<string, string>, netUnavailable?: string): KubeObject => ({
-    apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', labels, resourceVersion: String(Math.random()) },
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'n1', labels, resourceVersion: String(Math.random()) },
     status: { conditions: [{ type: 'Ready', status: 'True' }, ...(netUnavailable ? [{ type: 'NetworkUnavailable', status: netUnavailable }] : [])] },
   });
   assert.equal(nodeChangeMatters({ type: 'add', object: n({}) }), true);

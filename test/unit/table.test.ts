@@ -7,21 +7,42 @@ import { renderTable, type Cell } from '../../src/render/table.ts';
 
 const Table = createRequire(import.meta.url)('cli-table3') as typeof import('cli-table3');
 const NO_BORDERS = {
-  top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-  bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '',
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
+  middle: '',
 };
 
 /** What renderTable printed with cli-table3 for every table (before its own layout). */
 function viaCliTable3(headers: string[], rows: Cell[][]): string {
   const t = new Table({ head: headers.map((h) => h.toUpperCase()), chars: NO_BORDERS, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 3, compact: true } });
   for (const r of rows) t.push(r.map((c) => (c === null || c === undefined || c === '' ? '<none>' : String(c))));
-  return t.toString().split('\n').map((l) => l.trimEnd()).join('\n') + '\n';
+  return (
+    t
+      .toString()
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .join('\n') + '\n'
+  );
 }
 
 test('renderTable lays out plain cells exactly as cli-table3 does', () => {
   let seed = 12345;
-  const rand = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
   const word = () => {
     const w = Array.from({ length: rand(14) }, () => String.fromCharCode(0x20 + rand(95))).join('');
     return rand(5) === 0 ? `\u001b[3${1 + rand(3)}m${w}\u001b[39m` : rand(7) === 0 ? `\u001b[1m${w}\u001b[22m` : w;
@@ -34,6 +55,11 @@ test('renderTable lays out plain cells exactly as cli-table3 does', () => {
 });
 
 test('renderTable: cells that are not one plain line still go through cli-table3', () => {
-  const rows: Cell[][] = [['a\nb', 'x'], ['ü', 'y'], ['日本', 'z'], ['\ttab', 'w']];
+  const rows: Cell[][] = [
+    ['a\nb', 'x'],
+    ['ü', 'y'],
+    ['日本', 'z'],
+    ['\ttab', 'w'],
+  ];
   assert.equal(renderTable(['name', 'v'], rows), viaCliTable3(['name', 'v'], rows));
 });

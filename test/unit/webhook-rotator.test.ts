@@ -67,12 +67,23 @@ class FakeApi {
 
 function rotator(api: FakeApi, served: KeyPairPem[]): CertRotator {
   return new CertRotator({
-    api: api as unknown as KubeClient, namespace: NS, secretName: 'metallb-webhook-cert', dnsName: `metallb-webhook-service.${NS}.svc`,
-    webhookConfigurationName: 'metallb-webhook-configuration', conversionCRDName: 'bgppeers.metallb.io', onKeyPair: (kp) => served.push(kp),
+    api: api as unknown as KubeClient,
+    namespace: NS,
+    secretName: 'metallb-webhook-cert',
+    dnsName: `metallb-webhook-service.${NS}.svc`,
+    webhookConfigurationName: 'metallb-webhook-configuration',
+    conversionCRDName: 'bgppeers.metallb.io',
+    onKeyPair: (kp) => served.push(kp),
   });
 }
 
-const vwc = () => ({ metadata: { name: 'metallb-webhook-configuration', resourceVersion: '1' }, webhooks: [{ name: 'a', clientConfig: { service: {} } }, { name: 'b', clientConfig: { url: 'https://x' } }] });
+const vwc = () => ({
+  metadata: { name: 'metallb-webhook-configuration', resourceVersion: '1' },
+  webhooks: [
+    { name: 'a', clientConfig: { service: {} } },
+    { name: 'b', clientConfig: { url: 'https://x' } },
+  ],
+});
 const data = (api: FakeApi, key: string): string => Buffer.from(api.objects.get(SECRET).data[key], 'base64').toString('utf8');
 
 test('no Secret, no configuration yet, a CRD without conversion webhook: the Secret is created, nothing else fails', async () => {
@@ -102,7 +113,10 @@ test('the shipped empty Secret is filled (after a conflict), the CA goes into ev
   const ca = data(api, 'ca.crt');
   const b64 = Buffer.from(ca).toString('base64');
   assert.equal(api.objects.get(SECRET).data.keep, 'eA==', 'other keys are kept');
-  assert.deepEqual(api.objects.get(VWC).webhooks.map((w: any) => w.clientConfig.caBundle), [b64, b64]);
+  assert.deepEqual(
+    api.objects.get(VWC).webhooks.map((w: any) => w.clientConfig.caBundle),
+    [b64, b64],
+  );
   assert.equal(api.objects.get(CRD).spec.conversion.webhook.clientConfig.caBundle, b64);
   assert.deepEqual(api.writes, [`PUT ${SECRET}`, `PUT ${VWC} fieldManager=MetalLB`, `PUT ${CRD} fieldManager=MetalLB`]);
   assert.equal(r.injected, true);
@@ -127,7 +141,9 @@ test('the shipped empty Secret is filled (after a conflict), the CA goes into ev
 
 test('start() fails in one line when the Secret cannot be read (RBAC): exit 3', async () => {
   const api = new FakeApi();
-  (api as any).request = async () => { throw new KubeApiError(403, { message: 'secrets "metallb-webhook-cert" is forbidden', reason: 'Forbidden' } as never, 'forbidden'); };
+  (api as any).request = async () => {
+    throw new KubeApiError(403, { message: 'secrets "metallb-webhook-cert" is forbidden', reason: 'Forbidden' } as never, 'forbidden');
+  };
   await assert.rejects(rotator(api, []).start(), (err: Error) => err instanceof UserError && err.exitCode === 3 && /cannot set up the webhook certificate/.test(err.message));
 });
 
@@ -138,7 +154,10 @@ test('CertDirSource: missing files are one line (exit 2); replaced files are ser
     const errors: unknown[] = [];
     const log = { error: (f: unknown) => errors.push(f), info: () => {}, warn: () => {}, debug: () => {}, with: () => log } as never;
     const src = new CertDirSource({ dir, onKeyPair: (kp) => served.push(kp), log, pollMs: 3_600_000 });
-    assert.throws(() => src.start(), (err: Error) => err instanceof UserError && err.exitCode === 2 && err.message.includes(`${dir}/tls.crt: no such file`));
+    assert.throws(
+      () => src.start(),
+      (err: Error) => err instanceof UserError && err.exitCode === 2 && err.message.includes(`${dir}/tls.crt: no such file`),
+    );
     const ca = createCA();
     const one = createServingCert(ca, 'a.svc');
     writeFileSync(join(dir, 'tls.crt'), one.certPem);
@@ -153,7 +172,10 @@ test('CertDirSource: missing files are one line (exit 2); replaced files are ser
     src.poll();
     src.poll();
     src.stop();
-    assert.deepEqual(served.map((s) => s.certPem), [one.certPem, two.certPem]);
+    assert.deepEqual(
+      served.map((s) => s.certPem),
+      [one.certPem, two.certPem],
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

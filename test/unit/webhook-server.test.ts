@@ -15,18 +15,27 @@ import { createCA, createServingCert } from '../../src/controller/webhook-cert.t
 const NS = 'metallb-system';
 const spec = (kind: string): WebhookSpec => METALLB_WEBHOOKS.find((w) => w.kind === kind)!;
 const obj = (kind: string, name: string, s: Record<string, unknown> = {}, namespace = NS): KubeObject => ({
-  apiVersion: kind === 'BGPPeer' ? 'metallb.io/v1beta2' : 'metallb.io/v1beta1', kind, metadata: { name, namespace }, spec: s,
+  apiVersion: kind === 'BGPPeer' ? 'metallb.io/v1beta2' : 'metallb.io/v1beta1',
+  kind,
+  metadata: { name, namespace },
+  spec: s,
 });
-const review = (operation: string, object: KubeObject, apiVersion = 'admission.k8s.io/v1'): Buffer => Buffer.from(JSON.stringify({
-  apiVersion, kind: 'AdmissionReview',
-  request: { uid: 'u-1', operation, ...(operation === 'DELETE' ? { oldObject: object, object: null } : { object }) },
-}));
+const review = (operation: string, object: KubeObject, apiVersion = 'admission.k8s.io/v1'): Buffer =>
+  Buffer.from(
+    JSON.stringify({
+      apiVersion,
+      kind: 'AdmissionReview',
+      request: { uid: 'u-1', operation, ...(operation === 'DELETE' ? { oldObject: object, object: null } : { object }) },
+    }),
+  );
 
 /** deps whose lists come from `stored` (by kind), recording what was listed. */
 function deps(stored: KubeObject[], fail: string | null = null): AdmissionDeps & { listed: string[] } {
   const listed: string[] = [];
   return {
-    namespace: NS, validation: clusterValidation('frr-k8s'), listed,
+    namespace: NS,
+    validation: clusterValidation('frr-k8s'),
+    listed,
     list: async (kind) => {
       listed.push(kind);
       if (kind === fail) throw new Error('ipaddresspools.metallb.io is forbidden: User "x" cannot list resource');
@@ -42,35 +51,85 @@ async function admit(kind: string, operation: string, object: KubeObject, d: Adm
 }
 
 test('METALLB_WEBHOOKS: MetalLB v0.16.1 paths, versions and operations', () => {
-  assert.deepEqual(METALLB_WEBHOOKS.map((w) => [w.path, w.operations.join(',')]), [
-    ['/validate-metallb-io-v1beta2-bgppeer', 'CREATE,UPDATE'],
-    ['/validate-metallb-io-v1beta1-bfdprofile', 'CREATE,DELETE'],
-    ['/validate-metallb-io-v1beta1-bgpadvertisement', 'CREATE,UPDATE'],
-    ['/validate-metallb-io-v1beta1-community', 'CREATE,UPDATE'],
-    ['/validate-metallb-io-v1beta1-ipaddresspool', 'CREATE,UPDATE'],
-    ['/validate-metallb-io-v1beta1-l2advertisement', 'CREATE,UPDATE'],
-  ]);
+  assert.deepEqual(
+    METALLB_WEBHOOKS.map((w) => [w.path, w.operations.join(',')]),
+    [
+      ['/validate-metallb-io-v1beta2-bgppeer', 'CREATE,UPDATE'],
+      ['/validate-metallb-io-v1beta1-bfdprofile', 'CREATE,DELETE'],
+      ['/validate-metallb-io-v1beta1-bgpadvertisement', 'CREATE,UPDATE'],
+      ['/validate-metallb-io-v1beta1-community', 'CREATE,UPDATE'],
+      ['/validate-metallb-io-v1beta1-ipaddresspool', 'CREATE,UPDATE'],
+      ['/validate-metallb-io-v1beta1-l2advertisement', 'CREATE,UPDATE'],
+    ],
+  );
 });
 
 const cases: Array<{ name: string; kind: string; op: string; object: KubeObject; stored?: KubeObject[]; listed: string[]; allowed: boolean; message?: string; warnings?: string[] }> = [
-  { name: 'a valid pool', kind: 'IPAddressPool', op: 'CREATE', object: obj('IPAddressPool', 'b', { addresses: ['10.0.1.0/24'] }),
-    stored: [obj('IPAddressPool', 'a', { addresses: ['10.0.0.0/24'] })], listed: ['IPAddressPool'], allowed: true },
-  { name: 'an overlapping pool', kind: 'IPAddressPool', op: 'CREATE', object: obj('IPAddressPool', 'b', { addresses: ['10.0.0.128/25'] }),
-    stored: [obj('IPAddressPool', 'a', { addresses: ['10.0.0.0/24'] })], listed: ['IPAddressPool'], allowed: false,
+  {
+    name: 'a valid pool',
+    kind: 'IPAddressPool',
+    op: 'CREATE',
+    object: obj('IPAddressPool', 'b', { addresses: ['10.0.1.0/24'] }),
+    stored: [obj('IPAddressPool', 'a', { addresses: ['10.0.0.0/24'] })],
+    listed: ['IPAddressPool'],
+    allowed: true,
+  },
+  {
+    name: 'an overlapping pool',
+    kind: 'IPAddressPool',
+    op: 'CREATE',
+    object: obj('IPAddressPool', 'b', { addresses: ['10.0.0.128/25'] }),
+    stored: [obj('IPAddressPool', 'a', { addresses: ['10.0.0.0/24'] })],
+    listed: ['IPAddressPool'],
+    allowed: false,
     // the core's rendition of MetalLB's parser error (naming the object), as `validate` prints it
-    message: 'metallb-system/IPAddressPool/b: CIDR "10.0.0.128/25" in pool "b" overlaps with already defined CIDR "10.0.0.0/24" of pool "a"' },
-  { name: 'a pool outside the namespace: denied before listing', kind: 'IPAddressPool', op: 'CREATE', object: obj('IPAddressPool', 'b', { addresses: ['10.0.0.0/24'] }, 'default'),
-    listed: [], allowed: false, message: 'resource must be created in metallb-system namespace' },
-  { name: 'a BGPPeer with disableMP: allowed with the warning, nothing listed', kind: 'BGPPeer', op: 'CREATE', object: obj('BGPPeer', 'p', { disableMP: true }),
-    listed: [], allowed: true, warnings: ["disable mp is deprecated and has no effect since it's the default behavior now"] },
-  { name: 'a BGPPeer update reads the peers and the nodes', kind: 'BGPPeer', op: 'UPDATE', object: obj('BGPPeer', 'p', { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.1' }),
-    listed: ['BGPPeer', 'Node'], allowed: true },
-  { name: 'a BFDProfile in use cannot be deleted', kind: 'BFDProfile', op: 'DELETE', object: obj('BFDProfile', 'fast'),
-    stored: [obj('BGPPeer', 'router', { bfdProfile: 'fast' })], listed: ['BGPPeer'], allowed: false, message: 'failed to delete BFDProfile fast, used by BGPPeer router' },
+    message: 'metallb-system/IPAddressPool/b: CIDR "10.0.0.128/25" in pool "b" overlaps with already defined CIDR "10.0.0.0/24" of pool "a"',
+  },
+  {
+    name: 'a pool outside the namespace: denied before listing',
+    kind: 'IPAddressPool',
+    op: 'CREATE',
+    object: obj('IPAddressPool', 'b', { addresses: ['10.0.0.0/24'] }, 'default'),
+    listed: [],
+    allowed: false,
+    message: 'resource must be created in metallb-system namespace',
+  },
+  {
+    name: 'a BGPPeer with disableMP: allowed with the warning, nothing listed',
+    kind: 'BGPPeer',
+    op: 'CREATE',
+    object: obj('BGPPeer', 'p', { disableMP: true }),
+    listed: [],
+    allowed: true,
+    warnings: ["disable mp is deprecated and has no effect since it's the default behavior now"],
+  },
+  {
+    name: 'a BGPPeer update reads the peers and the nodes',
+    kind: 'BGPPeer',
+    op: 'UPDATE',
+    object: obj('BGPPeer', 'p', { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.1' }),
+    listed: ['BGPPeer', 'Node'],
+    allowed: true,
+  },
+  {
+    name: 'a BFDProfile in use cannot be deleted',
+    kind: 'BFDProfile',
+    op: 'DELETE',
+    object: obj('BFDProfile', 'fast'),
+    stored: [obj('BGPPeer', 'router', { bfdProfile: 'fast' })],
+    listed: ['BGPPeer'],
+    allowed: false,
+    message: 'failed to delete BFDProfile fast, used by BGPPeer router',
+  },
   { name: 'a BFDProfile create reads nothing', kind: 'BFDProfile', op: 'CREATE', object: obj('BFDProfile', 'fast'), listed: [], allowed: true },
-  { name: 'an L2Advertisement with a bad selector', kind: 'L2Advertisement', op: 'CREATE',
+  {
+    name: 'an L2Advertisement with a bad selector',
+    kind: 'L2Advertisement',
+    op: 'CREATE',
     object: obj('L2Advertisement', 'l2', { nodeSelectors: [{ matchExpressions: [{ key: 'a', operator: 'Bogus' }] }] }),
-    listed: ['L2Advertisement', 'IPAddressPool'], allowed: false },
+    listed: ['L2Advertisement', 'IPAddressPool'],
+    allowed: false,
+  },
   { name: 'an unhandled operation (CONNECT) is allowed', kind: 'IPAddressPool', op: 'CONNECT', object: obj('IPAddressPool', 'b'), listed: [], allowed: true },
 ];
 for (const c of cases) {
@@ -114,23 +173,41 @@ test('admission: malformed requests get code 400 (controller-runtime texts); a v
 
 test('conversion review: v1beta1 → v1beta2 and back, as MetalLB answers it; a bad duration is a Failure', () => {
   const v1beta1 = { apiVersion: 'metallb.io/v1beta1', kind: 'BGPPeer', metadata: { name: 'p', namespace: NS, uid: 'x' }, spec: { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.1', holdTime: '90s' } };
-  const a = handleConversion(Buffer.from(JSON.stringify({
-    apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'c-1', desiredAPIVersion: 'metallb.io/v1beta2', objects: [v1beta1] },
-  })));
+  const a = handleConversion(
+    Buffer.from(
+      JSON.stringify({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        request: { uid: 'c-1', desiredAPIVersion: 'metallb.io/v1beta2', objects: [v1beta1] },
+      }),
+    ),
+  );
   assert.equal(a.status, 200);
   const res = (a.body as { response: { uid: string; convertedObjects: KubeObject[]; result: { status: string } } }).response;
   assert.equal(res.uid, 'c-1');
   assert.equal(res.result.status, 'Success');
-  assert.deepEqual(res.convertedObjects, [{
-    apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: v1beta1.metadata,
-    spec: { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.1', holdTime: '1m30s', keepaliveTime: '0s', passwordSecret: {} }, status: {},
-  }]);
-  const bad = handleConversion(Buffer.from(JSON.stringify({
-    apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview',
-    request: { uid: 'c-2', desiredAPIVersion: 'metallb.io/v1beta2', objects: [{ ...v1beta1, spec: { holdTime: '5x' } }] },
-  })));
+  assert.deepEqual(res.convertedObjects, [
+    {
+      apiVersion: 'metallb.io/v1beta2',
+      kind: 'BGPPeer',
+      metadata: v1beta1.metadata,
+      spec: { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.1', holdTime: '1m30s', keepaliveTime: '0s', passwordSecret: {} },
+      status: {},
+    },
+  ]);
+  const bad = handleConversion(
+    Buffer.from(
+      JSON.stringify({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        request: { uid: 'c-2', desiredAPIVersion: 'metallb.io/v1beta2', objects: [{ ...v1beta1, spec: { holdTime: '5x' } }] },
+      }),
+    ),
+  );
   assert.deepEqual((bad.body as { response: unknown }).response, {
-    uid: 'c-2', convertedObjects: null, result: { metadata: {}, status: 'Failure', message: 'spec.holdTime: time: invalid duration "5x"' },
+    uid: 'c-2',
+    convertedObjects: null,
+    result: { metadata: {}, status: 'Failure', message: 'spec.holdTime: time: invalid duration "5x"' },
   });
   assert.equal(handleConversion(Buffer.from('nope')).status, 400);
 });
@@ -141,7 +218,9 @@ function post(port: number, path: string, body: Buffer, ca: string): Promise<{ s
       const cert = new X509Certificate((res.socket as import('node:tls').TLSSocket).getPeerX509Certificate()!.raw);
       let text = '';
       res.setEncoding('utf8');
-      res.on('data', (d: string) => { text += d; });
+      res.on('data', (d: string) => {
+        text += d;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text, cert }));
     });
     req.on('error', reject);

@@ -32,7 +32,11 @@ const cases: Array<{ name: string; flags: Partial<TlsFlags>; want?: object; erro
 ];
 for (const c of cases) {
   test(`webhookTlsOptions: ${c.name}`, () => {
-    if (c.error) assert.throws(() => webhookTlsOptions(flags(c.flags)), (err: Error) => err.message.startsWith(c.error!));
+    if (c.error)
+      assert.throws(
+        () => webhookTlsOptions(flags(c.flags)),
+        (err: Error) => err.message.startsWith(c.error!),
+      );
     else assert.deepEqual(webhookTlsOptions(flags(c.flags)), c.want);
   });
 }
@@ -48,7 +52,10 @@ test('a handshake honours the options: TLS 1.3 by default; TLS 1.2 with the one 
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     const sock = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: ca.certPem, ALPNProtocols: ['h2', 'http/1.1'], ...client });
-    await new Promise<void>((resolve, reject) => { sock.once('secureConnect', resolve); sock.once('error', reject); });
+    await new Promise<void>((resolve, reject) => {
+      sock.once('secureConnect', resolve);
+      sock.once('error', reject);
+    });
     assert.equal(sock.getProtocol(), version);
     assert.equal(sock.alpnProtocol, 'http/1.1');
     if (cipher) assert.equal(sock.getCipher().name, cipher);
@@ -56,7 +63,12 @@ test('a handshake honours the options: TLS 1.3 by default; TLS 1.2 with the one 
     // a TLS 1.2 client is refused by the TLS 1.3 default
     if (version === 'TLSv1.3') {
       const old = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: ca.certPem, maxVersion: 'TLSv1.2' });
-      await assert.rejects(new Promise((resolve, reject) => { old.once('secureConnect', resolve); old.once('error', reject); }));
+      await assert.rejects(
+        new Promise((resolve, reject) => {
+          old.once('secureConnect', resolve);
+          old.once('error', reject);
+        }),
+      );
       old.destroy();
     }
     await new Promise<void>((r) => server.close(() => r()));

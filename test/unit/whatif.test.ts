@@ -21,7 +21,11 @@ const EXAMPLE = join(ROOT, 'examples/cluster.yaml');
 const CP_ONLY = join(ROOT, 'examples/cluster-cp-only.yaml');
 const NS = 'metallb-system';
 const dir = mkdtempSync(join(tmpdir(), 'metallb-ts-whatif-'));
-const write = (name: string, text: string): string => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const write = (name: string, text: string): string => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
 
 const example = await loadSnapshot([EXAMPLE]);
 const cpOnly = await loadSnapshot([CP_ONLY]);
@@ -46,7 +50,10 @@ test('node down: its Services move to the other worker, nothing else changes (ex
   }
   assert.equal(r.speakers.source, 'speaker-pods');
   assert.equal(r.speakers.before?.length, 8);
-  assert.deepEqual(r.speakers.after, r.speakers.before!.filter((n) => n !== 'lab-worker-b'));
+  assert.deepEqual(
+    r.speakers.after,
+    r.speakers.before!.filter((n) => n !== 'lab-worker-b'),
+  );
 });
 
 test('both workers down: their endpoints turn not ready, every announced Service loses its announcer', () => {
@@ -84,8 +91,7 @@ test('labels: removing the selected label loses every announcer, adding it to a 
   // Combined: one worker down, the other unlabelled; WHY names what dropped each former candidate.
   const both = whatIf(example, { nodesDown: ['lab-worker-a'], labels: [{ node: 'lab-worker-b', key: 'node-role/worker', value: null }] });
   assert.equal(both.verdict, '10 Services lose their announcer, 4 unchanged');
-  assert.equal(both.services[0]!.after!.why,
-    'no candidate left: lab-worker-a: no live speaker on the node (not a memberlist member); lab-worker-b: no L2Advertisement applying to the service selects it');
+  assert.equal(both.services[0]!.after!.why, 'no candidate left: lab-worker-a: no live speaker on the node (not a memberlist member); lab-worker-b: no L2Advertisement applying to the service selects it');
   // The exclusion label on a worker takes it out of the election.
   const excluded = whatIf(example, { labels: [{ node: 'lab-worker-a', key: 'node.kubernetes.io/exclude-from-external-load-balancers', value: '' }] });
   assert.deepEqual(byChange(excluded, 'changesAnnouncer'), Object.fromEntries(ON_A.map((s) => [s, 'lab-worker-b'])));
@@ -105,9 +111,16 @@ test('--ignore-exclude-lb on the exclusion trap: the control-plane nodes announc
   const r = whatIf(cpOnly, { ignoreExcludeLB: true });
   assert.equal(r.verdict, '10 Services get an announcer, 4 unchanged');
   assert.deepEqual(byChange(r, 'getsAnnouncer'), {
-    'shop/frontend': 'lab-cp-3', 'shop/checkout': 'lab-cp-3', 'monitoring/prometheus': 'lab-cp-3', 'platform/wiki': 'lab-cp-3',
-    'shop/api-gateway': 'lab-cp-2', 'monitoring/grafana': 'lab-cp-2', 'monitoring/alertmanager': 'lab-cp-2', 'platform/git': 'lab-cp-2',
-    'platform/registry': 'lab-cp-1', 'storage/minio': 'lab-cp-1',
+    'shop/frontend': 'lab-cp-3',
+    'shop/checkout': 'lab-cp-3',
+    'monitoring/prometheus': 'lab-cp-3',
+    'platform/wiki': 'lab-cp-3',
+    'shop/api-gateway': 'lab-cp-2',
+    'monitoring/grafana': 'lab-cp-2',
+    'monitoring/alertmanager': 'lab-cp-2',
+    'platform/git': 'lab-cp-2',
+    'platform/registry': 'lab-cp-1',
+    'storage/minio': 'lab-cp-1',
   });
   // And back: speakers running with the flag now, without it after.
   const back = whatIf(cpOnly, { ignoreExcludeLB: false }, { ignoreExcludeLB: true });
@@ -115,8 +128,7 @@ test('--ignore-exclude-lb on the exclusion trap: the control-plane nodes announc
   assert.deepEqual(back.change.ignoreExcludeLB, { before: true, after: false });
 });
 
-const lab = (kind: string, name: string, spec: Record<string, unknown>, namespace = NS): KubeObject =>
-  ({ apiVersion: 'metallb.io/v1beta1', kind, metadata: { name, namespace }, spec });
+const lab = (kind: string, name: string, spec: Record<string, unknown>, namespace = NS): KubeObject => ({ apiVersion: 'metallb.io/v1beta1', kind, metadata: { name, namespace }, spec });
 
 test('applied pool shrunk: the controller reprocesses; Services outside the pool lose their address', () => {
   const r = whatIf(example, { apply: [lab('IPAddressPool', 'lab-pool', { addresses: ['192.0.2.10-192.0.2.15'] })] });
@@ -124,7 +136,10 @@ test('applied pool shrunk: the controller reprocesses; Services outside the pool
   assert.deepEqual(r.change.applied, [`${NS}/IPAddressPool/lab-pool`]);
   assert.equal(r.verdict, '8 Services lose their address, 6 unchanged');
   const lost = r.services.filter((s) => s.change === 'losesAddress');
-  assert.deepEqual(lost.map((s) => s.service), ['ingest/admin-console', 'ingest/ingest-tcp', 'ingest/ingest-udp', 'ingest/metrics-relay', 'platform/git', 'platform/registry', 'platform/wiki', 'storage/minio']);
+  assert.deepEqual(
+    lost.map((s) => s.service),
+    ['ingest/admin-console', 'ingest/ingest-tcp', 'ingest/ingest-udp', 'ingest/metrics-relay', 'platform/git', 'platform/registry', 'platform/wiki', 'storage/minio'],
+  );
   for (const s of lost) assert.equal(s.after!.why, 'no available IPs');
   assert.deepEqual(r.services.find((s) => s.service === 'platform/git')!.changes, ['losesAddress', 'losesAnnouncer']);
   // Restart-order uncertainty does not apply to a running controller's reprocess.
@@ -142,15 +157,17 @@ test('applied pool moved: every Service changes address, the announcers follow t
 });
 
 test('a new Service without cluster IPs gets the next free address; a deleted one is just gone', () => {
-  const svc: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'new-web', namespace: 'shop' },
-    spec: { type: 'LoadBalancer', selector: { app: 'x' }, ports: [{ port: 80 }] } } as KubeObject;
+  const svc: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'new-web', namespace: 'shop' }, spec: { type: 'LoadBalancer', selector: { app: 'x' }, ports: [{ port: 80 }] } } as KubeObject;
   const r = whatIf(example, { apply: [svc] });
   const added = r.services.find((s) => s.service === 'shop/new-web')!;
   assert.equal(added.change, 'added');
   assert.deepEqual(added.after!.ips, ['192.0.2.20']);
   assert.equal(added.after!.pool, 'lab-pool');
   assert.equal(r.breaks, false);
-  assert.ok(r.notes.some((n) => /^shop\/new-web: a new Service without cluster IPs: given SingleStack IPv4 as the API server would/.test(n)), r.notes.join('\n'));
+  assert.ok(
+    r.notes.some((n) => /^shop\/new-web: a new Service without cluster IPs: given SingleStack IPv4 as the API server would/.test(n)),
+    r.notes.join('\n'),
+  );
   const del = whatIf(example, { remove: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'frontend', namespace: 'shop' } } as KubeObject] });
   assert.equal(del.verdict, '1 Service is deleted, 13 unchanged');
   assert.equal(del.breaks, false);
@@ -171,31 +188,49 @@ test('a Service edited to type ClusterIP loses its address; its status in the ma
 });
 
 // A small BGP cluster: three nodes, router r1 everywhere, r2 on rack b only.
-const node = (name: string, labels: Record<string, string> = {}): KubeObject =>
-  ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } } });
+const node = (name: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } } });
 function svc(name: string, ip: string, policy: 'Cluster' | 'Local'): KubeObject {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' },
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default' },
     spec: { type: 'LoadBalancer', clusterIP: '10.96.0.10', clusterIPs: ['10.96.0.10'], externalTrafficPolicy: policy, ports: [{ port: 80, protocol: 'TCP' }] },
-    status: { loadBalancer: { ingress: [{ ip }] } } } as KubeObject;
+    status: { loadBalancer: { ingress: [{ ip }] } },
+  } as KubeObject;
 }
-const slice = (service: string, nodes: string[]): KubeObject => ({
-  apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${service}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': service } },
-  endpoints: nodes.map((n, i) => ({ addresses: [`10.244.${i}.1`], nodeName: n, conditions: { ready: true } })),
-} as KubeObject);
+const slice = (service: string, nodes: string[]): KubeObject =>
+  ({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${service}-x`, namespace: 'default', labels: { 'kubernetes.io/service-name': service } },
+    endpoints: nodes.map((n, i) => ({ addresses: [`10.244.${i}.1`], nodeName: n, conditions: { ready: true } })),
+  }) as KubeObject;
 const BGP: ClusterState = clusterStateFromObjects([
-  node('n1', { rack: 'a' }), node('n2', { rack: 'b' }), node('n3', { rack: 'a' }),
+  node('n1', { rack: 'a' }),
+  node('n2', { rack: 'b' }),
+  node('n3', { rack: 'a' }),
   lab('IPAddressPool', 'bgp-pool', { addresses: ['203.0.113.0/28'] }),
   lab('BGPAdvertisement', 'ad', {}),
   { apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name: 'r1', namespace: NS }, spec: { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.1' } } as KubeObject,
-  { apiVersion: 'metallb.io/v1beta2', kind: 'BGPPeer', metadata: { name: 'r2', namespace: NS }, spec: { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.2', nodeSelectors: [{ matchLabels: { rack: 'b' } }] } } as KubeObject,
-  svc('web', '203.0.113.1', 'Local'), slice('web', ['n1', 'n2']),
-  svc('api', '203.0.113.2', 'Cluster'), slice('api', ['n1']),
+  {
+    apiVersion: 'metallb.io/v1beta2',
+    kind: 'BGPPeer',
+    metadata: { name: 'r2', namespace: NS },
+    spec: { myASN: 64500, peerASN: 64501, peerAddress: '10.0.0.2', nodeSelectors: [{ matchLabels: { rack: 'b' } }] },
+  } as KubeObject,
+  svc('web', '203.0.113.1', 'Local'),
+  slice('web', ['n1', 'n2']),
+  svc('api', '203.0.113.2', 'Cluster'),
+  slice('api', ['n1']),
 ]);
 
 test('BGP: nodes and peers before and after a node down and a label', () => {
   const r = whatIf(BGP, { nodesDown: ['n1'] });
   const web = r.services.find((s) => s.name === 'web')!;
-  assert.deepEqual(web.before!.bgp, [{ node: 'n1', peers: ['r1'] }, { node: 'n2', peers: ['r1', 'r2'] }]);
+  assert.deepEqual(web.before!.bgp, [
+    { node: 'n1', peers: ['r1'] },
+    { node: 'n2', peers: ['r1', 'r2'] },
+  ]);
   assert.deepEqual(web.after!.bgp, [{ node: 'n2', peers: ['r1', 'r2'] }]);
   assert.equal(web.change, 'changesAnnouncer');
   // api's only endpoint is on n1: with it not ready, no node advertises api at all.
@@ -226,11 +261,18 @@ test('bad input: unknown nodes, missing labels and objects, nothing to change, a
     { name: 'label not there', run: () => whatIf(example, { labels: [{ node: 'lab-gpu-a', key: 'zone', value: null }] }), re: /node lab-gpu-a has no label zone/ },
     { name: 'deleted object not there', run: () => whatIf(example, { remove: [lab('IPAddressPool', 'nope', {})] }), re: /^--delete: metallb-system\/IPAddressPool\/nope is not in the cluster state/ },
     { name: 'nothing', run: () => whatIf(example, {}), re: /^nothing to change/ },
-    { name: 'a new Service the API server refuses',
-      run: () => whatIf(example, { apply: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'dual', namespace: 'shop' }, spec: { type: 'LoadBalancer', ipFamilyPolicy: 'RequireDualStack' } } as KubeObject] }),
-      re: /^--apply: shop\/Service\/dual: the API server would refuse to create it: ipFamilyPolicy RequireDualStack on a cluster that is single-stack/ },
+    {
+      name: 'a new Service the API server refuses',
+      run: () =>
+        whatIf(example, { apply: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'dual', namespace: 'shop' }, spec: { type: 'LoadBalancer', ipFamilyPolicy: 'RequireDualStack' } } as KubeObject] }),
+      re: /^--apply: shop\/Service\/dual: the API server would refuse to create it: ipFamilyPolicy RequireDualStack on a cluster that is single-stack/,
+    },
     { name: 'flag as it is', run: () => whatIf(example, { ignoreExcludeLB: false }), re: /^nothing to change/ },
-    { name: 'rejected after', run: () => whatIf(example, { apply: [lab('IPAddressPool', 'lab-pool', { addresses: ['192.0.2.300/24'] })] }), re: /^with the change, MetalLB's controller rejects the configuration: .*lab-pool/ },
+    {
+      name: 'rejected after',
+      run: () => whatIf(example, { apply: [lab('IPAddressPool', 'lab-pool', { addresses: ['192.0.2.300/24'] })] }),
+      re: /^with the change, MetalLB's controller rejects the configuration: .*lab-pool/,
+    },
   ];
   for (const c of cases) {
     assert.throws(c.run, (err: unknown) => err instanceof UserError && err.exitCode === 2 && c.re.test(err.message), c.name);
@@ -239,7 +281,9 @@ test('bad input: unknown nodes, missing labels and objects, nothing to change, a
 
 test('parseLabelEdits: kubectl label syntax, several nodes and edits per --label', () => {
   assert.deepEqual(parseLabelEdits(['n1', 'a=b', 'example.com/c-', 'n2', 'd=']), [
-    { node: 'n1', key: 'a', value: 'b' }, { node: 'n1', key: 'example.com/c', value: null }, { node: 'n2', key: 'd', value: '' },
+    { node: 'n1', key: 'a', value: 'b' },
+    { node: 'n1', key: 'example.com/c', value: null },
+    { node: 'n2', key: 'd', value: '' },
   ]);
   const bad: Array<[string[], RegExp]> = [
     [['a=b'], /^--label a=b: name the node first/],
@@ -249,12 +293,16 @@ test('parseLabelEdits: kubectl label syntax, several nodes and edits per --label
     [['n1', 'Bad_Prefix/x=1'], /prefix "Bad_Prefix" is not a DNS subdomain/],
     [['n1', 'a=b c'], /invalid label value "b c"/],
   ];
-  for (const [words, re] of bad) assert.throws(() => parseLabelEdits(words), (e: unknown) => e instanceof UserError && re.test(e.message), words.join(' '));
+  for (const [words, re] of bad)
+    assert.throws(
+      () => parseLabelEdits(words),
+      (e: unknown) => e instanceof UserError && re.test(e.message),
+      words.join(' '),
+    );
 });
 
 test('classify and the verdict: most severe first, singular and plural', () => {
-  const st = (ips: string[], announcer: string | null, pool = 'p'): ServiceState =>
-    ({ ips, pool, allocation: 'assigned', mode: 'layer2', announcer, bgp: [], why: null });
+  const st = (ips: string[], announcer: string | null, pool = 'p'): ServiceState => ({ ips, pool, allocation: 'assigned', mode: 'layer2', announcer, bgp: [], why: null });
   assert.deepEqual(classify(st(['1.1.1.1'], 'a'), st([], null)), ['losesAddress', 'losesAnnouncer']);
   assert.deepEqual(classify(st(['1.1.1.1'], 'a'), st(['1.1.1.2'], 'b', 'q')), ['changesAddress', 'changesAnnouncer', 'changesPool']);
   assert.deepEqual(classify(st(['1.1.1.1'], null), st(['1.1.1.1'], 'b')), ['getsAnnouncer']);
@@ -269,39 +317,47 @@ test('classify and the verdict: most severe first, singular and plural', () => {
 test('command: the verdict first, a table of changed Services only, exit codes 0/1/2/3', { concurrency: 4 }, async (t) => {
   // Subtests run side by side (up to 4): each spawns the CLI.
   const runs: Promise<void>[] = [];
-  runs.push(t.test('node down: exit 0, verdict and If: line, 6 rows', async () => {
-    const r = await runCliAsync(['whatif', '--node-down', 'lab-worker-b', '-f', EXAMPLE]);
-    assert.equal(r.status, 0, r.stderr);
-    const lines = r.stdout.split('\n');
-    assert.equal(lines[0], '6 Services change announcer, 8 unchanged');
-    assert.equal(lines[1], 'If: lab-worker-b goes down (7 speakers left alive)');
-    assert.match(lines[3]!, /^SERVICE\s+CHANGE\s+EXTERNAL-IP\s+ANNOUNCER\s+WHY$/);
-    const rows = lines.slice(4).filter((l) => l !== '');
-    assert.equal(rows.length, 6);
-    assert.match(rows.find((l) => l.startsWith('shop/frontend'))!, /changes announcer\s+192\.0\.2\.10\s+lab-worker-b → lab-worker-a/);
-    assert.equal(r.stderr, '');
-  }));
-  runs.push(t.test('labels removed: exit 1 (the CI case)', async () => {
-    const r = await runCliAsync(['whatif', '--label', 'lab-worker-a', 'node-role/worker-', '--label', 'lab-worker-b', 'node-role/worker-', '-f', EXAMPLE]);
-    assert.equal(r.status, 1, r.stderr);
-    assert.match(r.stdout, /^10 Services lose their announcer, 4 unchanged\n/);
-  }));
-  runs.push(t.test('--apply a directory, -o json: every Service before and after', async () => {
-    const d = mkdtempSync(join(dir, 'apply-'));
-    writeFileSync(join(d, 'pool.yaml'), 'apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata:\n  name: lab-pool\n  namespace: metallb-system\nspec:\n  addresses: [192.0.2.10-192.0.2.15]\n');
-    const r = await runCliAsync(['whatif', '--apply', d, '-f', EXAMPLE, '-o', 'json']);
-    assert.equal(r.status, 1, r.stderr);
-    const j = JSON.parse(r.stdout) as WhatIfReport;
-    assert.equal(j.verdict, '8 Services lose their address, 6 unchanged');
-    assert.equal(j.services.length, 14);
-    const kept = j.services.find((s) => s.service === 'shop/frontend')!;
-    assert.deepEqual([kept.change, kept.before!.ips, kept.after!.ips, kept.after!.announcer], ['unchanged', ['192.0.2.10'], ['192.0.2.10'], 'lab-worker-b']);
-  }));
-  runs.push(t.test('--ignore-exclude-lb on the trap: exit 0, yaml output', async () => {
-    const r = await runCliAsync(['whatif', '--ignore-exclude-lb', '-f', CP_ONLY, '-o', 'yaml']);
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /^verdict: 10 Services get an announcer, 4 unchanged\n/);
-  }));
+  runs.push(
+    t.test('node down: exit 0, verdict and If: line, 6 rows', async () => {
+      const r = await runCliAsync(['whatif', '--node-down', 'lab-worker-b', '-f', EXAMPLE]);
+      assert.equal(r.status, 0, r.stderr);
+      const lines = r.stdout.split('\n');
+      assert.equal(lines[0], '6 Services change announcer, 8 unchanged');
+      assert.equal(lines[1], 'If: lab-worker-b goes down (7 speakers left alive)');
+      assert.match(lines[3]!, /^SERVICE\s+CHANGE\s+EXTERNAL-IP\s+ANNOUNCER\s+WHY$/);
+      const rows = lines.slice(4).filter((l) => l !== '');
+      assert.equal(rows.length, 6);
+      assert.match(rows.find((l) => l.startsWith('shop/frontend'))!, /changes announcer\s+192\.0\.2\.10\s+lab-worker-b → lab-worker-a/);
+      assert.equal(r.stderr, '');
+    }),
+  );
+  runs.push(
+    t.test('labels removed: exit 1 (the CI case)', async () => {
+      const r = await runCliAsync(['whatif', '--label', 'lab-worker-a', 'node-role/worker-', '--label', 'lab-worker-b', 'node-role/worker-', '-f', EXAMPLE]);
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stdout, /^10 Services lose their announcer, 4 unchanged\n/);
+    }),
+  );
+  runs.push(
+    t.test('--apply a directory, -o json: every Service before and after', async () => {
+      const d = mkdtempSync(join(dir, 'apply-'));
+      writeFileSync(join(d, 'pool.yaml'), 'apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata:\n  name: lab-pool\n  namespace: metallb-system\nspec:\n  addresses: [192.0.2.10-192.0.2.15]\n');
+      const r = await runCliAsync(['whatif', '--apply', d, '-f', EXAMPLE, '-o', 'json']);
+      assert.equal(r.status, 1, r.stderr);
+      const j = JSON.parse(r.stdout) as WhatIfReport;
+      assert.equal(j.verdict, '8 Services lose their address, 6 unchanged');
+      assert.equal(j.services.length, 14);
+      const kept = j.services.find((s) => s.service === 'shop/frontend')!;
+      assert.deepEqual([kept.change, kept.before!.ips, kept.after!.ips, kept.after!.announcer], ['unchanged', ['192.0.2.10'], ['192.0.2.10'], 'lab-worker-b']);
+    }),
+  );
+  runs.push(
+    t.test('--ignore-exclude-lb on the trap: exit 0, yaml output', async () => {
+      const r = await runCliAsync(['whatif', '--ignore-exclude-lb', '-f', CP_ONLY, '-o', 'yaml']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^verdict: 10 Services get an announcer, 4 unchanged\n/);
+    }),
+  );
   const bad: Array<{ name: string; args: string[]; re: RegExp; status?: number }> = [
     { name: 'unknown node', args: ['--node-down', 'nope', '-f', EXAMPLE], re: /--node-down nope: no Node nope in the cluster state/ },
     { name: 'nothing to change', args: ['-f', EXAMPLE], re: /nothing to change/ },
@@ -309,19 +365,39 @@ test('command: the verdict first, a table of changed Services only, exit codes 0
     { name: 'missing --apply file', args: ['--apply', join(dir, 'missing.yaml'), '-f', EXAMPLE], re: /missing\.yaml/ },
     { name: '--apply without objects', args: ['--apply', write('empty.yaml', '# nothing\n'), '-f', EXAMPLE], re: /--apply .*empty\.yaml: no Kubernetes object found/ },
     { name: 'bad label', args: ['--label', 'lab-gpu-a', 'a=b c', '-f', EXAMPLE], re: /--label lab-gpu-a a=b c: invalid label value/ },
-    { name: 'rejected configuration', args: ['--apply', write('bad-pool.yaml', 'apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata: {name: lab-pool, namespace: metallb-system}\nspec: {addresses: [nonsense]}\n'), '-f', EXAMPLE], re: /with the change, MetalLB's controller rejects the configuration/ },
-    { name: 'unreachable cluster', args: ['--node-down', 'a', '--kubeconfig', write('kubeconfig', 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n'), '--no-speaker-discovery'], re: /127\.0\.0\.1:1/, status: 3 },
+    {
+      name: 'rejected configuration',
+      args: ['--apply', write('bad-pool.yaml', 'apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata: {name: lab-pool, namespace: metallb-system}\nspec: {addresses: [nonsense]}\n'), '-f', EXAMPLE],
+      re: /with the change, MetalLB's controller rejects the configuration/,
+    },
+    {
+      name: 'unreachable cluster',
+      args: [
+        '--node-down',
+        'a',
+        '--kubeconfig',
+        write(
+          'kubeconfig',
+          'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n',
+        ),
+        '--no-speaker-discovery',
+      ],
+      re: /127\.0\.0\.1:1/,
+      status: 3,
+    },
   ];
   for (const c of bad) {
-    runs.push(t.test(c.name, async () => {
-      const r = await runCliAsync(['whatif', ...c.args]);
-      assert.equal(r.status, c.status ?? 2, `${r.stdout}\n${r.stderr}`);
-      assert.equal(r.stdout, '');
-      const lines = r.stderr.split('\n').filter((l) => l !== '');
-      assert.equal(lines.length, 1, r.stderr);
-      assert.match(lines[0]!, /^metallb-ts: /);
-      assert.match(lines[0]!, c.re);
-    }));
+    runs.push(
+      t.test(c.name, async () => {
+        const r = await runCliAsync(['whatif', ...c.args]);
+        assert.equal(r.status, c.status ?? 2, `${r.stdout}\n${r.stderr}`);
+        assert.equal(r.stdout, '');
+        const lines = r.stderr.split('\n').filter((l) => l !== '');
+        assert.equal(lines.length, 1, r.stderr);
+        assert.match(lines[0]!, /^metallb-ts: /);
+        assert.match(lines[0]!, c.re);
+      }),
+    );
   }
   await Promise.all(runs);
 });
@@ -336,15 +412,23 @@ test('ingress-nginx with externalTrafficPolicy Local: its node reboots (exit 1);
   assert.doesNotMatch(alone.stdout, /home-assistant/, 'unchanged Services are only counted');
 
   // Combined with a manifest: the EndpointSlice once a second replica runs on worker-1.
-  const slice = write('two-replicas.yaml', [
-    'apiVersion: discovery.k8s.io/v1', 'kind: EndpointSlice', 'addressType: IPv4',
-    'metadata: {name: ingress-nginx-controller-x7k2p, namespace: ingress-nginx, labels: {kubernetes.io/service-name: ingress-nginx-controller}}',
-    'endpoints:', '- {addresses: [10.42.2.15], nodeName: worker-2, conditions: {ready: true}}', '- {addresses: [10.42.1.30], nodeName: worker-1, conditions: {ready: true}}', '',
-  ].join('\n'));
+  const slice = write(
+    'two-replicas.yaml',
+    [
+      'apiVersion: discovery.k8s.io/v1',
+      'kind: EndpointSlice',
+      'addressType: IPv4',
+      'metadata: {name: ingress-nginx-controller-x7k2p, namespace: ingress-nginx, labels: {kubernetes.io/service-name: ingress-nginx-controller}}',
+      'endpoints:',
+      '- {addresses: [10.42.2.15], nodeName: worker-2, conditions: {ready: true}}',
+      '- {addresses: [10.42.1.30], nodeName: worker-1, conditions: {ready: true}}',
+      '',
+    ].join('\n'),
+  );
   const two = await runCliAsync(['whatif', '--apply', slice, '--node-down', 'worker-2', '-f', INGRESS, '-o', 'json']);
   assert.equal(two.status, 0, two.stderr);
   const j = JSON.parse(two.stdout) as WhatIfReport;
-  assert.equal(j.reallocated, false, 'an EndpointSlice is not the controller\'s business');
+  assert.equal(j.reallocated, false, "an EndpointSlice is not the controller's business");
   const ingress = j.services.find((s) => s.name === 'ingress-nginx-controller')!;
   assert.deepEqual([ingress.change, ingress.before!.announcer, ingress.after!.announcer], ['changesAnnouncer', 'worker-2', 'worker-1']);
   assert.deepEqual(ingress.after!.ips, ['192.168.1.240']);

@@ -25,10 +25,7 @@ import { type IP, type IPFamily, formatIP, parseIP, to16, cidrLast } from '../ip
 import { OrderedMap, IntervalSet } from './ordered.ts';
 import { goSortSlice, sortPoolsLess } from './gosort.ts';
 import { AllocationError } from './errors.ts';
-import type {
-  AllocRequest, AllocationFailure, AllocationResult, Capacity, Family, Port, PoolAttempt, PoolCounters,
-  PoolRefusal, SharingConflict,
-} from './types.ts';
+import type { AllocRequest, AllocationFailure, AllocationResult, Capacity, Family, Port, PoolAttempt, PoolCounters, PoolRefusal, SharingConflict } from './types.ts';
 
 /** How Go prints a nil net.IP (`%q` of `[]net.IP{nil}` is `["<nil>"]`). */
 export const NIL_IP = '<nil>';
@@ -554,7 +551,10 @@ export class Allocator {
           // Take the preferred tied pool's addresses instead (what that map order gives).
           const taken = r.value.ips;
           this.release(req.key);
-          const a = this.assign(req, other.map((t) => parseIP(t)!));
+          const a = this.assign(
+            req,
+            other.map((t) => parseIP(t)!),
+          );
           tied.delete(want!);
           tied.set(r.value.pool, taken);
           const tiedChoices = [...tied].map(([pool, ips]) => ({ pool, ips }));
@@ -625,13 +625,16 @@ export class Allocator {
    * for any other order of these pools (for the Go map order analysis).
    */
   private allocateFromList(
-    req: AllocRequest, family: Family, list: readonly PoolEntry[], phase: 'pinned' | 'generic', attempts: PoolAttempt[],
+    req: AllocRequest,
+    family: Family,
+    list: readonly PoolEntry[],
+    phase: 'pinned' | 'generic',
+    attempts: PoolAttempt[],
   ): ({ ok: true; value: AllocationResult } | { ok: false; failure?: AllocationFailure }) & { chooser?: Chooser; chosen?: PoolEntry } {
     const primary: IPFamily = req.ipFamilies?.[0] === 'IPv6' ? 'ipv6' : 'ipv4';
     const secondary: IPFamily = primary === 'ipv4' ? 'ipv6' : 'ipv4';
     const prefer = policyOf(req) === 'PreferDualStack' && family === 'dual';
-    const direct = (c: Candidates): boolean =>
-      (family !== 'dual' && c[family] !== undefined) || (c.ipv4 !== undefined && c.ipv6 !== undefined);
+    const direct = (c: Candidates): boolean => (family !== 'dual' && c[family] !== undefined) || (c.ipv4 !== undefined && c.ipv6 !== undefined);
     const candCache = new Map<PoolEntry, Candidates>();
     const candsOf = (e: PoolEntry): Candidates => {
       let c = candCache.get(e);
@@ -924,7 +927,10 @@ function candText(c: Candidates): { ipv4?: string; ipv6?: string } {
 /** Attempts in phase order (pinned, then generic), keeping the order within a phase. */
 function sortAttempts(a: PoolAttempt[]): PoolAttempt[] {
   const rank = { requested: 0, pinned: 1, generic: 2 } as const;
-  return a.map((x, i) => [x, i] as const).sort((p, q) => rank[p[0].phase] - rank[q[0].phase] || p[1] - q[1]).map((p) => p[0]);
+  return a
+    .map((x, i) => [x, i] as const)
+    .sort((p, q) => rank[p[0].phase] - rank[q[0].phase] || p[1] - q[1])
+    .map((p) => p[0]);
 }
 
 /**

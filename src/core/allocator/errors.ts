@@ -33,9 +33,7 @@ export function failureMessage(f: AllocationFailure): string {
     case 'noIPsForFamily':
       return `no available IPs in pool ${f.pool} for ${f.family} IPFamily`;
     case 'wrongFamilyAllocated':
-      return f.allocated === 'unknown'
-        ? `unknown allocated IP Family ${f.allocated}`
-        : `IP for wrong family assigned alloc ${f.allocated} service family ${f.requested}`;
+      return f.allocated === 'unknown' ? `unknown allocated IP Family ${f.allocated}` : `IP for wrong family assigned alloc ${f.allocated} service family ${f.requested}`;
     case 'noPoolAvailable':
       return 'no available IPs';
   }

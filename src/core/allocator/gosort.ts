@@ -90,7 +90,7 @@ function pdqsort(data: LessSwap, a: number, b: number, limit: number): void {
     let [pivot, hint] = choosePivot(data, a, b);
     if (hint === 'decreasing') {
       reverseRange(data, a, b);
-      pivot = (b - 1) - (pivot - a);
+      pivot = b - 1 - (pivot - a);
       hint = 'increasing';
     }
     if (wasBalanced && wasPartitioned && hint === 'increasing') {

@@ -5,6 +5,15 @@
 export { Allocator, familyOfIPs, poolCapacity, poolCompatibility, MAX_INT64, NIL_IP } from './allocator.ts';
 export { AllocationError, failureMessage, explainFailure, refusalText, quoteList } from './errors.ts';
 export type {
-  AllocRequest, AllocationFailure, AllocationResult, Capacity, Family, IPFamilyPolicy, Port, PoolAttempt,
-  PoolCounters, PoolRefusal, SharingConflict,
+  AllocRequest,
+  AllocationFailure,
+  AllocationResult,
+  Capacity,
+  Family,
+  IPFamilyPolicy,
+  Port,
+  PoolAttempt,
+  PoolCounters,
+  PoolRefusal,
+  SharingConflict,
 } from './types.ts';

@@ -51,11 +51,16 @@ export function encode(frame: ARPFrame, buf: Uint8Array = new Uint8Array(ETHERNE
   b.fill(0);
   writeMac(b, 0, frame.ethernetDestination);
   writeMac(b, 6, frame.ethernetSource);
-  b[12] = 0x08; b[13] = 0x06;
-  b[14] = 0; b[15] = 1;            // HTYPE Ethernet
-  b[16] = 0x08; b[17] = 0x00;      // PTYPE IPv4
-  b[18] = 6; b[19] = 4;
-  b[20] = 0; b[21] = frame.operation === 'request' ? 1 : 2;
+  b[12] = 0x08;
+  b[13] = 0x06;
+  b[14] = 0;
+  b[15] = 1; // HTYPE Ethernet
+  b[16] = 0x08;
+  b[17] = 0x00; // PTYPE IPv4
+  b[18] = 6;
+  b[19] = 4;
+  b[20] = 0;
+  b[21] = frame.operation === 'request' ? 1 : 2;
   writeMac(b, 22, frame.senderHardwareAddress);
   b.set(ipBytes(frame.senderProtocolAddress, 'ipv4'), 28);
   writeMac(b, 32, frame.targetHardwareAddress);

@@ -15,8 +15,20 @@ const jsYaml = (): typeof import('js-yaml') => createRequire(import.meta.url)('j
 
 /** MetalLB's default exclusion list (config/manifests excludel2 ConfigMap). */
 export const DEFAULT_EXCLUDE_L2 = [
-  '^docker.*', '^cbr.*', '^dummy.*', '^virbr.*', '^lxcbr.*', '^veth.*', '^lo$', '^cali.*', '^tunl.*',
-  '^flannel.*', '^kube-ipvs.*', '^cni.*', '^nodelocaldns.*', '^lxc.*',
+  '^docker.*',
+  '^cbr.*',
+  '^dummy.*',
+  '^virbr.*',
+  '^lxcbr.*',
+  '^veth.*',
+  '^lo$',
+  '^cali.*',
+  '^tunl.*',
+  '^flannel.*',
+  '^kube-ipvs.*',
+  '^cni.*',
+  '^nodelocaldns.*',
+  '^lxc.*',
 ] as const;
 
 /** What the shell knows about one network interface. */

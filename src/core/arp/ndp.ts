@@ -66,7 +66,8 @@ export function encode(msg: NDPMessage, addresses?: { readonly source: string; r
   }
   if (addresses) {
     const c = icmpv6Checksum(addresses.source, addresses.destination, b);
-    b[2] = c >> 8; b[3] = c & 0xff;
+    b[2] = c >> 8;
+    b[3] = c & 0xff;
   }
   return b;
 }
@@ -84,7 +85,7 @@ export function decode(buf: Uint8Array, sourceAddress?: string): Decoded<NDPMess
   if (buf[8] === 0xff) return { ok: false, dropped: 'target-multicast' };
   let source: string | null = null;
   let target: string | null = null;
-  for (let off = HEADER_BYTES; off < buf.length;) {
+  for (let off = HEADER_BYTES; off < buf.length; ) {
     if (off + 2 > buf.length) return { ok: false, dropped: 'option-truncated' };
     const optType = buf[off]!;
     const optBytes = buf[off + 1]! * 8;
@@ -93,7 +94,8 @@ export function decode(buf: Uint8Array, sourceAddress?: string): Decoded<NDPMess
     if (optType === OPTION_SOURCE_LLA || optType === OPTION_TARGET_LLA) {
       if (optBytes !== 8) return { ok: false, dropped: 'link-layer-option-size' };
       const mac = macAt(buf, off + 2);
-      if (optType === OPTION_SOURCE_LLA) source ??= mac; else target ??= mac;
+      if (optType === OPTION_SOURCE_LLA) source ??= mac;
+      else target ??= mac;
     }
     off += optBytes;
   }
@@ -107,8 +109,11 @@ export function decode(buf: Uint8Array, sourceAddress?: string): Decoded<NDPMess
     ok: true,
     value: {
       type: 'neighbor-advertisement',
-      router: (f & 0x80) !== 0, solicited: (f & 0x40) !== 0, override: (f & 0x20) !== 0,
-      targetAddress, targetLinkLayerAddress: target,
+      router: (f & 0x80) !== 0,
+      solicited: (f & 0x40) !== 0,
+      override: (f & 0x20) !== 0,
+      targetAddress,
+      targetLinkLayerAddress: target,
     },
   };
 }
@@ -122,7 +127,10 @@ export function icmpv6Checksum(source: string, destination: string, icmp: Uint8A
   pseudo.set(ipBytes(source, 'ipv6'), 0);
   pseudo.set(ipBytes(destination, 'ipv6'), 16);
   const len = icmp.length;
-  pseudo[32] = (len >>> 24) & 255; pseudo[33] = (len >>> 16) & 255; pseudo[34] = (len >>> 8) & 255; pseudo[35] = len & 255;
+  pseudo[32] = (len >>> 24) & 255;
+  pseudo[33] = (len >>> 16) & 255;
+  pseudo[34] = (len >>> 8) & 255;
+  pseudo[35] = len & 255;
   pseudo[39] = 58;
   let sum = 0;
   const add = (b: Uint8Array, skipChecksum: boolean) => {
@@ -134,5 +142,5 @@ export function icmpv6Checksum(source: string, destination: string, icmp: Uint8A
   add(pseudo, false);
   add(icmp, true);
   while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
-  return (~sum) & 0xffff;
+  return ~sum & 0xffff;
 }

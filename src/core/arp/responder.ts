@@ -91,9 +91,7 @@ export type ARPSilence = ARPDecodeDrop | 'arp-reply' | 'ethernet-destination' | 
 export type NDPSilence = NDPDecodeDrop | 'hop-limit' | 'not-neighbor-solicitation' | 'no-source-link-layer-address' | 'not-announced' | 'interface-not-allowed';
 
 /** An ARP responder decision: the reply frame (object and 60 wire bytes) or the reason for silence. */
-export type ARPResponse =
-  | { readonly reply: ARPFrame; readonly bytes: Uint8Array; readonly request: ARPFrame }
-  | { readonly dropped: ARPSilence; readonly request?: ARPFrame };
+export type ARPResponse = { readonly reply: ARPFrame; readonly bytes: Uint8Array; readonly request: ARPFrame } | { readonly dropped: ARPSilence; readonly request?: ARPFrame };
 
 /**
  * Answers an ARP frame (RFC 826 "reply" step, as mdlayher/arp Client.Reply): only a request,
@@ -147,8 +145,12 @@ export function respondNDP(message: Uint8Array, source: string, ctx: ResponderCo
   const check = shouldAnnounce(ctx.announced, m.targetAddress, ctx.interface);
   if (check !== 'announce') return { dropped: check, targetAddress: m.targetAddress };
   const reply: NeighborAdvertisement = {
-    type: 'neighbor-advertisement', router: false, solicited: true, override: false,
-    targetAddress: m.targetAddress, targetLinkLayerAddress: ctx.hardwareAddress.toLowerCase(),
+    type: 'neighbor-advertisement',
+    router: false,
+    solicited: true,
+    override: false,
+    targetAddress: m.targetAddress,
+    targetLinkLayerAddress: ctx.hardwareAddress.toLowerCase(),
   };
   return { reply, destination: source, bytes: ndp.encode(reply), targetAddress: m.targetAddress };
 }
@@ -161,9 +163,13 @@ export function respondNDP(message: Uint8Array, source: string, ctx: ResponderCo
 export function gratuitousARP(ip: string, hardwareAddress: string): ARPFrame[] {
   const mac = hardwareAddress.toLowerCase();
   return (['request', 'reply'] as const).map((operation) => ({
-    ethernetDestination: BROADCAST_MAC, ethernetSource: mac, operation,
-    senderHardwareAddress: mac, senderProtocolAddress: ip,
-    targetHardwareAddress: BROADCAST_MAC, targetProtocolAddress: ip,
+    ethernetDestination: BROADCAST_MAC,
+    ethernetSource: mac,
+    operation,
+    senderHardwareAddress: mac,
+    senderProtocolAddress: ip,
+    targetHardwareAddress: BROADCAST_MAC,
+    targetProtocolAddress: ip,
   }));
 }
 

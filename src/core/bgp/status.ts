@@ -7,9 +7,7 @@
  * No peers: the node's objects for the service are deleted; more than one: the extras are.
  */
 import type { ServiceBGPStatus } from '../kube.ts';
-import {
-  LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, METALLB_STATUS_API_VERSION, type OwnerRef, type StatusPlan,
-} from '../status.ts';
+import { LABEL_ANNOUNCE_NODE, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, METALLB_STATUS_API_VERSION, type OwnerRef, type StatusPlan } from '../status.ts';
 
 /** `status` of a ServiceBGPStatus. */
 export interface BGPStatusBody {
@@ -53,16 +51,15 @@ export function newServiceBGPStatus(node: string, namespace: string, serviceName
 
 function samePeers(a: ServiceBGPStatus['status'], b: BGPStatusBody): boolean {
   const ap = a?.peers ?? [];
-  return (a?.node ?? '') === b.node && (a?.serviceName ?? '') === b.serviceName && (a?.serviceNamespace ?? '') === b.serviceNamespace
-    && ap.length === b.peers.length && ap.every((p, i) => p === b.peers[i]);
+  return (a?.node ?? '') === b.node && (a?.serviceName ?? '') === b.serviceName && (a?.serviceNamespace ?? '') === b.serviceNamespace && ap.length === b.peers.length && ap.every((p, i) => p === b.peers[i]);
 }
 
 /** Decides deletes, the create and the status write for one service on one node, as MetalLB's reconciler. Pure. */
 export function planBGPStatus(input: BGPStatusInput): BGPStatusPlan {
   const nameOf = (s: ServiceBGPStatus): string => s.metadata?.name ?? '';
-  const mine = input.existing.filter((s) => s.metadata?.labels?.[LABEL_ANNOUNCE_NODE] === input.node
-    && s.metadata?.labels?.[LABEL_SERVICE_NAME] === input.serviceName
-    && s.metadata?.labels?.[LABEL_SERVICE_NAMESPACE] === input.serviceNamespace);
+  const mine = input.existing.filter(
+    (s) => s.metadata?.labels?.[LABEL_ANNOUNCE_NODE] === input.node && s.metadata?.labels?.[LABEL_SERVICE_NAME] === input.serviceName && s.metadata?.labels?.[LABEL_SERVICE_NAMESPACE] === input.serviceNamespace,
+  );
   if (input.peers.length === 0) return { deletes: mine.map(nameOf), create: null, patch: null };
   const status: BGPStatusBody = { node: input.node, serviceName: input.serviceName, serviceNamespace: input.serviceNamespace, peers: [...input.peers] };
   const deletes = mine.slice(1).map(nameOf);
@@ -78,8 +75,9 @@ export function planBGPStatus(input: BGPStatusInput): BGPStatusPlan {
 /** The ServiceBGPStatus as it stands once planBGPStatus's writes are done (for dry runs), or null. */
 export function desiredServiceBGPStatus(input: Omit<BGPStatusInput, 'existing'> & { readonly existing?: readonly ServiceBGPStatus[] }): ServiceBGPStatus | null {
   if (input.peers.length === 0) return null;
-  const current = (input.existing ?? []).find((s) => s.metadata?.labels?.[LABEL_ANNOUNCE_NODE] === input.node
-    && s.metadata?.labels?.[LABEL_SERVICE_NAME] === input.serviceName && s.metadata?.labels?.[LABEL_SERVICE_NAMESPACE] === input.serviceNamespace);
+  const current = (input.existing ?? []).find(
+    (s) => s.metadata?.labels?.[LABEL_ANNOUNCE_NODE] === input.node && s.metadata?.labels?.[LABEL_SERVICE_NAME] === input.serviceName && s.metadata?.labels?.[LABEL_SERVICE_NAMESPACE] === input.serviceNamespace,
+  );
   const base = current ?? newServiceBGPStatus(input.node, input.namespace, input.serviceNamespace, input.serviceName, input.owner);
   return { ...base, status: { node: input.node, serviceName: input.serviceName, serviceNamespace: input.serviceNamespace, peers: [...input.peers] } };
 }

@@ -6,18 +6,33 @@
 export * from './types.ts';
 export { parsePool, parseAddressEntry, blocksOverlap, formatBlock } from './pool.ts';
 export {
-  parseConfig, collectConfigErrors, TransientConfigError, parseBFDProfile, parsePeer, compatibleLocalPref, sameL2Advertisement,
-  type BGPMode, type ParseOptions,
+  parseConfig,
+  collectConfigErrors,
+  TransientConfigError,
+  parseBFDProfile,
+  parsePeer,
+  compatibleLocalPref,
+  sameL2Advertisement,
+  type BGPMode,
+  type ParseOptions,
 } from './parse.ts';
 export { validateNative, validateFRR, resetTransient, peerIdentifier } from './validate.ts';
 export {
-  admissionReview, clusterValidation, WEBHOOK_KINDS,
-  type AdmissionRequest, type AdmissionDecision, type ClusterValidation,
+  admissionReview,
+  clusterValidation,
+  WEBHOOK_KINDS,
+  type AdmissionRequest,
+  type AdmissionDecision,
+  type ClusterValidation,
 } from './webhook.ts';
 export { effectiveSummary, poolSummary, peerSummary, bfdSummary, type Json } from './summary.ts';
 export { parseCommunity, isCommunityError, type Community, type CommunityParseError } from './community.ts';
 export { parseDurationNs, nsToSeconds } from './duration.ts';
 export { configWarnings, type ConfigWarning } from './warnings.ts';
 export {
-  parseSelector, parseSelectorList, checkDuplicateSelectors, checkDuplicateStrings, matchesAny,
+  parseSelector,
+  parseSelectorList,
+  checkDuplicateSelectors,
+  checkDuplicateStrings,
+  matchesAny,
 } from '../labels.ts';

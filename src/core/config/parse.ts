@@ -10,15 +10,10 @@
  * parser succeeds.
  */
 import { ConfigError, quote } from '../errors.ts';
-import type {
-  BFDProfile, BGPAdvertisement, BGPPeer, ClusterState, Community as CommunityCR, IPAddressPool,
-  KubeObject, L2Advertisement, LabelSelector, Node, Secret,
-} from '../kube.ts';
+import type { BFDProfile, BGPAdvertisement, BGPPeer, ClusterState, Community as CommunityCR, IPAddressPool, KubeObject, L2Advertisement, LabelSelector, Node, Secret } from '../kube.ts';
 import { objectRef } from '../kube.ts';
 import { canonicalIP, parseIP } from '../ip.ts';
-import {
-  checkDuplicateSelectors, checkDuplicateStrings, compareStrings, everything, parseSelector, parseSelectorList,
-} from '../labels.ts';
+import { checkDuplicateSelectors, checkDuplicateStrings, compareStrings, everything, parseSelector, parseSelectorList } from '../labels.ts';
 import { isCommunityError, parseCommunity } from './community.ts';
 import { nsToSeconds, parseDurationNs } from './duration.ts';
 import { blocksOverlap, formatBlock, parsePool } from './pool.ts';
@@ -244,7 +239,9 @@ function peerIdentity(p: Peer): string {
   const { source: _source, nodeSelectors, passwordSecret, ...rest } = p;
   // Go compares the SecretReference struct: an absent and an empty reference are equal.
   const ref = { name: passwordSecret?.name ?? '', namespace: passwordSecret?.namespace ?? '' };
-  const sorted = Object.keys(rest).sort().map((k) => [k, rest[k]]);
+  const sorted = Object.keys(rest)
+    .sort()
+    .map((k) => [k, rest[k]]);
   sorted.push(['passwordSecret', ref]);
   return JSON.stringify([sorted, nodeSelectors.map((s) => s.text)]);
 }
@@ -343,11 +340,13 @@ function setEqual(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
 
 /** MetalLB `containsAdvertisement`: same all-interfaces flag, node set, interface set and service selectors. */
 export function sameL2Advertisement(a: L2Adv, b: L2Adv): boolean {
-  return a.allInterfaces === b.allInterfaces
+  return (
+    a.allInterfaces === b.allInterfaces
     && setEqual(a.nodes, b.nodes)
     && setEqual(new Set(a.interfaces), new Set(b.interfaces))
     && a.serviceSelectors.length === b.serviceSelectors.length
-    && a.serviceSelectors.every((s, i) => s.text === b.serviceSelectors[i].text);
+    && a.serviceSelectors.every((s, i) => s.text === b.serviceSelectors[i].text)
+  );
 }
 
 interface ParsedBGP {
@@ -463,14 +462,18 @@ function checkBGPAdvForPool(adv: BGPAdv, pool: Pool): void {
     const max = blocks[0].cidr.family === 'ipv4' ? adv.aggregationLength : adv.aggregationLengthV6;
     const lowest = Math.min(...blocks.map((b) => b.maskBits));
     if (max < lowest) {
-      throw new Error(`invalid aggregation length ${max}: prefix ${lowest} in pool "${pool.name}" is more specific than the aggregation length for addresses ${[...new Set(pool.ranges.map((r) => r.entry))][i]}`);
+      throw new Error(
+        `invalid aggregation length ${max}: prefix ${lowest} in pool "${pool.name}" is more specific than the aggregation length for addresses ${[...new Set(pool.ranges.map((r) => r.entry))][i]}`,
+      );
     }
   }
   if (adv.serviceSelectors.length > 0) return;
   for (const other of pool.bgpAdvertisements) {
     if (other.serviceSelectors.length > 0) continue;
     if (!compatibleLocalPref(adv, other, pool)) {
-      throw new Error(`invalid local preference ${adv.localPref} for pool "${pool.name}": local preference ${other.localPref} was already set by BGPAdvertisement "${other.name}" for the same type of BGP update (common pool, aggregation lengths, peers and nodes)`);
+      throw new Error(
+        `invalid local preference ${adv.localPref} for pool "${pool.name}": local preference ${other.localPref} was already set by BGPAdvertisement "${other.name}" for the same type of BGP update (common pool, aggregation lengths, peers and nodes)`,
+      );
     }
   }
 }
@@ -595,9 +598,13 @@ export function runParser(state: ClusterState, sink: ErrorSink, opts: ParseOptio
     for (const block of pool.ranges.flatMap((r) => r.blocks)) {
       const clash = accepted.find((m) => blocksOverlap(block, m.block));
       if (clash) {
-        report(sink, new ConfigError(
-          `CIDR "${formatBlock(block)}" in pool "${pool.name}" overlaps with already defined CIDR "${formatBlock(clash.block)}"${clash.pool === pool.name ? ' of the same pool' : ` of pool "${clash.pool}"`}`,
-          objectRef(cr)));
+        report(
+          sink,
+          new ConfigError(
+            `CIDR "${formatBlock(block)}" in pool "${pool.name}" overlaps with already defined CIDR "${formatBlock(clash.block)}"${clash.pool === pool.name ? ' of the same pool' : ` of pool "${clash.pool}"`}`,
+            objectRef(cr),
+          ),
+        );
       }
       accepted.push({ block, pool: pool.name });
     }
@@ -659,9 +666,10 @@ export function runParser(state: ClusterState, sink: ErrorSink, opts: ParseOptio
       const targets = adv.peers.length === 0 ? [...peers.values()] : adv.peers.flatMap((n) => peers.get(n) ?? []);
       for (const peer of targets) {
         if (bfdProfiles.get(peer.bfdProfile)?.echoMode) {
-          report(sink, new ConfigError(
-            `pool ${pool.name} has bgpadvertisement ${adv.name} which references peer ${peer.name} which has bfd echo enabled, which is not possible with IPv6`,
-            objectRef(adv.source)));
+          report(
+            sink,
+            new ConfigError(`pool ${pool.name} has bgpadvertisement ${adv.name} which references peer ${peer.name} which has bfd echo enabled, which is not possible with IPv6`, objectRef(adv.source)),
+          );
           break;
         }
       }
@@ -713,5 +721,3 @@ export function collectConfigErrors(state: ClusterState, opts: ParseOptions = {}
   runParser(state, sink, opts);
   return sink.errors;
 }
-
-

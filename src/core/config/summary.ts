@@ -40,11 +40,15 @@ export function poolSummary(p: Pool): Json {
     cidrs: p.cidrs.map(formatCIDR),
     autoAssign: p.autoAssign,
     avoidBuggyIPs: p.avoidBuggyIPs,
-    ...(sa ? { serviceAllocation: {
-      priority: sa.priority,
-      namespaces: sortedNames(sa.namespaces),
-      serviceSelectors: sa.serviceSelectors.map((s) => s.text),
-    } } : {}),
+    ...(sa
+      ? {
+          serviceAllocation: {
+            priority: sa.priority,
+            namespaces: sortedNames(sa.namespaces),
+            serviceSelectors: sa.serviceSelectors.map((s) => s.text),
+          },
+        }
+      : {}),
     ...(p.l2Advertisements.length ? { l2Advertisements: p.l2Advertisements.map(l2Summary) } : {}),
     ...(p.bgpAdvertisements.length ? { bgpAdvertisements: p.bgpAdvertisements.map(bgpSummary) } : {}),
   };

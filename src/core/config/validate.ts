@@ -96,8 +96,7 @@ export function validateNative(state: ClusterState, sink?: Sink): void {
     }
     for (const pool of state.ipAddressPools) {
       const name = pool.metadata?.name ?? '';
-      const advertised = all || (names.size === 0 && selectors.length === 0) || names.has(name)
-        || selectors.some((s) => s.matches(pool.metadata?.labels));
+      const advertised = all || (names.size === 0 && selectors.length === 0) || names.has(name) || selectors.some((s) => s.matches(pool.metadata?.labels));
       if (!advertised) continue;
       for (const entry of pool.spec?.addresses ?? []) {
         let blocks: PoolBlock[];
@@ -195,7 +194,13 @@ export function validateFRR(state: ClusterState, sink?: Sink): void {
       const qs = spec(q);
       const qName = q.metadata?.name ?? '';
       if ((ps.routerID ?? '') !== (qs.routerID ?? '')) {
-        emit(sink, new ConfigError(`routerID "${String(ps.routerID ?? '')}" differs from "${String(qs.routerID ?? '')}" of BGPPeer ${qName}; in FRR mode peers selecting the same node must all have the same routerID`, objectRef(p)));
+        emit(
+          sink,
+          new ConfigError(
+            `routerID "${String(ps.routerID ?? '')}" differs from "${String(qs.routerID ?? '')}" of BGPPeer ${qName}; in FRR mode peers selecting the same node must all have the same routerID`,
+            objectRef(p),
+          ),
+        );
       } else if (peerIdentifier(p) === peerIdentifier(q)) {
         emit(sink, new ConfigError(`peer ${peerIdentifier(p)} already exists (BGPPeer ${qName}); FRR mode doesn't support duplicate BGPPeers selecting the same node`, objectRef(p)));
       } else if ((ps.myASN ?? 0) !== (qs.myASN ?? 0) && (ps.vrf ?? '') === (qs.vrf ?? '')) {

@@ -27,11 +27,7 @@ export interface ConfigWarning {
  * keys, each falling back to its deprecated `metallb.universe.tf/` twin when absent). The only
  * annotations a did-you-mean ever proposes.
  */
-export const READ_SERVICE_ANNOTATIONS = [
-  'metallb.io/address-pool',
-  'metallb.io/loadBalancerIPs',
-  'metallb.io/allow-shared-ip',
-] as const;
+export const READ_SERVICE_ANNOTATIONS = ['metallb.io/address-pool', 'metallb.io/loadBalancerIPs', 'metallb.io/allow-shared-ip'] as const;
 
 /** The annotation MetalLB's controller writes on every Service it gives an address (never reads). */
 export const WRITTEN_SERVICE_ANNOTATION = 'metallb.io/ip-allocated-from-pool';
@@ -128,33 +124,52 @@ export function serviceAnnotationProblems(annotations: Readonly<Record<string, s
     if (prefix === STABLE_PREFIX) {
       if (read.includes(key) || key === WRITTEN_SERVICE_ANNOTATION) continue;
       const meant = closestKnownAnnotation(key);
-      out.push({ id: 'unknown-annotation', key, ignored: true, ...(meant ? { meant } : {}),
+      out.push({
+        id: 'unknown-annotation',
+        key,
+        ignored: true,
+        ...(meant ? { meant } : {}),
         message: `MetalLB ignores annotation ${key}: it reads only ${read.join(', ')} (names are case-sensitive)`,
-        fix: meant ? `did you mean ${meant}? rename the annotation to it` : `remove it; MetalLB reads only ${read.join(', ')}` });
+        fix: meant ? `did you mean ${meant}? rename the annotation to it` : `remove it; MetalLB reads only ${read.join(', ')}`,
+      });
     } else if (prefix === DEPRECATED_PREFIX) {
       const i = readNames.indexOf(name);
       if (i >= 0) {
         const stable = read[i]!;
         const shadowed = Object.hasOwn(a, stable);
-        out.push({ id: 'deprecated-annotation', key, ignored: shadowed,
+        out.push({
+          id: 'deprecated-annotation',
+          key,
+          ignored: shadowed,
           message: shadowed
             ? `annotation ${key} is deprecated and ignored here: ${stable} is also set${a[stable] !== a[key] ? ` (${quote(a[stable])}, not ${quote(a[key])})` : ''} and wins; MetalLB's controller still emits a deprecatedAnnotation Warning event for it`
             : `annotation ${key} is deprecated: MetalLB v0.16.1 still reads it (${stable} is absent) and emits a deprecatedAnnotation Warning event for it`,
-          fix: shadowed ? `remove ${key}` : `use ${stable} instead` });
+          fix: shadowed ? `remove ${key}` : `use ${stable} instead`,
+        });
       } else {
         const meant = closestKnownAnnotation(key);
         const leftOver = name === 'ip-allocated-from-pool';
-        out.push({ id: 'unknown-annotation', key, ignored: true, ...(meant && !leftOver ? { meant } : {}),
+        out.push({
+          id: 'unknown-annotation',
+          key,
+          ignored: true,
+          ...(meant && !leftOver ? { meant } : {}),
           message: leftOver
             ? `MetalLB ignores annotation ${key}: an older MetalLB wrote it; v0.16.1 writes ${WRITTEN_SERVICE_ANNOTATION} instead (and emits a deprecatedAnnotation Warning event for the old key)`
             : `MetalLB ignores annotation ${key}: of the deprecated ${DEPRECATED_PREFIX} keys it reads only address-pool, loadBalancerIPs and allow-shared-ip (and emits a deprecatedAnnotation Warning event for every key with that prefix)`,
-          fix: leftOver ? `remove ${key}` : meant ? `did you mean ${meant}? rename the annotation to it` : `remove it; MetalLB reads only ${read.join(', ')}` });
+          fix: leftOver ? `remove ${key}` : meant ? `did you mean ${meant}? rename the annotation to it` : `remove it; MetalLB reads only ${read.join(', ')}`,
+        });
       }
     } else if (looksLikeMetalLBPrefix(prefix.slice(0, -1))) {
       const meant = closestKnownAnnotation(key);
-      out.push({ id: 'unknown-annotation', key, ignored: true, ...(meant ? { meant } : {}),
+      out.push({
+        id: 'unknown-annotation',
+        key,
+        ignored: true,
+        ...(meant ? { meant } : {}),
         message: `MetalLB ignores annotation ${key}: its prefix is not ${STABLE_PREFIX} (MetalLB reads only ${read.join(', ')})`,
-        fix: meant ? `did you mean ${meant}? rename the annotation to it` : `use one of ${read.join(', ')}` });
+        fix: meant ? `did you mean ${meant}? rename the annotation to it` : `use one of ${read.join(', ')}`,
+      });
     }
   }
   return out;

@@ -158,10 +158,31 @@ export interface WebhookSpec {
 export const METALLB_WEBHOOKS: readonly WebhookSpec[] = [
   { path: '/validate-metallb-io-v1beta2-bgppeer', kind: 'BGPPeer', version: 'v1beta2', resource: 'bgppeers', operations: ['CREATE', 'UPDATE'], name: 'bgppeersvalidationwebhook.metallb.io' },
   { path: '/validate-metallb-io-v1beta1-bfdprofile', kind: 'BFDProfile', version: 'v1beta1', resource: 'bfdprofiles', operations: ['CREATE', 'DELETE'], name: 'bfdprofilevalidationwebhook.metallb.io' },
-  { path: '/validate-metallb-io-v1beta1-bgpadvertisement', kind: 'BGPAdvertisement', version: 'v1beta1', resource: 'bgpadvertisements', operations: ['CREATE', 'UPDATE'], name: 'bgpadvertisementvalidationwebhook.metallb.io' },
+  {
+    path: '/validate-metallb-io-v1beta1-bgpadvertisement',
+    kind: 'BGPAdvertisement',
+    version: 'v1beta1',
+    resource: 'bgpadvertisements',
+    operations: ['CREATE', 'UPDATE'],
+    name: 'bgpadvertisementvalidationwebhook.metallb.io',
+  },
   { path: '/validate-metallb-io-v1beta1-community', kind: 'Community', version: 'v1beta1', resource: 'communities', operations: ['CREATE', 'UPDATE'], name: 'communityvalidationwebhook.metallb.io' },
-  { path: '/validate-metallb-io-v1beta1-ipaddresspool', kind: 'IPAddressPool', version: 'v1beta1', resource: 'ipaddresspools', operations: ['CREATE', 'UPDATE'], name: 'ipaddresspoolvalidationwebhook.metallb.io' },
-  { path: '/validate-metallb-io-v1beta1-l2advertisement', kind: 'L2Advertisement', version: 'v1beta1', resource: 'l2advertisements', operations: ['CREATE', 'UPDATE'], name: 'l2advertisementvalidationwebhook.metallb.io' },
+  {
+    path: '/validate-metallb-io-v1beta1-ipaddresspool',
+    kind: 'IPAddressPool',
+    version: 'v1beta1',
+    resource: 'ipaddresspools',
+    operations: ['CREATE', 'UPDATE'],
+    name: 'ipaddresspoolvalidationwebhook.metallb.io',
+  },
+  {
+    path: '/validate-metallb-io-v1beta1-l2advertisement',
+    kind: 'L2Advertisement',
+    version: 'v1beta1',
+    resource: 'l2advertisements',
+    operations: ['CREATE', 'UPDATE'],
+    name: 'l2advertisementvalidationwebhook.metallb.io',
+  },
 ];
 
 /**
@@ -180,12 +201,18 @@ export function storedKindsFor(req: Pick<AdmissionRequest, 'metallbNamespace' | 
     if (req.object.metadata?.namespace !== req.metallbNamespace) return [];
   }
   switch (kind) {
-    case 'IPAddressPool': return ['IPAddressPool'];
-    case 'Community': return ['Community'];
-    case 'L2Advertisement': return ['L2Advertisement', 'IPAddressPool'];
-    case 'BGPAdvertisement': return ['BGPAdvertisement', 'IPAddressPool', 'Node'];
-    case 'BGPPeer': return ['BGPPeer', 'Node'];
-    default: return [];
+    case 'IPAddressPool':
+      return ['IPAddressPool'];
+    case 'Community':
+      return ['Community'];
+    case 'L2Advertisement':
+      return ['L2Advertisement', 'IPAddressPool'];
+    case 'BGPAdvertisement':
+      return ['BGPAdvertisement', 'IPAddressPool', 'Node'];
+    case 'BGPPeer':
+      return ['BGPPeer', 'Node'];
+    default:
+      return [];
   }
 }
 

@@ -6,12 +6,8 @@ import type { Config } from '../config/types.ts';
 import type { Service } from '../kube.ts';
 import { canonicalIP, formatIP, parseIP, type IP } from '../ip.ts';
 import { poolCompatibility, type AllocationFailure, type PoolAttempt } from '../allocator/index.ts';
-import {
-  newController, reconcileService, setControllerPools, statusKept, type ControllerState, type ReconcileEvent, type ReconcileOutcome,
-} from './reconcile.ts';
-import {
-  ANNOTATION_IP_ALLOCATED_FROM_POOL, allocRequest, familyOfAddresses, ipFamilyPolicy, requestedIPs, requestedPool, serviceFamily, serviceKey, statusIPs,
-} from './service.ts';
+import { newController, reconcileService, setControllerPools, statusKept, type ControllerState, type ReconcileEvent, type ReconcileOutcome } from './reconcile.ts';
+import { ANNOTATION_IP_ALLOCATED_FROM_POOL, allocRequest, familyOfAddresses, ipFamilyPolicy, requestedIPs, requestedPool, serviceFamily, serviceKey, statusIPs } from './service.ts';
 import { WriteHistory, type WriteCycle } from './write-history.ts';
 
 /** A count that may exceed 2^53: a number when it is a safe integer, else its decimal string. */
@@ -248,8 +244,12 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
       if (alt === undefined || answerOf(alt) === mine) continue;
       const cycle = (c: readonly (readonly string[])[]): string => c.map((st) => st.join(', ') || 'no address').join(' / ');
       const ends = alt.oscillates ? 'never settles' : alt.ips.length > 0 ? `gets ${alt.ips.join(', ')}` : 'gets no address';
-      const what = alt.oscillates && o.oscillates && cycle(alt.oscillates) !== cycle(o.oscillates) ? `never settles, cycling through ${cycle(alt.oscillates)}`
-        : alt.ips.join(',') === o.ips.join(',') && !alt.oscillates === !o.oscillates ? 'ends with other events' : ends;
+      const what =
+        alt.oscillates && o.oscillates && cycle(alt.oscillates) !== cycle(o.oscillates)
+          ? `never settles, cycling through ${cycle(alt.oscillates)}`
+          : alt.ips.join(',') === o.ips.join(',') && !alt.oscillates === !o.oscillates
+            ? 'ends with other events'
+            : ends;
       return { ...o, nondeterministic: variantNote(variant, what) };
     }
     return o;
@@ -270,7 +270,11 @@ const ORDER_NOTE = 'after a restart MetalLB processes the Services with as many 
 
 /** The `nondeterministic` note of a Service whose answer changes in `v`: it `what`s there. */
 function variantNote(v: Variant, what: string): string {
-  const shown = v.changed.slice(0, 3).map(([k, p]) => `${k} taking ${p}`).join(', ') + (v.changed.length > 3 ? ` and ${v.changed.length - 3} more` : '');
+  const shown =
+    v.changed
+      .slice(0, 3)
+      .map(([k, p]) => `${k} taking ${p}`)
+      .join(', ') + (v.changed.length > 3 ? ` and ${v.changed.length - 3} more` : '');
   if (v.changed.length === 0) return `${ORDER_NOTE}; in another such order this Service ${what}`;
   if (isNameOrder(v.ties)) return `MetalLB picks among equally good pools in random (Go map) order; with other such choices (${shown}) this Service ${what}`;
   return `${ORDER_NOTE}, and picks among equally good pools in random order; in another such order, with ${shown}, this Service ${what}`;
@@ -345,7 +349,7 @@ function isNameOrder(t: Ties): boolean {
 function tieOrder<S extends Service>(sorted: S[], ties: Ties): S[] {
   if (isNameOrder(ties)) return sorted;
   const out: S[] = [];
-  for (let i = 0; i < sorted.length;) {
+  for (let i = 0; i < sorted.length; ) {
     let j = i;
     const n = ingressEntries(sorted[i]!);
     while (j < sorted.length && ingressEntries(sorted[j]!) === n) j++;
@@ -411,9 +415,7 @@ interface NameRun {
 }
 
 /** A copy of `emitted` (its events carry a count that later repeats increment). */
-function copyEmitted(
-  emitted: ReadonlyMap<string, ReadonlyMap<string, ReconcileEvent & { count: number }>>,
-): Map<string, Map<string, ReconcileEvent & { count: number }>> {
+function copyEmitted(emitted: ReadonlyMap<string, ReadonlyMap<string, ReconcileEvent & { count: number }>>): Map<string, Map<string, ReconcileEvent & { count: number }>> {
   const out = new Map<string, Map<string, ReconcileEvent & { count: number }>>();
   for (const [key, mine] of emitted) out.set(key, new Map([...mine].map(([id, e]) => [id, { ...e }])));
   return out;
@@ -430,8 +432,13 @@ function copyEmitted(
  * one allocateAll.
  */
 function allocateAllInOrder(
-  config: Config, services: readonly Service[], opts: AllocateAllOptions, ties: Ties, prefer: ReadonlyMap<string, string>,
-  from?: Fork, keptMemo: WeakMap<Service, boolean> = new WeakMap(),
+  config: Config,
+  services: readonly Service[],
+  opts: AllocateAllOptions,
+  ties: Ties,
+  prefer: ReadonlyMap<string, string>,
+  from?: Fork,
+  keptMemo: WeakMap<Service, boolean> = new WeakMap(),
 ): NameRun {
   const lbClass = opts.loadBalancerClass ?? '';
   const maxPasses = opts.maxPasses ?? 100;
@@ -491,8 +498,7 @@ function allocateAllInOrder(
   const claims = new Map<string, number>();
   if (!lean) for (const k of sorted) for (const ip of new Set(initialIPs.get(k)!.map(canonical))) claims.set(ip, (claims.get(ip) ?? 0) + 1);
   /** Whether `k`'s place in its group may change an answer (see tiesMatter). */
-  const mayMatter = (k: string): boolean => !initialKept.get(k) || ipFamilyPolicy(current.get(k)!) === 'PreferDualStack'
-    || initialIPs.get(k)!.some((ip) => claims.get(canonical(ip))! > 1);
+  const mayMatter = (k: string): boolean => !initialKept.get(k) || ipFamilyPolicy(current.get(k)!) === 'PreferDualStack' || initialIPs.get(k)!.some((ip) => claims.get(canonical(ip))! > 1);
   /** The ingress-entry counts whose group (two Services or more) has one that mayMatter, in order. */
   const mattering: number[] = [];
   const placeMatters = new Set<string>();
@@ -596,8 +602,16 @@ function allocateAllInOrder(
   // The status addresses of the Services that keep theirs, per status count, pool and family,
   // ascending; a Service whose address left its pool could take, coming first, any of them at or
   // below the address it finds free (all of them in a pool it finds full).
-  interface Keeper { readonly key: string; readonly addr: bigint; readonly text: string }
-  interface Group { readonly keepers: Keeper[]; readonly reaches: Array<{ key: string; reach: bigint }>; tainted: number }
+  interface Keeper {
+    readonly key: string;
+    readonly addr: bigint;
+    readonly text: string;
+  }
+  interface Group {
+    readonly keepers: Keeper[];
+    readonly reaches: Array<{ key: string; reach: bigint }>;
+    tainted: number;
+  }
   const groups = new Map<string, Group>();
   const groupOf = (n: number, pool: string, family: string): Group | undefined => groups.get(`${n}|${pool}|${family}`);
   for (const k of lean ? [] : sorted) {
@@ -644,11 +658,11 @@ function allocateAllInOrder(
     }
     // What this reconcile looked at: the addresses it newly took or asked for, the pools it walked.
     const desired = requestedIPs(input);
-    const touched = [...new Set([...statusIPs(input), ...(desired.ok ? desired.ips.map(formatIP) : []), ...resultIPs].map(canonical))]
-      .filter((s) => !prevIPs.includes(s));
+    const touched = [...new Set([...statusIPs(input), ...(desired.ok ? desired.ips.map(formatIP) : []), ...resultIPs].map(canonical))].filter((s) => !prevIPs.includes(s));
     const attempts = a?.attempts ?? attemptsOf(out.failure?.reason);
     const resultByFamily = resultIPs.map((s) => parseIP(s)!).filter(Boolean);
-    const walked = attempts.filter((t) => t.outcome === 'chosen' || t.refusal?.reason === 'noAvailableIPs' || t.refusal?.reason === 'wrongFamily')
+    const walked = attempts
+      .filter((t) => t.outcome === 'chosen' || t.refusal?.reason === 'noAvailableIPs' || t.refusal?.reason === 'wrongFamily')
       .map((t) => ({ pool: t.pool, full: t.outcome !== 'chosen', ...(t.outcome === 'chosen' ? { chosen: resultByFamily } : {}) }));
     const failedPool = poolOfFailure(out.failure?.reason);
     if (failedPool) walked.push({ pool: failedPool, full: true });
@@ -700,7 +714,11 @@ function allocateAllInOrder(
           if (count > g.tainted) {
             const fresh = g.keepers.slice(g.tainted, count);
             for (const k of fresh) victims.add(k.key);
-            taint(fresh.map((k) => k.text), `the restart order of ${key} and ${fresh[0]!.key}`, [key, ...fresh.map((k) => k.key)]);
+            taint(
+              fresh.map((k) => k.text),
+              `the restart order of ${key} and ${fresh[0]!.key}`,
+              [key, ...fresh.map((k) => k.key)],
+            );
             taintPools(key, `the restart order of ${key} and ${fresh[0]!.key}`, [key]);
             for (const k of fresh) taintPools(k.key, `the restart order of ${key} and ${k.key}`, [key, k.key]);
             g.tainted = count;
@@ -732,8 +750,7 @@ function allocateAllInOrder(
     }
     // Addresses in overlapping pools: MetalLB's poolFor takes the first owner in map order, which
     // decides the pool written and whether the Service may use the address at all.
-    const tried = [...touched, ...attempts.filter((t) => t.outcome === 'chosen').flatMap((t) => [t.candidates?.ipv4, t.candidates?.ipv6])]
-      .filter((x): x is string => x !== undefined);
+    const tried = [...touched, ...attempts.filter((t) => t.outcome === 'chosen').flatMap((t) => [t.candidates?.ipv4, t.candidates?.ipv6])].filter((x): x is string => x !== undefined);
     for (const text of new Set(tried)) {
       const ip = parseIP(text);
       const owners = ip ? alloc.poolsForIPs([ip]) : [];
@@ -803,7 +820,9 @@ function allocateAllInOrder(
   };
   /** This run's state now, at index `index` of the first pass (see Fork). */
   const snapshot = (index: number, written: ReadonlySet<string>, again: boolean): Fork => ({
-    base, index, initialKept,
+    base,
+    index,
+    initialKept,
     ctrl: { allocator: alloc.clone(), pools: ctrl.pools },
     current: new Map(current),
     wroteConverged: new Map(wroteConverged),
@@ -827,7 +846,7 @@ function allocateAllInOrder(
   // Full passes while one asks to reprocess all (MetalLB's reprocessAll retry).
   for (;;) {
     passes++;
-    written = new Set<string>(passes === 1 ? from?.written ?? [] : []);
+    written = new Set<string>(passes === 1 ? (from?.written ?? []) : []);
     let again = passes === 1 && from ? from.again : false;
     if (passes === 1) {
       // The fork point (name order, when ties matter): the start of the first group of two
@@ -867,7 +886,13 @@ function allocateAllInOrder(
       limited = true;
       break;
     }
-    order = tieOrder(processingOrder(order.map((k) => current.get(k)!), kept), ties).map(serviceKey);
+    order = tieOrder(
+      processingOrder(
+        order.map((k) => current.get(k)!),
+        kept,
+      ),
+      ties,
+    ).map(serviceKey);
   }
   // The update events of the last pass's writes: each written Service is reconciled again, and so
   // on while it keeps changing (a cycle stops it: see WriteHistory).
@@ -881,7 +906,13 @@ function allocateAllInOrder(
     }
     if (reprocess && passes < maxPasses) {
       passes++;
-      order = tieOrder(processingOrder(order.map((k) => current.get(k)!), kept), ties).map(serviceKey);
+      order = tieOrder(
+        processingOrder(
+          order.map((k) => current.get(k)!),
+          kept,
+        ),
+        ties,
+      ).map(serviceKey);
       for (const key of order) run(key, next);
     }
     echoes = order.filter((k) => next.has(k) && !cycles.has(k));
@@ -903,7 +934,10 @@ function allocateAllInOrder(
   for (const [key, m] of movers) {
     const n = entries.get(key)!;
     const more = (shown: number): string => (m.count > shown ? ` and ${m.count - shown} more` : '');
-    note(key, `${m.why}; after a restart MetalLB processes Services with ${n} status.loadBalancer.ingress entr${n > 1 ? 'ies' : 'y'} in random order, and coming before ${m.victims.join(', ')}${more(m.victims.length)} it may take ${m.addrs.join(', ')}${more(m.addrs.length)} from them`);
+    note(
+      key,
+      `${m.why}; after a restart MetalLB processes Services with ${n} status.loadBalancer.ingress entr${n > 1 ? 'ies' : 'y'} in random order, and coming before ${m.victims.join(', ')}${more(m.victims.length)} it may take ${m.addrs.join(', ')}${more(m.addrs.length)} from them`,
+    );
   }
   for (const g of groups.values()) {
     if (g.reaches.length === 0) continue;
@@ -919,7 +953,11 @@ function allocateAllInOrder(
       }
       if (lo === 0) continue;
       // (a mover never keeps its own status, so it is never one of the keepers here)
-      const names = reaches.slice(0, Math.min(lo, 3)).map((r) => r.key).join(', ') + (lo > 3 ? ` and ${lo - 3} more` : '');
+      const names =
+        reaches
+          .slice(0, Math.min(lo, 3))
+          .map((r) => r.key)
+          .join(', ') + (lo > 3 ? ` and ${lo - 3} more` : '');
       note(k.key, `after a restart MetalLB may process ${names} (which must re-allocate) before this Service; ${lo > 1 ? 'one of them' : reaches[0]!.key} may then take ${k.text} and this Service lose it`);
     }
   }
@@ -983,8 +1021,14 @@ function allocateAllInOrder(
   });
   return {
     result: { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) },
-    tiesMatter, tied: tiedOf, mattering, movers: placeMatters, moversFirstDiffers,
-    ...(fork ? { fork } : {}), ...(fork0 ? { fork0 } : {}), ...(firstTiedAt !== undefined ? { firstTiedAt } : {}),
+    tiesMatter,
+    tied: tiedOf,
+    mattering,
+    movers: placeMatters,
+    moversFirstDiffers,
+    ...(fork ? { fork } : {}),
+    ...(fork0 ? { fork0 } : {}),
+    ...(firstTiedAt !== undefined ? { firstTiedAt } : {}),
   };
 }
 
@@ -1027,7 +1071,9 @@ function settled(ctrl: ControllerState, key: string, svc: Service): boolean {
  */
 function possiblePools(ctrl: ControllerState, key: string, svc: Service): string[] {
   const out = new Set<string>();
-  const status = statusIPs(svc).map((t) => parseIP(t)).filter((ip): ip is IP => ip !== undefined);
+  const status = statusIPs(svc)
+    .map((t) => parseIP(t))
+    .filter((ip): ip is IP => ip !== undefined);
   for (const ip of status) for (const p of ctrl.allocator.poolsForIPs([ip])) out.add(p);
   const requested = requestedPool(svc);
   if (requested !== '') {

@@ -8,13 +8,8 @@
 import type { Pool } from '../config/types.ts';
 import type { LoadBalancerIngress, Service } from '../kube.ts';
 import { formatIP, parseIP, type IP } from '../ip.ts';
-import {
-  Allocator, AllocationError, quoteList, type AllocationFailure, type AllocationResult,
-} from '../allocator/index.ts';
-import {
-  ANNOTATION_IP_ALLOCATED_FROM_POOL, DEPRECATED_ANNOTATION_PREFIX, allocRequest, familyOfAddresses,
-  ipFamilyPolicy, requestedIPs, requestedPool, serviceFamily, statusIPs,
-} from './service.ts';
+import { Allocator, AllocationError, quoteList, type AllocationFailure, type AllocationResult } from '../allocator/index.ts';
+import { ANNOTATION_IP_ALLOCATED_FROM_POOL, DEPRECATED_ANNOTATION_PREFIX, allocRequest, familyOfAddresses, ipFamilyPolicy, requestedIPs, requestedPool, serviceFamily, statusIPs } from './service.ts';
 
 /**
  * What the caller should do after a reconcile (MetalLB's `SyncState`): `success`; `errorNoRetry`

@@ -41,7 +41,10 @@ export function sharingKey(svc: Service): string {
 export function backendKey(svc: Service): string {
   if (svc.spec?.externalTrafficPolicy !== 'Local') return '';
   const sel = svc.spec.selector ?? {};
-  return Object.keys(sel).sort().map((k) => `${k}=${sel[k]}`).join(',');
+  return Object.keys(sel)
+    .sort()
+    .map((k) => `${k}=${sel[k]}`)
+    .join(',');
 }
 
 /** `spec.ports` as allocator ports `{protocol, port}` (protocol as written; absent -> ""). */
@@ -80,9 +83,7 @@ export function serviceFamily(svc: Service): Family | 'unknown' {
 }
 
 /** Addresses requested by the service, or an error message (MetalLB's getDesiredLbIPs). */
-export type RequestedIPs =
-  | { readonly ok: true; readonly ips: readonly IP[]; readonly family: Family | null }
-  | { readonly ok: false; readonly error: string };
+export type RequestedIPs = { readonly ok: true; readonly ips: readonly IP[]; readonly family: Family | null } | { readonly ok: false; readonly error: string };
 
 /**
  * The addresses the service asks for: annotation `metallb.io/loadBalancerIPs` (or the deprecated
@@ -106,9 +107,7 @@ export function requestedIPs(svc: Service): RequestedIPs {
     const family = familyOfIPs(ips);
     if (family === 'unknown') {
       const texts = `[${ips.map((i) => JSON.stringify(formatIP(i))).join(' ')}]`;
-      const error = ips.length === 2
-        ? `IPFamilyForAddresses: same address family ${texts}`
-        : `IPFamilyForAddresses: invalid ips length ${ips.length} ${texts}`;
+      const error = ips.length === 2 ? `IPFamilyForAddresses: same address family ${texts}` : `IPFamilyForAddresses: invalid ips length ${ips.length} ${texts}`;
       return { ok: false, error };
     }
     return { ok: true, ips, family };

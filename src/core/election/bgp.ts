@@ -54,15 +54,7 @@ export function aggregatedPrefix(ip: IP, ad: Pick<BGPAdv, 'aggregationLength' | 
   return formatCIDR({ family: ip.family, base: ip.value & prefixMask(len, bits), prefix: len });
 }
 
-function decideNode(
-  n: NodeInfo,
-  pool: Pool,
-  service: Service,
-  ips: readonly IP[],
-  config: Config,
-  ignoreExcludeLB: boolean,
-  slices: ReturnType<typeof slicesFor>,
-): BGPNodeDecision {
+function decideNode(n: NodeInfo, pool: Pool, service: Service, ips: readonly IP[], config: Config, ignoreExcludeLB: boolean, slices: ReturnType<typeof slicesFor>): BGPNodeDecision {
   const no = (decision: BGPReason, detail: string): BGPNodeDecision => ({ node: n.name, decision, detail, advertisements: [] });
   const nodeAds = pool.bgpAdvertisements.filter((ad) => ad.nodes.has(n.name));
   if (nodeAds.length === 0) return no('notOwner', `no BGPAdvertisement of IPAddressPool "${pool.name}" selects this node`);
@@ -121,14 +113,22 @@ export function evaluateBGP(input: BGPInput): BGPEvaluation {
     const reason: BGPReason = sc.reason ?? 'ipNotAllowed';
     const detail = sc.checks[sc.checks.length - 1].detail;
     return {
-      service: key, ips: sc.ips, pool: null, checks: sc.checks, serviceReason: reason,
+      service: key,
+      ips: sc.ips,
+      pool: null,
+      checks: sc.checks,
+      serviceReason: reason,
       nodes: index.nodes.map((n) => ({ node: n.name, decision: reason, detail, advertisements: [] })),
     };
   }
   const slices = slicesFor(index.endpoints, service);
   const pool = sc.pool;
   return {
-    service: key, ips: sc.ips, pool: pool.name, checks: sc.checks, serviceReason: null,
+    service: key,
+    ips: sc.ips,
+    pool: pool.name,
+    checks: sc.checks,
+    serviceReason: null,
     nodes: index.nodes.map((n) => decideNode(n, pool, service, sc.parsedIPs, config, ignoreExcludeLB, slices)),
   };
 }

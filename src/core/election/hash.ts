@@ -13,9 +13,7 @@
  */
 import { compress } from './sha256-compress.ts';
 
-const IV = new Int32Array([
-  0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-]);
+const IV = new Int32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
 const encoder = new TextEncoder();
 
 /** Messages up to this many bytes fit one padded block (55 + 0x80 + 8 length bytes = 64). */
@@ -207,8 +205,12 @@ export function hashOrderOf(words: Int32Array, count: number): Int32Array {
       keys2[dst] = key;
       order2[dst] = order[k];
     }
-    const tk = keys; keys = keys2; keys2 = tk;
-    const to = order; order = order2; order2 = to;
+    const tk = keys;
+    keys = keys2;
+    keys2 = tk;
+    const to = order;
+    order = order2;
+    order2 = to;
   }
   for (let k = 0; k + 1 < count; ) {
     let end = k + 1;

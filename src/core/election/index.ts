@@ -8,8 +8,15 @@ export { evaluateBGP, decideBGP, decideBGPForNode, aggregatedPrefix, type BGPInp
 export { aliveSpeakers, isSpeakerPod } from './speakers.ts';
 export { checkService, poolForIPs, type ServiceChecks } from './service.ts';
 export {
-  buildEndpointIndex, slicesFor, usableEndpoints, endpointNodes, endpointCanServe, hasUsableEndpoint, hasHealthyEndpoint,
-  type Endpoint, type EndpointIndex,
+  buildEndpointIndex,
+  slicesFor,
+  usableEndpoints,
+  endpointNodes,
+  endpointCanServe,
+  hasUsableEndpoint,
+  hasHealthyEndpoint,
+  type Endpoint,
+  type EndpointIndex,
 } from './endpoints.ts';
 export { buildElectionIndex, type ElectionIndex, type NodeInfo } from './state-index.ts';
 export { electionDigestHex } from './hash.ts';

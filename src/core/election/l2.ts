@@ -171,16 +171,15 @@ export function electL2(input: L2Input): L2Election {
   const winner = count > 0 ? hashOrder[0].node : null;
 
   const ipsText = sc.ips.join(', ');
-  const detail = winner
-    ? `${winner} announces ${ipsText}: first of ${count} candidate${count === 1 ? '' : 's'} in the hash order of ${hashedIP}`
-    : `nobody announces ${ipsText}: no candidate left`;
+  const detail = winner ? `${winner} announces ${ipsText}: first of ${count} candidate${count === 1 ? '' : 's'} in the hash order of ${hashedIP}` : `nobody announces ${ipsText}: no candidate left`;
   const announceDetail = `first of ${count} candidate${count === 1 ? '' : 's'} in the hash order of ${hashedIP}: announces ${ipsText}`;
   const lostDetail = `not first in the hash order of ${hashedIP}: ${winner} announces`;
   const outcome = winner ? `${winner} announces` : 'nobody announces';
   const droppedDetail = new Map<string, string>();
-  const noAdDetail = ads.length === 0
-    ? `no L2Advertisement of IPAddressPool "${pool.name}" selects this service`
-    : `none of the L2Advertisements of IPAddressPool "${pool.name}" for this service (${adNames.join(', ')}) selects this node`;
+  const noAdDetail =
+    ads.length === 0
+      ? `no L2Advertisement of IPAddressPool "${pool.name}" selects this service`
+      : `none of the L2Advertisements of IPAddressPool "${pool.name}" for this service (${adNames.join(', ')}) selects this node`;
 
   const decisions: NodeDecision[] = new Array(nodes.length);
   for (let i = 0; i < nodes.length; i++) {

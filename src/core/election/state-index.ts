@@ -77,10 +77,7 @@ function nodeInfo(name: string, node: Node | null, position: number): NodeInfo {
  * Builds the index of `state` for the speaker list `speakers` (null: memberlist disabled, every
  * Node counts). Cost O(nodes log nodes + endpoint slices). Pure; never throws.
  */
-export function buildElectionIndex(
-  state: Pick<ClusterState, 'nodes' | 'endpointSlices'>,
-  speakers?: readonly string[] | null,
-): ElectionIndex {
+export function buildElectionIndex(state: Pick<ClusterState, 'nodes' | 'endpointSlices'>, speakers?: readonly string[] | null): ElectionIndex {
   const byNameNode = new Map<string, Node>();
   for (const n of state.nodes) {
     const name = n.metadata?.name;

@@ -25,15 +25,7 @@ export type L2Verdict = 'announce' | L2Reason;
  * `nodeLabeledExcludeBalancers`, `noLocalEndpoints` (Local policy, no usable endpoint with an
  * address on this node) and `noEndpoints` (no usable endpoint with an address anywhere).
  */
-export type BGPReason =
-  | ServiceReason
-  | 'notOwner'
-  | 'noMatchingAdvertisement'
-  | 'conflictingAdvertisements'
-  | 'nodeNetworkUnavailable'
-  | 'nodeLabeledExcludeBalancers'
-  | 'noLocalEndpoints'
-  | 'noEndpoints';
+export type BGPReason = ServiceReason | 'notOwner' | 'noMatchingAdvertisement' | 'conflictingAdvertisements' | 'nodeNetworkUnavailable' | 'nodeLabeledExcludeBalancers' | 'noLocalEndpoints' | 'noEndpoints';
 
 /** What the speaker on one node does for one service in BGP mode. */
 export type BGPVerdict = 'announce' | BGPReason;

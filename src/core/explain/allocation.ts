@@ -71,7 +71,7 @@ export function serviceFamiliesText(svc: Service): string {
   const spec = svc.spec ?? {};
   const ips = spec.clusterIPs ?? [];
   const where = ips.length > 0 ? `spec.clusterIPs [${ips.join(', ')}]` : `spec.clusterIP ${spec.clusterIP ?? '(unset)'}`;
-  const families = spec.ipFamilies && spec.ipFamilies.length > 0 ? `spec.ipFamilies [${spec.ipFamilies.join(', ')}]` : 'spec.ipFamilies unset (the cluster\'s default family)';
+  const families = spec.ipFamilies && spec.ipFamilies.length > 0 ? `spec.ipFamilies [${spec.ipFamilies.join(', ')}]` : "spec.ipFamilies unset (the cluster's default family)";
   const policy = spec.ipFamilyPolicy ? `spec.ipFamilyPolicy ${spec.ipFamilyPolicy}` : 'spec.ipFamilyPolicy unset (SingleStack)';
   const what = fam === 'unknown' ? 'of no family MetalLB can tell' : familyName(fam);
   return `the Service is ${what}: MetalLB takes its family from ${where}, which the API server set from ${families} and ${policy}`;
@@ -130,7 +130,8 @@ function orJoin(xs: readonly string[], max = 4): string {
 function inUseText(d: AllocationDiagnosisInput, pool: string, inUse: number): string {
   const size = d.pools.find((p) => p.name === pool)?.size;
   if (size === undefined) return `${inUse} address${inUse === 1 ? '' : 'es'} in use`;
-  return String(size) === String(inUse) ? `all ${size} address${inUse === 1 ? '' : 'es'} in use`
+  return String(size) === String(inUse)
+    ? `all ${size} address${inUse === 1 ? '' : 'es'} in use`
     : `${inUse} of ${size} addresses in use; the others are excluded (avoidBuggyIPs) or cannot be shared with this Service`;
 }
 
@@ -178,8 +179,7 @@ export function shareHint(d: AllocationDiagnosisInput, pools: readonly string[])
   }
   const myPorts = servicePorts(d.service);
   const myBackend = backendKey(d.service);
-  const portFree = (holders: readonly Service[]): boolean =>
-    holders.every((h) => servicePorts(h).every((p) => !myPorts.some((q) => q.port === p.port && q.protocol === p.protocol)));
+  const portFree = (holders: readonly Service[]): boolean => holders.every((h) => servicePorts(h).every((p) => !myPorts.some((q) => q.port === p.port && q.protocol === p.protocol)));
   let keyless: string | null = null;
   for (const [ip, holders] of byIP) {
     const keys = new Set(holders.map(sharingKey));
@@ -245,13 +245,15 @@ function poolLacksFamily(d: AllocationDiagnosisInput, f: Extract<AllocationFailu
   if (additional) {
     const first = f.ips.find((x) => x !== '<nil>') ?? '';
     // The family split over two pools (one per family): MetalLB takes a Service's addresses from one pool.
-    const split = has.includes(f.family) ? undefined
-      : [...d.config.pools.values()].find((p) => p.name !== f.pool && poolFamilies(p).includes(f.family) && (p.autoAssign || requestedPool(svc) === p.name));
+    const split = has.includes(f.family) ? undefined : [...d.config.pools.values()].find((p) => p.name !== f.pool && poolFamilies(p).includes(f.family) && (p.autoAssign || requestedPool(svc) === p.name));
     const splitRanges = split ? split.ranges.map((r) => r.entry).filter((e) => e.includes(':') === (f.family === 'ipv6')) : [];
     return {
-      id: 'pool-lacks-family', severity: 'warning',
-      message: `${said(text)}${held}, so this PreferDualStack Service gets ${first || 'its first address'} only and no ${fam} address (MetalLB picks no address, Go's nil, and refuses it)`
-        + (split ? `; pool ${split.name} has the ${fam} addresses, but MetalLB takes all of a Service's addresses from one pool` : '') + `. ${cap(families)}`,
+      id: 'pool-lacks-family',
+      severity: 'warning',
+      message:
+        `${said(text)}${held}, so this PreferDualStack Service gets ${first || 'its first address'} only and no ${fam} address (MetalLB picks no address, Go's nil, and refuses it)`
+        + (split ? `; pool ${split.name} has the ${fam} addresses, but MetalLB takes all of a Service's addresses from one pool` : '')
+        + `. ${cap(families)}`,
       fix: split
         ? `move the ${fam} range${splitRanges.length === 1 ? '' : 's'} ${list(splitRanges)} from pool ${split.name} into pool ${f.pool} (one pool with both families; two pools may not overlap), or set spec.ipFamilyPolicy: SingleStack if one family is meant`
         : !has.includes(f.family)
@@ -262,13 +264,18 @@ function poolLacksFamily(d: AllocationDiagnosisInput, f: Extract<AllocationFailu
   const requested = requestedPool(svc) === f.pool;
   const otherFam = familyName(other(f.family));
   const fixes = !has.includes(f.family)
-    ? [`add an ${fam} range to pool ${f.pool}`,
-      requested ? `request a pool with ${fam} addresses (metallb.io/address-pool)${roomHint(d, f.family, [f.pool], true)}` : `use a pool with ${fam} addresses${roomHint(d, f.family, [f.pool], true)}`,
-      `make the Service ${otherFam} (spec.ipFamilies: [${otherFam}]; the primary family of an existing Service cannot change: recreate it)`]
-    : [`add ${fam} addresses to pool ${f.pool}, or delete Services that no longer need theirs`,
-      requested ? `request another pool (metallb.io/address-pool)${roomHint(d, f.family, [f.pool], true)}` : `use another pool${roomHint(d, f.family, [f.pool], true)}`];
+    ? [
+        `add an ${fam} range to pool ${f.pool}`,
+        requested ? `request a pool with ${fam} addresses (metallb.io/address-pool)${roomHint(d, f.family, [f.pool], true)}` : `use a pool with ${fam} addresses${roomHint(d, f.family, [f.pool], true)}`,
+        `make the Service ${otherFam} (spec.ipFamilies: [${otherFam}]; the primary family of an existing Service cannot change: recreate it)`,
+      ]
+    : [
+        `add ${fam} addresses to pool ${f.pool}, or delete Services that no longer need theirs`,
+        requested ? `request another pool (metallb.io/address-pool)${roomHint(d, f.family, [f.pool], true)}` : `use another pool${roomHint(d, f.family, [f.pool], true)}`,
+      ];
   return {
-    id: 'pool-lacks-family', severity: 'error',
+    id: 'pool-lacks-family',
+    severity: 'error',
     message: `${said(text)}${held}, so this ${fam} Service cannot get an address from it (MetalLB picks no address, Go's nil, and refuses it). ${cap(families)}`,
     fix: orJoin(fixes),
   };
@@ -290,32 +297,44 @@ function wanted(svc: Service): Fam[] {
  * metallb.io/allow-shared-ip, the same one, and the same backend key: externalTrafficPolicy Cluster
  * on both, or Local on both with the same selector), and the change that lets them.
  */
-function keyConflict(text: string, ip: string, holders: readonly string[], existing: { sharingKey: string; backendKey: string },
-  requested: { sharingKey: string; backendKey: string }): { message: string; fix: string } {
+function keyConflict(
+  text: string,
+  ip: string,
+  holders: readonly string[],
+  existing: { sharingKey: string; backendKey: string },
+  requested: { sharingKey: string; backendKey: string },
+): { message: string; fix: string } {
   const them = list(holders);
   const one = holders.length === 1;
   const held = `${said(text)}${ip} is held by ${them}, which cannot share it with this Service: `;
   const other = 'or request another address for this Service (metallb.io/loadBalancerIPs)';
   if (existing.sharingKey === '') {
     const key = requested.sharingKey || 'a key of your choice';
-    return { message: `${held}${one ? 'it has' : 'they have'} no metallb.io/allow-shared-ip annotation`,
-      fix: `set metallb.io/allow-shared-ip: "${key}" on ${them}${requested.sharingKey ? '' : ' and on this Service'}, ${other}` };
+    return {
+      message: `${held}${one ? 'it has' : 'they have'} no metallb.io/allow-shared-ip annotation`,
+      fix: `set metallb.io/allow-shared-ip: "${key}" on ${them}${requested.sharingKey ? '' : ' and on this Service'}, ${other}`,
+    };
   }
   if (requested.sharingKey === '') {
-    return { message: `${held}this Service has no metallb.io/allow-shared-ip annotation (${them} ${one ? 'has' : 'have'} "${existing.sharingKey}")`,
-      fix: `set metallb.io/allow-shared-ip: "${existing.sharingKey}" on this Service, ${other}` };
+    return {
+      message: `${held}this Service has no metallb.io/allow-shared-ip annotation (${them} ${one ? 'has' : 'have'} "${existing.sharingKey}")`,
+      fix: `set metallb.io/allow-shared-ip: "${existing.sharingKey}" on this Service, ${other}`,
+    };
   }
   if (existing.sharingKey !== requested.sharingKey) {
-    return { message: `${held}the metallb.io/allow-shared-ip values differ ("${requested.sharingKey}" here, "${existing.sharingKey}" on ${them})`,
-      fix: `set metallb.io/allow-shared-ip: "${existing.sharingKey}" on this Service, ${other}` };
+    return {
+      message: `${held}the metallb.io/allow-shared-ip values differ ("${requested.sharingKey}" here, "${existing.sharingKey}" on ${them})`,
+      fix: `set metallb.io/allow-shared-ip: "${existing.sharingKey}" on this Service, ${other}`,
+    };
   }
   const policy = (backend: string): string => (backend === '' ? 'externalTrafficPolicy Cluster' : `externalTrafficPolicy Local with selector ${backend}`);
-  const rule = 'MetalLB shares an address only between Services that are all externalTrafficPolicy Cluster, or all Local with the same selector (the announcing node must host every Service\'s pods)';
-  const fix = requested.backendKey !== '' && existing.backendKey === ''
-    ? `set externalTrafficPolicy: Cluster on this Service (clients' source addresses are then translated), ${other}`
-    : requested.backendKey === '' && existing.backendKey !== ''
-      ? `set externalTrafficPolicy: Cluster on ${them}, ${other}`
-      : `give this Service and ${them} the same selector, or externalTrafficPolicy: Cluster on both, ${other}`;
+  const rule = "MetalLB shares an address only between Services that are all externalTrafficPolicy Cluster, or all Local with the same selector (the announcing node must host every Service's pods)";
+  const fix =
+    requested.backendKey !== '' && existing.backendKey === ''
+      ? `set externalTrafficPolicy: Cluster on this Service (clients' source addresses are then translated), ${other}`
+      : requested.backendKey === '' && existing.backendKey !== ''
+        ? `set externalTrafficPolicy: Cluster on ${them}, ${other}`
+        : `give this Service and ${them} the same selector, or externalTrafficPolicy: Cluster on both, ${other}`;
   return { message: `${held}this Service has ${policy(requested.backendKey)}, ${them} ${one ? 'has' : 'have'} ${policy(existing.backendKey)}; ${rule}`, fix };
 }
 
@@ -332,38 +351,47 @@ function fromReason(d: AllocationDiagnosisInput, reason: AllocationFailure, text
     case 'sharingConflict': {
       const s = reason.sharing;
       return {
-        id: 'sharing-conflict', severity: 'error',
+        id: 'sharing-conflict',
+        severity: 'error',
         ...(s.conflict === 'port'
-          ? { message: `${said(text)}port ${s.port} on ${s.ip} is already used by ${list(s.services)}, which shares the address`,
-            fix: 'use a different port, or request another address (metallb.io/loadBalancerIPs)' }
+          ? {
+              message: `${said(text)}port ${s.port} on ${s.ip} is already used by ${list(s.services)}, which shares the address`,
+              fix: 'use a different port, or request another address (metallb.io/loadBalancerIPs)',
+            }
           : keyConflict(text, s.ip, s.services, s.existing, s.requested)),
       };
     }
     case 'notAllowedInConfig': {
       const elsewhere = d.ignoredObjects.filter((o) => o.kind === 'IPAddressPool').map(objectRef);
       return {
-        id: 'ip-not-in-pool', severity: 'error',
-        message: `${said(text)}${list(reason.ips)} ${reason.ips.length === 1 ? 'is' : 'are'} in no IPAddressPool of ${ns}`
+        id: 'ip-not-in-pool',
+        severity: 'error',
+        message:
+          `${said(text)}${list(reason.ips)} ${reason.ips.length === 1 ? 'is' : 'are'} in no IPAddressPool of ${ns}`
           + (elsewhere.length ? `; MetalLB ignores the pools outside its namespace (${list(elsewhere)})` : ''),
-        fix: elsewhere.length ? `move the IPAddressPool into ${ns}, or request an address inside one of its pools`
+        fix: elsewhere.length
+          ? `move the IPAddressPool into ${ns}, or request an address inside one of its pools`
           : 'request an address inside a pool (metallb.io/loadBalancerIPs), or add the address to an IPAddressPool',
       };
     }
     case 'poolIncompatible':
       return {
-        id: 'pool-refuses-service', severity: 'error',
+        id: 'pool-refuses-service',
+        severity: 'error',
         message: `${said(text)}the address belongs to pool ${reason.pool}, which does not accept this Service: ${refusalText(reason.refusal)}`,
         fix: `${acceptFix(reason.pool, reason.refusal, svc)}, or request an address of a pool this Service may use${roomHint(d, wanted(svc)[0] ?? 'ipv4', [reason.pool], true)}`,
       };
     case 'tooManyAddresses':
       return {
-        id: 'requested-ips-invalid', severity: 'error',
+        id: 'requested-ips-invalid',
+        severity: 'error',
         message: `${said(text)}the Service asks for ${reason.ips.length} addresses (${list(reason.ips)}); a Service has at most two, one per family`,
         fix: 'list one address, or one IPv4 and one IPv6 address, in metallb.io/loadBalancerIPs',
       };
     case 'sameFamily':
       return {
-        id: 'requested-ips-invalid', severity: 'error',
+        id: 'requested-ips-invalid',
+        severity: 'error',
         message: `${said(text)}the Service asks for two addresses of one family (${list(reason.ips)}); two addresses must be one IPv4 and one IPv6`,
         fix: 'list one IPv4 and one IPv6 address in metallb.io/loadBalancerIPs (a dual-stack Service), or only one address',
       };
@@ -371,23 +399,32 @@ function fromReason(d: AllocationDiagnosisInput, reason: AllocationFailure, text
       const same = d.ignoredObjects.filter((o) => o.kind === 'IPAddressPool' && o.metadata?.name === reason.pool).map(objectRef);
       const names = [...d.config.pools.keys()].sort();
       return {
-        id: 'unknown-pool', severity: 'error',
-        message: `${said(text)}the Service requests pool ${reason.pool} (metallb.io/address-pool), and ${ns} has no IPAddressPool of that name`
+        id: 'unknown-pool',
+        severity: 'error',
+        message:
+          `${said(text)}the Service requests pool ${reason.pool} (metallb.io/address-pool), and ${ns} has no IPAddressPool of that name`
           + (same.length ? `; ${list(same)} is outside MetalLB's namespace, which MetalLB does not read` : ''),
-        fix: same.length ? `move IPAddressPool ${reason.pool} into ${ns}, or request an existing pool${names.length ? ` (${list(names)})` : ''}`
+        fix: same.length
+          ? `move IPAddressPool ${reason.pool} into ${ns}, or request an existing pool${names.length ? ` (${list(names)})` : ''}`
           : `correct the metallb.io/address-pool annotation${names.length ? ` (pools: ${list(names)})` : ''}, or create IPAddressPool ${reason.pool} in ${ns}`,
       };
     }
     case 'noAvailableIPs': {
       const fams = wanted(svc);
       return {
-        id: 'pool-exhausted', severity: 'error',
-        message: `${said(text)}pool ${reason.pool}${requestedText(svc, reason.pool)} has no free address for this Service`
+        id: 'pool-exhausted',
+        severity: 'error',
+        message:
+          `${said(text)}pool ${reason.pool}${requestedText(svc, reason.pool)} has no free address for this Service`
           + (reason.refusal.reason === 'noAvailableIPs' ? ` (${inUseText(d, reason.pool, reason.refusal.inUse)})` : ` (${refusalText(reason.refusal)})`),
-        fix: orJoin([`add addresses to pool ${reason.pool} (or a new IPAddressPool)`, 'delete Services that no longer need theirs',
+        fix: orJoin([
+          `add addresses to pool ${reason.pool} (or a new IPAddressPool)`,
+          'delete Services that no longer need theirs',
           shareHint(d, [reason.pool]) ?? 'share an address with another Service (metallb.io/allow-shared-ip)',
           ...(fams[0] && requestedPool(svc) === reason.pool && poolsWithRoom(d, fams[0], [reason.pool], true).length > 0
-            ? [`request another pool (metallb.io/address-pool)${roomHint(d, fams[0], [reason.pool], true)}`] : [])]),
+            ? [`request another pool (metallb.io/address-pool)${roomHint(d, fams[0], [reason.pool], true)}`]
+            : []),
+        ]),
       };
     }
     case 'noIPsForFamily': {
@@ -395,15 +432,19 @@ function fromReason(d: AllocationDiagnosisInput, reason: AllocationFailure, text
       const missing = (['ipv4', 'ipv6'] as const).filter((f) => !reason.available.includes(f));
       const absent = missing.filter((f) => !has.includes(f));
       return {
-        id: 'pool-lacks-family', severity: 'error',
-        message: `${said(text)}this ${reason.policy} Service needs an IPv4 and an IPv6 address from one pool, and pool ${reason.pool}${requestedText(svc, reason.pool)} has no free ${missing.map(familyName).join(' or ')} address`
-          + (absent.length ? ` (it has no ${absent.map(familyName).join(' or ')} range at all)` : '') + `; ${serviceFamiliesText(svc)}`,
+        id: 'pool-lacks-family',
+        severity: 'error',
+        message:
+          `${said(text)}this ${reason.policy} Service needs an IPv4 and an IPv6 address from one pool, and pool ${reason.pool}${requestedText(svc, reason.pool)} has no free ${missing.map(familyName).join(' or ')} address`
+          + (absent.length ? ` (it has no ${absent.map(familyName).join(' or ')} range at all)` : '')
+          + `; ${serviceFamiliesText(svc)}`,
         fix: `add ${missing.map((f) => `an ${familyName(f)}`).join(' and ')} range to pool ${reason.pool}, request a pool with both families (metallb.io/address-pool), or set spec.ipFamilyPolicy: PreferDualStack (MetalLB then gives the family the pool has)`,
       };
     }
     case 'wrongFamilyAllocated':
       return {
-        id: 'allocation-family-changed', severity: 'error',
+        id: 'allocation-family-changed',
+        severity: 'error',
         message: `${said(text)}the controller still holds ${familyName(reason.allocated)} addresses for this Service, but it now asks for ${familyName(reason.requested)} ones; ${serviceFamiliesText(svc)}`,
         fix: 'remove the old addresses: delete and recreate the Service (or restart the controller so it forgets the old allocation)',
       };
@@ -420,9 +461,14 @@ function fromReason(d: AllocationDiagnosisInput, reason: AllocationFailure, text
       const noIPs = attempts.filter((t) => t.refusal?.reason === 'noAvailableIPs');
       const lacking = noIPs.filter((t) => lacksFamily(t.pool)).map((t) => t.pool);
       const exhausted = noIPs.filter((t) => !lacksFamily(t.pool)).map((t) => t.pool);
-      const tried = attempts.map((t) => (lacking.includes(t.pool)
-        ? `${t.pool}: no ${fams.filter((x) => !poolFamilies(d.config.pools.get(t.pool)).includes(x)).map(familyName).join(' or ')} address at all (it has ${poolFamilies(d.config.pools.get(t.pool)).map(familyName).join(' and ') || 'none'} only)`
-        : attemptText(t)));
+      const tried = attempts.map((t) =>
+        lacking.includes(t.pool)
+          ? `${t.pool}: no ${fams
+              .filter((x) => !poolFamilies(d.config.pools.get(t.pool)).includes(x))
+              .map(familyName)
+              .join(' or ')} address at all (it has ${poolFamilies(d.config.pools.get(t.pool)).map(familyName).join(' and ') || 'none'} only)`
+          : attemptText(t),
+      );
       const fixes: string[] = [];
       const famText = fams.map(familyName).join(' and ');
       if (lacking.length > 0) {
@@ -448,8 +494,10 @@ function fromReason(d: AllocationDiagnosisInput, reason: AllocationFailure, text
       const familyMatters = lacking.length > 0 || attempts.some((t) => t.refusal?.reason === 'wrongFamily');
       if (familyMatters && ipFamilyPolicy(svc) === 'RequireDualStack') fixes.push('set spec.ipFamilyPolicy: PreferDualStack (MetalLB then gives the family a pool has)');
       return {
-        id: exhausted.length > 0 ? 'pool-exhausted' : lacking.length > 0 ? 'pool-lacks-family' : 'allocation-failed', severity: 'error',
-        message: `${said(text)}no pool gives this ${familyName(reason.family)} Service an address${tried.length ? `; pools tried: ${tried.join('; ')}` : `; ${ns} has no pool it may use`}`
+        id: exhausted.length > 0 ? 'pool-exhausted' : lacking.length > 0 ? 'pool-lacks-family' : 'allocation-failed',
+        severity: 'error',
+        message:
+          `${said(text)}no pool gives this ${familyName(reason.family)} Service an address${tried.length ? `; pools tried: ${tried.join('; ')}` : `; ${ns} has no pool it may use`}`
           + (familyMatters ? `. ${cap(serviceFamiliesText(svc))}` : ''),
         fix: orJoin(fixes),
       };
@@ -472,60 +520,98 @@ function fromMessage(d: AllocationDiagnosisInput, text: string): AllocationFindi
     if (pools.length > 0) {
       const where = [...new Set(pools.map((o) => o.metadata?.namespace ?? ''))].sort();
       const refs = elsewhere.map(objectRef);
-      return { id: 'no-pools', severity: 'error',
+      return {
+        id: 'no-pools',
+        severity: 'error',
         message: say(`the controller has no IPAddressPool in ${d.metallbNamespace}: ${list(refs)} ${refs.length === 1 ? 'is' : 'are'} in namespace ${list(where)}, which MetalLB never reads`),
-        fix: `create ${refs.length === 1 ? 'it' : 'them'} in ${d.metallbNamespace} instead (metadata.namespace: ${d.metallbNamespace} in the manifests, kubectl apply, then delete the cop${refs.length === 1 ? 'y' : 'ies'} in ${list(where)}), or pass --metallb-namespace ${where[0]} if MetalLB runs there` };
+        fix: `create ${refs.length === 1 ? 'it' : 'them'} in ${d.metallbNamespace} instead (metadata.namespace: ${d.metallbNamespace} in the manifests, kubectl apply, then delete the cop${refs.length === 1 ? 'y' : 'ies'} in ${list(where)}), or pass --metallb-namespace ${where[0]} if MetalLB runs there`,
+      };
     }
-    return { id: 'no-pools', severity: 'error', message: say(`the controller has no IPAddressPool in ${d.metallbNamespace}`),
-      fix: `create an IPAddressPool in ${d.metallbNamespace} (or pass --metallb-namespace if MetalLB runs elsewhere)` };
+    return {
+      id: 'no-pools',
+      severity: 'error',
+      message: say(`the controller has no IPAddressPool in ${d.metallbNamespace}`),
+      fix: `create an IPAddressPool in ${d.metallbNamespace} (or pass --metallb-namespace if MetalLB runs elsewhere)`,
+    };
   }
   if (text === 'No ClusterIPs') {
-    return { id: 'no-cluster-ip', severity: 'error',
-      message: say('the Service has no spec.clusterIP / clusterIPs (the API server always sets them: the snapshot looks trimmed); MetalLB\'s controller clears the addresses of such a Service'),
-      fix: 'take the snapshot with `kubectl get services -o yaml` unedited, or add spec.clusterIP to the manifest' };
+    return {
+      id: 'no-cluster-ip',
+      severity: 'error',
+      message: say("the Service has no spec.clusterIP / clusterIPs (the API server always sets them: the snapshot looks trimmed); MetalLB's controller clears the addresses of such a Service"),
+      fix: 'take the snapshot with `kubectl get services -o yaml` unedited, or add spec.clusterIP to the manifest',
+    };
   }
   if (/requires dual stack but clusterips are not dual stack/.test(text)) {
-    return { id: 'family-not-dual-stack', severity: 'error',
+    return {
+      id: 'family-not-dual-stack',
+      severity: 'error',
       message: say(`spec.ipFamilyPolicy is RequireDualStack, but the Service has cluster IPs of one family only; ${serviceFamiliesText(svc)}`),
-      fix: 'set spec.ipFamilyPolicy: PreferDualStack (or SingleStack), or give the Service both families (spec.ipFamilies: [IPv4, IPv6] on a dual-stack cluster)' };
+      fix: 'set spec.ipFamilyPolicy: PreferDualStack (or SingleStack), or give the Service both families (spec.ipFamilies: [IPv4, IPv6] on a dual-stack cluster)',
+    };
   }
   if (/clusterIPs family|invalid ClusterIPs/.test(text)) {
-    return { id: 'cluster-ip-invalid', severity: 'error',
+    return {
+      id: 'cluster-ip-invalid',
+      severity: 'error',
       message: say(`MetalLB cannot tell the Service's family from its cluster IPs; ${serviceFamiliesText(svc)}`),
-      fix: 'take the snapshot with `kubectl get services -o yaml` unedited; spec.clusterIPs must be one address, or one IPv4 and one IPv6' };
+      fix: 'take the snapshot with `kubectl get services -o yaml` unedited; spec.clusterIPs must be one address, or one IPv4 and one IPv6',
+    };
   }
   if (/does not match the ipFamily of the service/.test(text)) {
-    return { id: 'requested-ips-invalid', severity: 'error',
+    return {
+      id: 'requested-ips-invalid',
+      severity: 'error',
       message: say(`the requested address is not of the Service's family; ${serviceFamiliesText(svc)}`),
-      fix: `request an address of the Service's family${policy === 'SingleStack' ? '' : ' (one per family for a dual-stack Service)'}, or recreate the Service with spec.ipFamilies matching the address` };
+      fix: `request an address of the Service's family${policy === 'SingleStack' ? '' : ' (one per family for a dual-stack Service)'}, or recreate the Service with spec.ipFamilies matching the address`,
+    };
   }
   if (/is not compatible with requested address pool/.test(text)) {
-    return { id: 'requested-ips-invalid', severity: 'error',
+    return {
+      id: 'requested-ips-invalid',
+      severity: 'error',
       message: say(`the address requested with metallb.io/loadBalancerIPs (or spec.loadBalancerIP) is not in pool ${requestedPool(svc)}, which metallb.io/address-pool requests`),
-      fix: `drop one of the two requests, or request an address inside pool ${requestedPool(svc)}` };
+      fix: `drop one of the two requests, or request an address inside pool ${requestedPool(svc)}`,
+    };
   }
   if (/IPFamilyForAddresses: same address family/.test(text)) {
-    return { id: 'requested-ips-invalid', severity: 'error',
+    return {
+      id: 'requested-ips-invalid',
+      severity: 'error',
       message: say('the Service requests two addresses of one family; two addresses must be one IPv4 and one IPv6'),
-      fix: 'list one IPv4 and one IPv6 address in metallb.io/loadBalancerIPs (a dual-stack Service), or only one address' };
+      fix: 'list one IPv4 and one IPv6 address in metallb.io/loadBalancerIPs (a dual-stack Service), or only one address',
+    };
   }
   if (/IPFamilyForAddresses: invalid ips length/.test(text)) {
-    return { id: 'requested-ips-invalid', severity: 'error',
+    return {
+      id: 'requested-ips-invalid',
+      severity: 'error',
       message: say('the Service requests more than two addresses; a Service has at most two, one per family'),
-      fix: 'list one address, or one IPv4 and one IPv6 address, in metallb.io/loadBalancerIPs' };
+      fix: 'list one address, or one IPv4 and one IPv6 address, in metallb.io/loadBalancerIPs',
+    };
   }
   if (/^(invalid |service can not have both)/.test(text)) {
-    return { id: 'requested-ips-invalid', severity: 'error',
+    return {
+      id: 'requested-ips-invalid',
+      severity: 'error',
       message: say('MetalLB cannot read the addresses the Service requests'),
-      fix: 'write metallb.io/loadBalancerIPs as one address or "IPv4,IPv6" (and not together with spec.loadBalancerIP, which is deprecated)' };
+      fix: 'write metallb.io/loadBalancerIPs as one address or "IPv4,IPv6" (and not together with spec.loadBalancerIP, which is deprecated)',
+    };
   }
   if (/didn't allocate an IP|allocated an IP that has no pool/.test(text)) {
-    return { id: 'controller-internal-error', severity: 'error',
-      message: say('MetalLB\'s controller hit an internal inconsistency (its InternalError event)'),
-      fix: 'restart the controller; if it persists, report it to MetalLB with this snapshot (`metallb-ts snapshot`)' };
+    return {
+      id: 'controller-internal-error',
+      severity: 'error',
+      message: say("MetalLB's controller hit an internal inconsistency (its InternalError event)"),
+      fix: 'restart the controller; if it persists, report it to MetalLB with this snapshot (`metallb-ts snapshot`)',
+    };
   }
-  return { id: 'allocation-failed', severity: 'error', message: say('the controller cannot give the Service an address'),
-    fix: `compare with the Service's events (kubectl describe service -n ${svc.metadata?.namespace ?? 'default'} ${svc.metadata?.name ?? ''}) and the controller's log; \`metallb-ts allocate --dry-run\` shows every Service` };
+  return {
+    id: 'allocation-failed',
+    severity: 'error',
+    message: say('the controller cannot give the Service an address'),
+    fix: `compare with the Service's events (kubectl describe service -n ${svc.metadata?.namespace ?? 'default'} ${svc.metadata?.name ?? ''}) and the controller's log; \`metallb-ts allocate --dry-run\` shows every Service`,
+  };
 }
 
 /**
@@ -559,9 +645,12 @@ export function diagnoseEvents(d: AllocationDiagnosisInput): AllocationFinding[]
       const text = e.message.replace(/^current IP for "[^"]*" not allowed by config, will attempt for new IP assignment: /, '');
       const f = fromReason(d, e.cause, text);
       const fix = e.cause.kind === 'poolIncompatible' ? acceptFix(e.cause.pool, e.cause.refusal, d.service) : f.fix;
-      out.push({ id: 'status-ip-not-kept', severity: 'warning',
+      out.push({
+        id: 'status-ip-not-kept',
+        severity: 'warning',
         message: `the controller drops the address in the status and allocates ${d.outcome.ips.join(', ')} instead (ClearAssignment): ${f.message}`,
-        fix: `to keep the address in the status: ${fix}` });
+        fix: `to keep the address in the status: ${fix}`,
+      });
     }
   }
   return out;
@@ -588,13 +677,15 @@ export function diagnoseOscillation(d: AllocationDiagnosisInput): AllocationFind
   if (dualFlip) {
     const otherFam = familyName(other(fam as Fam));
     return {
-      id: 'allocation-oscillates', severity: 'warning',
+      id: 'allocation-oscillates',
+      severity: 'warning',
       message: `MetalLB's controller never settles on this Service: it writes ${cycle} forever. This PreferDualStack Service has cluster IPs of one family (${familyName(fam)}): a reconcile keeping one address adds an ${otherFam} one from its pool, and the next finds the pair no longer matches the Service's family, clears it and allocates anew (${where}). ${cap(serviceFamiliesText(svc))}`,
       fix: `set spec.ipFamilyPolicy: SingleStack (the cluster gives this Service ${familyName(fam)} only), or give it cluster IPs of both families (spec.ipFamilies: [IPv4, IPv6] on a dual-stack cluster)`,
     };
   }
   return {
-    id: 'allocation-oscillates', severity: 'warning',
+    id: 'allocation-oscillates',
+    severity: 'warning',
     message: `MetalLB's controller never settles on this Service: each of its writes triggers a reconcile that writes the next of ${cycle} forever (${where})`,
     fix: `pin the addresses with the annotation metallb.io/loadBalancerIPs: ${d.outcome.ips.join(',') || '<addresses>'}, so that every reconcile asks for the same ones`,
   };
@@ -612,14 +703,18 @@ export function diagnoseReplacement(d: AllocationDiagnosisInput, current: readon
   if (same || o.events.some((e) => e.reason === 'ClearAssignment')) return null;
   const fam = serviceFamily(d.service);
   const curFam = current.some((x) => x.includes(':')) ? (current.some((x) => !x.includes(':')) ? 'dual' : 'ipv6') : 'ipv4';
-  const why = curFam !== fam
-    ? `the addresses are ${familyName(curFam)} and the Service is ${familyName(fam)}, so MetalLB clears them and allocates anew. ${cap(serviceFamiliesText(d.service))}`
-    : 'MetalLB\'s controller does not keep them on a restart with this configuration';
+  const why =
+    curFam !== fam
+      ? `the addresses are ${familyName(curFam)} and the Service is ${familyName(fam)}, so MetalLB clears them and allocates anew. ${cap(serviceFamiliesText(d.service))}`
+      : "MetalLB's controller does not keep them on a restart with this configuration";
   return {
-    id: 'status-ip-not-kept', severity: 'warning',
+    id: 'status-ip-not-kept',
+    severity: 'warning',
     message: `the controller would replace the address${current.length === 1 ? '' : 'es'} in the status (${current.join(', ')}) with ${o.ips.join(', ')}: ${why}`,
-    fix: curFam !== fam ? 'give the Service the families of its addresses (spec.ipFamilies, spec.ipFamilyPolicy), or let the controller re-allocate'
-      : `to keep ${current.join(', ')}: request ${current.length === 1 ? 'it' : 'them'} with the annotation metallb.io/loadBalancerIPs: ${current.join(',')}`,
+    fix:
+      curFam !== fam
+        ? 'give the Service the families of its addresses (spec.ipFamilies, spec.ipFamilyPolicy), or let the controller re-allocate'
+        : `to keep ${current.join(', ')}: request ${current.length === 1 ? 'it' : 'them'} with the annotation metallb.io/loadBalancerIPs: ${current.join(',')}`,
   };
 }
 

@@ -72,10 +72,14 @@ export function clashWhy(a: BGPAdv, b: BGPAdv, pool: Pool): string {
   const lens: string[] = [];
   if (fams.has('ipv4')) lens.push(a.aggregationLength === b.aggregationLength ? `the same IPv4 aggregationLength /${a.aggregationLength}` : `IPv4 /${a.aggregationLength} vs /${b.aggregationLength}`);
   if (fams.has('ipv6')) lens.push(a.aggregationLengthV6 === b.aggregationLengthV6 ? `the same aggregationLengthV6 /${a.aggregationLengthV6}` : `IPv6 /${a.aggregationLengthV6} vs /${b.aggregationLengthV6}`);
-  const peers = a.peers.length === 0 && b.peers.length === 0 ? 'both send to every peer'
-    : a.peers.length === 0 ? `${a.name} sends to every peer, ${b.name} to ${b.peers.join(', ')}`
-      : b.peers.length === 0 ? `${b.name} sends to every peer, ${a.name} to ${a.peers.join(', ')}`
-        : `both send to ${a.peers.filter((p) => b.peers.includes(p)).join(', ')}`;
+  const peers =
+    a.peers.length === 0 && b.peers.length === 0
+      ? 'both send to every peer'
+      : a.peers.length === 0
+        ? `${a.name} sends to every peer, ${b.name} to ${b.peers.join(', ')}`
+        : b.peers.length === 0
+          ? `${b.name} sends to every peer, ${a.name} to ${a.peers.join(', ')}`
+          : `both send to ${a.peers.filter((p) => b.peers.includes(p)).join(', ')}`;
   const shared = [...a.nodes].filter((n) => b.nodes.has(n)).sort(compareStrings);
   return `pool ${pool.name}, ${lens.join(' and ')}, ${peers}, and both select ${list(shared, 5)}`;
 }
@@ -132,7 +136,9 @@ function computeTraps(state: ClusterState, configs: SpeakerConfigs): BGPTrap[] {
     if (unknown.length > 0) {
       const all = unknown.length === named.length;
       out.push({
-        id: 'bgp-advertisement-unknown-peer', object: objectRef(ad), pools: sorted(poolsOfAd.get(name)),
+        id: 'bgp-advertisement-unknown-peer',
+        object: objectRef(ad),
+        pools: sorted(poolsOfAd.get(name)),
         message: all
           ? `spec.peers names only BGPPeer${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')}, which ${unknown.length === 1 ? 'does' : 'do'} not exist: its prefixes reach no router`
           : `spec.peers names BGPPeer${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')}, which ${unknown.length === 1 ? 'does' : 'do'} not exist (MetalLB ignores ${unknown.length === 1 ? 'that name' : 'those names'})`,
@@ -148,7 +154,9 @@ function computeTraps(state: ClusterState, configs: SpeakerConfigs): BGPTrap[] {
       const pNodes = selectedNodes(cr.spec?.nodeSelectors, state.nodes);
       if (!pNodes || pNodes.some((n) => adNodes.includes(n))) continue;
       out.push({
-        id: 'bgp-advertisement-peer-no-session', object: objectRef(ad), pools: sorted(poolsOfAd.get(name)),
+        id: 'bgp-advertisement-peer-no-session',
+        object: objectRef(ad),
+        pools: sorted(poolsOfAd.get(name)),
         message: `spec.peers names BGPPeer ${p}, but none of the nodes this advertisement selects (${list(adNodes, 5)}) has a session with it: its nodeSelectors select ${pNodes.length ? list(pNodes, 5) : 'no node'}`,
         fix: `make the nodeSelectors of BGPPeer ${p} and BGPAdvertisement ${name} overlap, or name another peer in spec.peers of ${name}`,
       });
@@ -167,7 +175,9 @@ function computeTraps(state: ClusterState, configs: SpeakerConfigs): BGPTrap[] {
       const name = p.metadata?.name ?? '';
       const address = peerAddressOf(p);
       out.push({
-        id: 'bgppeer-selects-no-node', object: objectRef(p), pools: sorted(new Set([...poolsOfEveryPeer, ...(poolsOfPeer.get(name) ?? [])])),
+        id: 'bgppeer-selects-no-node',
+        object: objectRef(p),
+        pools: sorted(new Set([...poolsOfEveryPeer, ...(poolsOfPeer.get(name) ?? [])])),
         message: `BGPPeer nodeSelectors select no Node: no speaker opens a session with ${address || 'this peer'}`,
         fix: `correct spec.nodeSelectors of BGPPeer ${name} to match the labels of the nodes that peer with it (kubectl get nodes --show-labels)`,
       });
@@ -198,22 +208,34 @@ function computeTraps(state: ClusterState, configs: SpeakerConfigs): BGPTrap[] {
     const ads = [...r.ads].sort(compareStrings);
     if (r.peers.size === 0) {
       out.push({
-        id: 'bgp-no-peer-session', object: objectRef(cr), pools: [r.pool.name],
+        id: 'bgp-no-peer-session',
+        object: objectRef(cr),
+        pools: [r.pool.name],
         message: `IPAddressPool "${r.pool.name}" is advertised over BGP (${list(ads, 5)}), but no node those advertisements select has a session with a peer they send to: no router learns its addresses`,
-        fix: peerCRs.length === 0 ? 'create a BGPPeer for your router'
-          : `create a BGPPeer (or widen an existing BGPPeer's nodeSelectors, or spec.peers of BGPAdvertisement ${list(ads, 5)}) for the nodes those advertisements select, or make them select nodes that peer`,
+        fix:
+          peerCRs.length === 0
+            ? 'create a BGPPeer for your router'
+            : `create a BGPPeer (or widen an existing BGPPeer's nodeSelectors, or spec.peers of BGPAdvertisement ${list(ads, 5)}) for the nodes those advertisements select, or make them select nodes that peer`,
       });
       continue;
     }
     const peers = [...r.peers.values()].sort((a, b) => compareStrings(a.name, b.name));
     for (const fam of ['ipv4', 'ipv6'] as const) {
       if (!r.pool.cidrs.some((c) => c.family === fam)) continue;
-      if (peers.some((p) => { const f = neighborFamily(p); return f === null || f === fam; })) continue;
+      if (
+        peers.some((p) => {
+          const f = neighborFamily(p);
+          return f === null || f === fam;
+        })
+      )
+        continue;
       const famName = fam === 'ipv4' ? 'IPv4' : 'IPv6';
       const other = fam === 'ipv4' ? 'IPv6' : 'IPv4';
       const names = peers.map((p) => p.name);
       out.push({
-        id: 'bgp-family-filtered', object: objectRef(cr), pools: [r.pool.name],
+        id: 'bgp-family-filtered',
+        object: objectRef(cr),
+        pools: [r.pool.name],
         message: `IPAddressPool "${r.pool.name}" has ${famName} addresses, but every BGP peer its advertisements reach (${list(names, 5)}) is an ${other} neighbor without dualStackAddressFamily: the speakers' FRRConfiguration never sends them ${famName} prefixes`,
         fix: `set spec.dualStackAddressFamily: true on BGPPeer ${list(names, 5)}, or add an ${famName} BGPPeer`,
       });
@@ -234,18 +256,22 @@ function computeTraps(state: ClusterState, configs: SpeakerConfigs): BGPTrap[] {
           if (seen.has(key) || compatibleLocalPref(a, b, pool)) continue;
           const nodes = g.nodes.filter((n) => a.nodes.has(n) && b.nodes.has(n));
           if (nodes.length === 0) continue;
-          const services = state.services.filter((svc) => {
-            if (svc.spec?.type !== 'LoadBalancer') return false;
-            const ips = statusIPs(svc).map((x) => parseIP(x));
-            if (ips.length === 0 || ips.some((ip) => !ip || !pool.cidrs.some((c) => cidrContains(c, ip)))) return false;
-            const labels = svc.metadata?.labels ?? {};
-            const sel = (ad: BGPAdv): boolean => ad.serviceSelectors.length === 0 || ad.serviceSelectors.some((s) => s.matches(labels));
-            return sel(a) && sel(b);
-          }).map((svc) => `${svc.metadata?.namespace ?? 'default'}/${svc.metadata?.name ?? ''}`);
+          const services = state.services
+            .filter((svc) => {
+              if (svc.spec?.type !== 'LoadBalancer') return false;
+              const ips = statusIPs(svc).map((x) => parseIP(x));
+              if (ips.length === 0 || ips.some((ip) => !ip || !pool.cidrs.some((c) => cidrContains(c, ip)))) return false;
+              const labels = svc.metadata?.labels ?? {};
+              const sel = (ad: BGPAdv): boolean => ad.serviceSelectors.length === 0 || ad.serviceSelectors.some((s) => s.matches(labels));
+              return sel(a) && sel(b);
+            })
+            .map((svc) => `${svc.metadata?.namespace ?? 'default'}/${svc.metadata?.name ?? ''}`);
           if (services.length === 0) continue;
           seen.add(key);
           out.push({
-            id: 'bgp-localpref-conflict', object: objectRef(b.source), pools: [pool.name],
+            id: 'bgp-localpref-conflict',
+            object: objectRef(b.source),
+            pools: [pool.name],
             message: `BGPAdvertisements ${a.name} and ${b.name} set different LOCAL_PREF (${a.localPref} vs ${b.localPref}) for the same prefixes of ${list(services, 5)}: ${clashWhy(a, b, pool)}; MetalLB's speakers there announce ${services.length === 1 ? 'it' : 'them'} to nobody (conflictingAdvertisements)`,
             fix: `give BGPAdvertisements ${a.name} and ${b.name} the same spec.localPref, or keep them apart: different aggregationLength, disjoint spec.peers, disjoint nodeSelectors, or serviceSelectors that do not select the same Services`,
           });

@@ -141,25 +141,29 @@ export function peerViews(
     const address = cr ? peerAddressOf(cr) : (sessionByName.get(name)?.address ?? '');
     const p = sessionByName.get(name);
     const family = p ? familyOf(p) : null;
-    const none = (outcome: PeerOutcome, why: string | null, session = true): PeerView =>
-      ({ peer: name, address, session, family, outcome, prefixes: [], filtered: [], why });
+    const none = (outcome: PeerOutcome, why: string | null, session = true): PeerView => ({ peer: name, address, session, family, outcome, prefixes: [], filtered: [], why });
     if (!p) return none('noSession', 'no session on this node: its nodeSelectors do not select it', false);
     if (decision.decision !== 'announce') return none('notAnnounced', null);
     const mine = routes.filter((r) => r.peers.includes(name));
     const filteredOf = (allowed: readonly string[]): string[] => [...new Set(mine.map((r) => r.prefix))].sort(compareStrings).filter((x) => !allowed.includes(x));
     if (mine.length === 0) {
       const ads = decision.advertisements.map((a) => `${a.name} (spec.peers: ${(adPeers.get(a.name) ?? []).join(', ')})`);
-      return none('peersList', `the BGPAdvertisement${decision.advertisements.length === 1 ? '' : 's'} for this Service send${decision.advertisements.length === 1 ? 's' : ''} only to other peers: ${ads.join('; ')}`);
+      return none(
+        'peersList',
+        `the BGPAdvertisement${decision.advertisements.length === 1 ? '' : 's'} for this Service send${decision.advertisements.length === 1 ? 's' : ''} only to other peers: ${ads.join('; ')}`,
+      );
     }
     const nb = neighborFor(node, namespace, p, mine);
     const allowed = nb?.toAdvertise.allowed.prefixes ?? [];
     const filtered = filteredOf(allowed);
     if (allowed.length === 0) return { peer: name, address, session: true, family, outcome: 'addressFamily', prefixes: [], filtered, why: familyWhy(family, filtered, true) };
-    const prefixes = allowed.map((prefix): PeerPrefix => ({
-      prefix,
-      localPref: nb?.toAdvertise.withLocalPref?.find((l) => l.prefixes.includes(prefix))?.localPref ?? 0,
-      communities: (nb?.toAdvertise.withCommunity ?? []).filter((c) => c.prefixes.includes(prefix)).map((c) => c.community),
-    }));
+    const prefixes = allowed.map(
+      (prefix): PeerPrefix => ({
+        prefix,
+        localPref: nb?.toAdvertise.withLocalPref?.find((l) => l.prefixes.includes(prefix))?.localPref ?? 0,
+        communities: (nb?.toAdvertise.withCommunity ?? []).filter((c) => c.prefixes.includes(prefix)).map((c) => c.community),
+      }),
+    );
     return { peer: name, address, session: true, family, outcome: 'advertised', prefixes, filtered, why: familyWhy(family, filtered, false) };
   });
 }
@@ -172,16 +176,13 @@ function familyOf(p: Peer): PeerView['family'] {
 function familyWhy(family: PeerView['family'], filtered: readonly string[], nothing: boolean): string | null {
   if (filtered.length === 0 || (family !== 'ipv4' && family !== 'ipv6')) return null;
   const fam = familyName(family);
-  return nothing
-    ? `${fam} neighbor without dualStackAddressFamily: it gets ${fam} prefixes only, ${filtered.join(', ')} not sent`
-    : `${filtered.join(', ')} not sent (${fam} neighbor)`;
+  return nothing ? `${fam} neighbor without dualStackAddressFamily: it gets ${fam} prefixes only, ${filtered.join(', ')} not sent` : `${filtered.join(', ')} not sent (${fam} neighbor)`;
 }
 
 /** The applicable advertisements of an announcing decision that reach no session on the node. */
 export function undeliveredOf(decision: BGPNodeDecision, adPeers: ReadonlyMap<string, readonly string[]>): BGPNodeView['undelivered'] {
   if (decision.decision !== 'announce') return [];
-  return decision.advertisements.filter((a) => a.peers.length === 0)
-    .map((a) => ({ advertisement: a.name, prefixes: [...new Set(a.prefixes)], specPeers: adPeers.get(a.name) ?? [] }));
+  return decision.advertisements.filter((a) => a.peers.length === 0).map((a) => ({ advertisement: a.name, prefixes: [...new Set(a.prefixes)], specPeers: adPeers.get(a.name) ?? [] }));
 }
 
 /** Whether the node view reaches at least one router with a prefix. */

@@ -33,9 +33,7 @@ export interface DiagnosticOptions {
 }
 
 /** ClusterState lists MetalLB reads from its own namespace only (internal/k8s/k8s.go caches them there). */
-const NAMESPACED_CONFIG_LISTS = [
-  'ipAddressPools', 'l2Advertisements', 'bgpAdvertisements', 'bgpPeers', 'communities', 'bfdProfiles', 'secrets', 'configMaps',
-] as const;
+const NAMESPACED_CONFIG_LISTS = ['ipAddressPools', 'l2Advertisements', 'bgpAdvertisements', 'bgpPeers', 'communities', 'bfdProfiles', 'secrets', 'configMaps'] as const;
 
 /**
  * What MetalLB sees of a state: its CRs, Secrets and ConfigMaps only from `metallbNamespace`
@@ -146,7 +144,8 @@ function dedupeSelectors(list: readonly LabelSelector[] | null | undefined): Lab
     if (seen.has(key)) continue;
     seen.add(key);
     const exprSeen = new Set<string>();
-    const exprs = (sel.matchExpressions ?? []).map((e) => (e.values ? { ...e, values: [...new Set(e.values)] } : e))
+    const exprs = (sel.matchExpressions ?? [])
+      .map((e) => (e.values ? { ...e, values: [...new Set(e.values)] } : e))
       .filter((e) => {
         const k = JSON.stringify([e.key, e.operator, [...(e.values ?? [])].sort()]);
         if (exprSeen.has(k)) return false;
@@ -173,19 +172,32 @@ interface AdvertisementLists {
 
 /** The state with repeated selector and list entries of pools and advertisements removed (selects exactly the same objects). */
 export function withoutRepeats(state: ClusterState): ClusterState {
-  const ads = <T extends { spec?: AdvertisementLists }>(objs: readonly T[]): T[] => objs.map((o) => (o.spec ? {
-    ...o, spec: { ...o.spec,
-      ...('ipAddressPools' in o.spec ? { ipAddressPools: dedupeStrings(o.spec.ipAddressPools) } : {}),
-      ...('ipAddressPoolSelectors' in o.spec ? { ipAddressPoolSelectors: dedupeSelectors(o.spec.ipAddressPoolSelectors) } : {}),
-      ...('nodeSelectors' in o.spec ? { nodeSelectors: dedupeSelectors(o.spec.nodeSelectors) } : {}),
-      ...('serviceSelectors' in o.spec ? { serviceSelectors: dedupeSelectors(o.spec.serviceSelectors) } : {}),
-      ...('peers' in o.spec ? { peers: dedupeStrings(o.spec.peers) } : {}),
-    } } : o));
+  const ads = <T extends { spec?: AdvertisementLists }>(objs: readonly T[]): T[] =>
+    objs.map((o) =>
+      o.spec
+        ? {
+            ...o,
+            spec: {
+              ...o.spec,
+              ...('ipAddressPools' in o.spec ? { ipAddressPools: dedupeStrings(o.spec.ipAddressPools) } : {}),
+              ...('ipAddressPoolSelectors' in o.spec ? { ipAddressPoolSelectors: dedupeSelectors(o.spec.ipAddressPoolSelectors) } : {}),
+              ...('nodeSelectors' in o.spec ? { nodeSelectors: dedupeSelectors(o.spec.nodeSelectors) } : {}),
+              ...('serviceSelectors' in o.spec ? { serviceSelectors: dedupeSelectors(o.spec.serviceSelectors) } : {}),
+              ...('peers' in o.spec ? { peers: dedupeStrings(o.spec.peers) } : {}),
+            },
+          }
+        : o,
+    );
   const pools = state.ipAddressPools.map((p) => {
     const sa = p.spec?.serviceAllocation;
     if (!sa) return p;
-    return { ...p, spec: { ...p.spec, serviceAllocation: { ...sa, namespaces: dedupeStrings(sa.namespaces),
-      namespaceSelectors: dedupeSelectors(sa.namespaceSelectors), serviceSelectors: dedupeSelectors(sa.serviceSelectors) } } };
+    return {
+      ...p,
+      spec: {
+        ...p.spec,
+        serviceAllocation: { ...sa, namespaces: dedupeStrings(sa.namespaces), namespaceSelectors: dedupeSelectors(sa.namespaceSelectors), serviceSelectors: dedupeSelectors(sa.serviceSelectors) },
+      },
+    };
   });
   return { ...state, ipAddressPools: pools, l2Advertisements: ads(state.l2Advertisements), bgpAdvertisements: ads(state.bgpAdvertisements) };
 }
@@ -246,9 +258,15 @@ export function diagnosticContext(state: ClusterState, opts: DiagnosticOptions =
   const configs = speakerConfigs(state, [...index.nodeNames, ...(speakers ?? [])], metallbNamespace);
   let repaired: RepairedContext | null | undefined;
   return {
-    state, controllerConfig: controller, speakerConfigs: configs, metallbNamespace,
+    state,
+    controllerConfig: controller,
+    speakerConfigs: configs,
+    metallbNamespace,
     ignoredObjects: metallbView(state, metallbNamespace).ignored,
-    speakers, speakersSource, ignoreExcludeLB: opts.ignoreExcludeLB === true, loadBalancerClass,
+    speakers,
+    speakersSource,
+    ignoreExcludeLB: opts.ignoreExcludeLB === true,
+    loadBalancerClass,
     dryRun: allocateAll(controller, state.services, { loadBalancerClass }),
     index,
     repaired: () => {
@@ -272,4 +290,3 @@ function repairedContext(state: ClusterState, configs: SpeakerConfigs, opts: Dia
   if (context.speakerConfigs.groups.some((g) => g.status === 'rejected')) return null;
   return { assuming: 'the repeated entries removed', context: { ...context, repaired: () => null } };
 }
-

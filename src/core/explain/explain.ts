@@ -126,8 +126,10 @@ function rejectedDetail(error: string): string {
  * fails, and SetBalancer returns before it handles layer2), in words.
  */
 export function tooManyCommunitiesDetail(advertisement: string, count: number, peers: readonly string[], message: string): string {
-  return `BGPAdvertisement ${advertisement} gives the Service's prefixes ${count} communities and the session${peers.length === 1 ? '' : 's'} with ${peers.join(', ')} take${peers.length === 1 ? 's' : ''} at most 63 per advertisement: `
-    + `the speaker fails to announce the Service ("${message}"), retries without end, and announces it from this node neither over BGP nor over layer2 (it handles layer2 after BGP)`;
+  return (
+    `BGPAdvertisement ${advertisement} gives the Service's prefixes ${count} communities and the session${peers.length === 1 ? '' : 's'} with ${peers.join(', ')} take${peers.length === 1 ? 's' : ''} at most 63 per advertisement: `
+    + `the speaker fails to announce the Service ("${message}"), retries without end, and announces it from this node neither over BGP nor over layer2 (it handles layer2 after BGP)`
+  );
 }
 
 /**
@@ -202,14 +204,21 @@ function bgpViewOf(input: ExplainInput, service: Service, index: ElectionIndex, 
       const ad = d.advertisements.find((a) => a.communities.length === refused.route.communities.length && a.peers.length > 0);
       const why = `not sent: the speaker fails on the community limit (${refused.message})`;
       return {
-        node: info.name, decision: 'syncError', detail: tooManyCommunitiesDetail(ad?.name ?? '?', refused.route.communities.length, refused.route.peers, refused.message),
-        advertisements: d.advertisements, undelivered: [],
+        node: info.name,
+        decision: 'syncError',
+        detail: tooManyCommunitiesDetail(ad?.name ?? '?', refused.route.communities.length, refused.route.peers, refused.message),
+        advertisements: d.advertisements,
+        undelivered: [],
         peers: peers.map((p) => (p.outcome === 'advertised' ? { ...p, outcome: 'notAnnounced', prefixes: [], filtered: [], why } : p)),
       };
     }
     return {
-      node: info.name, decision: d.decision, detail: d.detail, advertisements: d.advertisements,
-      peers, undelivered: undeliveredOf(d, adPeers),
+      node: info.name,
+      decision: d.decision,
+      detail: d.detail,
+      advertisements: d.advertisements,
+      peers,
+      undelivered: undeliveredOf(d, adPeers),
     };
   });
   return { pool: first.pool, checks: first.checks, serviceReason: first.serviceReason, peers: [...crByName.keys()].sort(compareStrings), nodes };
@@ -247,14 +256,19 @@ export function explainService(input: ExplainInput): Explanation {
       allocation = {
         // The pool the controller attributes the status addresses to when it keeps them; else the
         // pool holding them (none for addresses another implementation wrote).
-        ips: current, pool: dryRun && sameSet(dryRun.ips, current) ? dryRun.pool : statusPool(controllerConfig, current), status: 'assigned',
+        ips: current,
+        pool: dryRun && sameSet(dryRun.ips, current) ? dryRun.pool : statusPool(controllerConfig, current),
+        status: 'assigned',
         reason: dryRun?.error ? `in status.loadBalancer.ingress, but the controller would not keep it: ${dryRun.error}` : 'from status.loadBalancer.ingress',
         dryRun,
       };
     } else if (dryRun && dryRun.ips.length > 0) {
       allocation = {
-        ips: dryRun.ips, pool: dryRun.pool, status: 'predicted',
-        reason: 'no address in status yet: these are the addresses the allocator would give it', dryRun,
+        ips: dryRun.ips,
+        pool: dryRun.pool,
+        status: 'predicted',
+        reason: 'no address in status yet: these are the addresses the allocator would give it',
+        dryRun,
       };
       electedService = withIngress(service, dryRun.ips);
     } else {
@@ -312,9 +326,7 @@ export function explainService(input: ExplainInput): Explanation {
         return { node: n.node, decision: 'syncError', detail: `first in the hash order, but ${failed.detail}`, interfaces: n.interfaces };
       }
       if (err !== null) {
-        const detail = n.node === hashWinner && l2.hashedIP
-          ? `first in the hash order of ${l2.hashedIP}, but ${rejectedDetail(err)}`
-          : rejectedDetail(err);
+        const detail = n.node === hashWinner && l2.hashedIP ? `first in the hash order of ${l2.hashedIP}, but ${rejectedDetail(err)}` : rejectedDetail(err);
         return { node: n.node, decision: 'configRejected', detail, interfaces: n.interfaces };
       }
       if (winnerError !== null && n.decision === 'notOwner' && n.detail.endsWith(lost)) {
@@ -338,27 +350,62 @@ export function explainService(input: ExplainInput): Explanation {
   }
 
   const configuration: ConfigurationView = {
-    controller: 'accepted', speakers: configs.groups.map(speakerConfigView),
+    controller: 'accepted',
+    speakers: configs.groups.map(speakerConfigView),
     reported: reportedConfiguration(state, namespace, configs, { accepted: true, error: null }),
   };
   const partial = {
-    service: key, mode, allocation, configuration, nodes, hashOrder, announcer, bgpAnnouncers, l2Status: l2StatusOf(state, service),
-    speakers: { source: input.speakersSource, nodes: speakers }, ifFixed, l2, bgp,
+    service: key,
+    mode,
+    allocation,
+    configuration,
+    nodes,
+    hashOrder,
+    announcer,
+    bgpAnnouncers,
+    l2Status: l2StatusOf(state, service),
+    speakers: { source: input.speakersSource, nodes: speakers },
+    ifFixed,
+    l2,
+    bgp,
   } as const;
   const pool = firstConfig && poolName ? firstConfig.pools.get(poolName) : undefined;
   const findings = findingsFor({
-    ...partial, state, pool, speakerConfigs: configs, hashWinner, metallbNamespace: namespace, ignoreExcludeLB,
-    serviceObject: service, ignoredObjects: input.ignoredObjects ?? [], controllerConfig, dryRunPools, passLimit,
+    ...partial,
+    state,
+    pool,
+    speakerConfigs: configs,
+    hashWinner,
+    metallbNamespace: namespace,
+    ignoreExcludeLB,
+    serviceObject: service,
+    ignoredObjects: input.ignoredObjects ?? [],
+    controllerConfig,
+    dryRunPools,
+    passLimit,
   });
-  const failover = announcer && (mode === 'layer2' || mode === 'layer2+bgp')
-    ? failoverBudget({
-      announcer, next: hashOrder[1]?.node ?? null, members: speakers?.length ?? index.nodes.length,
-      memberlist: memberlistInForce(state, namespace, input.speakersSource),
-    })
-    : null;
-  const flapping = !ignored && (mode === 'layer2' || mode === 'layer2+bgp') ? announcerFlapping(state, service, hashOrder.map((h) => h.node)) : null;
+  const failover =
+    announcer && (mode === 'layer2' || mode === 'layer2+bgp')
+      ? failoverBudget({
+          announcer,
+          next: hashOrder[1]?.node ?? null,
+          members: speakers?.length ?? index.nodes.length,
+          memberlist: memberlistInForce(state, namespace, input.speakersSource),
+        })
+      : null;
+  const flapping =
+    !ignored && (mode === 'layer2' || mode === 'layer2+bgp')
+      ? announcerFlapping(
+          state,
+          service,
+          hashOrder.map((h) => h.node),
+        )
+      : null;
   return {
-    ...partial, findings: [...findings, ...flappingFindings(flapping, l2?.advertisements ?? [], namespace), ...failoverFindings(failover)], failover, flapping,
+    ...partial,
+    findings: [...findings, ...flappingFindings(flapping, l2?.advertisements ?? [], namespace), ...failoverFindings(failover)],
+    failover,
+    flapping,
   };
 }
 

@@ -107,14 +107,19 @@ function memberlistInForceUncached(state: Pick<ClusterState, 'pods' | 'configMap
     if (running !== null) {
       return { enabled: running, profile: 'LAN', config: LAN_CONFIG, source: `a running speaker's memberlist view (timings not known: memberlist's LAN defaults assumed)` };
     }
-    return { enabled: null, profile: 'LAN', config: LAN_CONFIG, source: 'no speaker pod in the state: MetalLB\'s manifests assumed (memberlist on, LAN defaults)' };
+    return { enabled: null, profile: 'LAN', config: LAN_CONFIG, source: "no speaker pod in the state: MetalLB's manifests assumed (memberlist on, LAN defaults)" };
   }
   const podName = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
   const c = speakerContainer(pod);
   const args = [...(Array.isArray(c?.command) ? c.command : []), ...(Array.isArray(c?.args) ? c.args : [])].filter((a): a is string => typeof a === 'string');
   if (args.length === 0 && !(Array.isArray(c?.env) && c.env.length > 0)) {
     // A pod written without its container spec (a trimmed dump): it says nothing about memberlist.
-    return { enabled: running, profile: 'LAN', config: LAN_CONFIG, source: `speaker pod ${podName} shows no flags or environment: ${running === null ? 'MetalLB\'s manifests assumed (memberlist on, LAN defaults)' : 'memberlist\'s LAN defaults assumed'}` };
+    return {
+      enabled: running,
+      profile: 'LAN',
+      config: LAN_CONFIG,
+      source: `speaker pod ${podName} shows no flags or environment: ${running === null ? "MetalLB's manifests assumed (memberlist on, LAN defaults)" : "memberlist's LAN defaults assumed"}`,
+    };
   }
   const env = new Map<string, EnvVar>();
   for (const e of (Array.isArray(c?.env) ? c.env : []) as EnvVar[]) if (e?.name) env.set(e.name, e);
@@ -137,7 +142,7 @@ function memberlistInForceUncached(state: Pick<ClusterState, 'pods' | 'configMap
   }
   const base = wan ? WAN_CONFIG : LAN_CONFIG;
   const profile = wan ? 'WAN' : 'LAN';
-  const how = running ? 'a running speaker\'s memberlist view' : `speaker pod ${podName}: ${bind} and ${labels} set`;
+  const how = running ? "a running speaker's memberlist view" : `speaker pod ${podName}: ${bind} and ${labels} set`;
   const file = configFileOf(pod, c, args, state.configMaps);
   if (!file) return { enabled: true, profile, config: base, source: `${how}, no config file: memberlist's ${profile} defaults` };
   try {
@@ -156,7 +161,7 @@ function configFileOf(pod: Pod, c: Container | undefined, args: readonly string[
   const dir = path.slice(0, slash);
   const fileName = path.slice(slash + 1);
   const mounts = (Array.isArray(c?.volumeMounts) ? c.volumeMounts : []) as Mount[];
-  const volumes = ((pod.spec as { volumes?: Volume[] } | undefined)?.volumes ?? []);
+  const volumes = (pod.spec as { volumes?: Volume[] } | undefined)?.volumes ?? [];
   for (const m of mounts) {
     let key: string | undefined;
     const v = volumes.find((x) => x?.name === m?.name);
@@ -241,14 +246,32 @@ export function failoverBudget(input: { readonly announcer: string; readonly nex
   const gratuitous = { intervalMs: GRATUITOUS_INTERVAL_MS, windowMs: GRATUITOUS_WINDOW_MS };
   if (ml.enabled === false) {
     return {
-      announcer, next, memberlist: ml, members, detection: null, suspicion: null, gossipMs: null, reactionMs: null, gratuitous, total: null,
+      announcer,
+      next,
+      memberlist: ml,
+      members,
+      detection: null,
+      suspicion: null,
+      gossipMs: null,
+      reactionMs: null,
+      gratuitous,
+      total: null,
       text: `none: memberlist is off, every Node counts as alive: if ${announcer} dies, nobody takes over until its Node object is deleted`,
     };
   }
   const c = ml.config;
   if (c.probeIntervalMs === 0) {
     return {
-      announcer, next, memberlist: ml, members, detection: null, suspicion: null, gossipMs: null, reactionMs: null, gratuitous, total: null,
+      announcer,
+      next,
+      memberlist: ml,
+      members,
+      detection: null,
+      suspicion: null,
+      gossipMs: null,
+      reactionMs: null,
+      gratuitous,
+      total: null,
       text: `none: memberlist's ProbeInterval is 0 (no failure detection): if ${announcer} dies, nobody takes over until its Node object is deleted`,
     };
   }
@@ -292,11 +315,15 @@ export function failoverBudget(input: { readonly announcer: string; readonly nex
  */
 export function failoverFindings(b: FailoverBudget | null): Array<{ id: string; severity: 'warning'; message: string; fix: string }> {
   if (!b || b.total !== null) return [];
-  return [{
-    id: 'no-failover', severity: 'warning',
-    message: `no failover: ${b.text.replace(/^none: /, '').replace(', every Node counts as alive', '')}`,
-    fix: b.memberlist.enabled === false
-      ? `${b.memberlist.source}: run the speakers with memberlist: --ml-bindaddr (METALLB_ML_BIND_ADDR from the pod IP, fieldRef status.podIP) and --ml-labels (METALLB_ML_LABELS, the speaker pods' labels), as MetalLB's manifests do`
-      : 'give the memberlist config file a ProbeInterval above 0 (memberlist\'s LAN default is 1s)',
-  }];
+  return [
+    {
+      id: 'no-failover',
+      severity: 'warning',
+      message: `no failover: ${b.text.replace(/^none: /, '').replace(', every Node counts as alive', '')}`,
+      fix:
+        b.memberlist.enabled === false
+          ? `${b.memberlist.source}: run the speakers with memberlist: --ml-bindaddr (METALLB_ML_BIND_ADDR from the pod IP, fieldRef status.podIP) and --ml-labels (METALLB_ML_LABELS, the speaker pods' labels), as MetalLB's manifests do`
+          : "give the memberlist config file a ProbeInterval above 0 (memberlist's LAN default is 1s)",
+    },
+  ];
 }

@@ -74,8 +74,10 @@ function speakerPodsDown(state: ClusterState): { text: string; first: string; me
     // [singular, plural] of what the pods do.
     const [one, many] = waiting?.reason
       ? [`waits: ${waiting.reason}`, `wait: ${waiting.reason}`].map((v) => `${v}${waiting.message ? ` (${waiting.message})` : ''}${term?.reason ? `, last exit ${term.reason}` : ''}${restarts}`)
-      : term?.reason ? [`exited: ${term.reason}${restarts}`, `exited: ${term.reason}${restarts}`]
-        : unscheduled ? ['is not scheduled', 'are not scheduled'].map((v) => `${v}${unscheduled.reason ? ` (${unscheduled.reason}${unscheduled.message ? `: ${unscheduled.message}` : ''})` : ''}`)
+      : term?.reason
+        ? [`exited: ${term.reason}${restarts}`, `exited: ${term.reason}${restarts}`]
+        : unscheduled
+          ? ['is not scheduled', 'are not scheduled'].map((v) => `${v}${unscheduled.reason ? ` (${unscheduled.reason}${unscheduled.message ? `: ${unscheduled.message}` : ''})` : ''}`)
           : [`is ${p.status?.phase ?? 'not Ready'}`, `are ${p.status?.phase ?? 'not Ready'}`];
     const g = groups.get(many!) ?? { one: one!, many: many!, nodes: [] };
     g.nodes.push(p.spec?.nodeName ?? p.metadata?.name ?? '');
@@ -110,38 +112,56 @@ function allocationFindings(f: FindingsInput, out: Finding[]): void {
   const svc = f.serviceObject;
   if (a.status === 'ignored') {
     if (svc.spec?.type !== 'LoadBalancer') {
-      out.push({ id: 'not-load-balancer', severity: 'error', message: a.reason ?? 'not a LoadBalancer Service',
-        fix: 'set spec.type: LoadBalancer if MetalLB should give it an address' });
+      out.push({ id: 'not-load-balancer', severity: 'error', message: a.reason ?? 'not a LoadBalancer Service', fix: 'set spec.type: LoadBalancer if MetalLB should give it an address' });
     } else {
-      out.push({ id: 'other-load-balancer-class', severity: 'error', message: a.reason ?? 'another loadBalancerClass',
-        fix: 'if MetalLB should handle it: recreate the Service with the class MetalLB runs with (spec.loadBalancerClass is immutable), or explain with --lb-class set to the class your MetalLB uses' });
+      out.push({
+        id: 'other-load-balancer-class',
+        severity: 'error',
+        message: a.reason ?? 'another loadBalancerClass',
+        fix: 'if MetalLB should handle it: recreate the Service with the class MetalLB runs with (spec.loadBalancerClass is immutable), or explain with --lb-class set to the class your MetalLB uses',
+      });
     }
     return;
   }
   const dry = a.dryRun;
   if (a.status === 'predicted') {
-    out.push({ id: 'ip-predicted', severity: 'info',
+    out.push({
+      id: 'ip-predicted',
+      severity: 'info',
       message: `the Service has no address in its status yet; explaining with ${list(a.ips)} from pool ${a.pool}, the address the allocator would give it`,
-      fix: 'none needed; if the controller is running and the status stays empty, check its logs and the Service events' });
+      fix: 'none needed; if the controller is running and the status stays empty, check its logs and the Service events',
+    });
   }
   if (!svc.spec?.clusterIP && !(svc.spec?.clusterIPs ?? []).length) {
-    out.push({ id: 'no-cluster-ip', severity: 'error',
+    out.push({
+      id: 'no-cluster-ip',
+      severity: 'error',
       message: 'the Service has no spec.clusterIP / clusterIPs (the API server always sets them: the snapshot looks trimmed); MetalLB\'s controller clears the addresses of such a Service ("No ClusterIPs")',
-      fix: 'take the snapshot with `kubectl get services -o yaml` unedited, or add spec.clusterIP to the manifest' });
+      fix: 'take the snapshot with `kubectl get services -o yaml` unedited, or add spec.clusterIP to the manifest',
+    });
     return;
   }
-  const d = dry ? { service: svc, key: f.service, outcome: dry, config: f.controllerConfig, pools: f.dryRunPools, metallbNamespace: f.metallbNamespace, ignoredObjects: f.ignoredObjects, services: f.state.services } : null;
+  const d = dry
+    ? { service: svc, key: f.service, outcome: dry, config: f.controllerConfig, pools: f.dryRunPools, metallbNamespace: f.metallbNamespace, ignoredObjects: f.ignoredObjects, services: f.state.services }
+    : null;
   if (a.status === 'pending' || (a.status === 'assigned' && dry?.error)) {
     const diagnosis = d ? diagnoseAllocation(d) : null;
     if (diagnosis) out.push(diagnosis);
     else if (a.status === 'pending') {
-      out.push({ id: 'allocation-failed', severity: 'error', message: `the controller gives the Service no address: ${a.reason ?? 'no reason reported'}`,
-        fix: `compare with the Service's events (kubectl describe service -n ${svc.metadata?.namespace ?? 'default'} ${svc.metadata?.name ?? ''}) and the controller's log` });
+      out.push({
+        id: 'allocation-failed',
+        severity: 'error',
+        message: `the controller gives the Service no address: ${a.reason ?? 'no reason reported'}`,
+        fix: `compare with the Service's events (kubectl describe service -n ${svc.metadata?.namespace ?? 'default'} ${svc.metadata?.name ?? ''}) and the controller's log`,
+      });
     }
     if (a.status === 'assigned') {
-      out.push({ id: 'status-ip-not-kept', severity: 'warning',
+      out.push({
+        id: 'status-ip-not-kept',
+        severity: 'warning',
         message: `the address in the status (${list(a.ips)}) would not be kept by MetalLB's controller: ${dry?.error}`,
-        fix: diagnosis ? `to keep it: ${diagnosis.fix}` : 'make the pools and annotations allow this address again, or let the controller re-allocate' });
+        fix: diagnosis ? `to keep it: ${diagnosis.fix}` : 'make the pools and annotations allow this address again, or let the controller re-allocate',
+      });
     }
   }
   if (d) {
@@ -152,14 +172,21 @@ function allocationFindings(f: FindingsInput, out: Finding[]): void {
     if (oscillation) out.push(oscillation);
   }
   if (f.passLimit !== null) {
-    out.push({ id: 'allocation-pass-limit', severity: 'warning',
+    out.push({
+      id: 'allocation-pass-limit',
+      severity: 'warning',
       message: `the controller's dry run stopped after ${f.passLimit} pass${f.passLimit === 1 ? '' : 'es'} while a Service still asked MetalLB to reprocess every Service; MetalLB keeps going (with a growing backoff), so ${a.ips.length ? `${list(a.ips)} may not be the address it ends with` : 'the outcome shown may not be where it ends'}`,
-      fix: 'run `metallb-ts allocate --dry-run -o wide` to see which Services never settle (MESSAGE "never settles") and fix those first' });
+      fix: 'run `metallb-ts allocate --dry-run -o wide` to see which Services never settle (MESSAGE "never settles") and fix those first',
+    });
   }
   if (dry?.nondeterministic) {
     const tied = d ? tiedChoicesText(d) : null;
-    out.push({ id: 'allocation-nondeterministic', severity: 'info', message: tied ? `${tied}; ${dry.nondeterministic}` : `MetalLB may choose differently: ${dry.nondeterministic}`,
-      fix: 'pin the choice with metallb.io/address-pool, metallb.io/loadBalancerIPs or serviceAllocation.priority' });
+    out.push({
+      id: 'allocation-nondeterministic',
+      severity: 'info',
+      message: tied ? `${tied}; ${dry.nondeterministic}` : `MetalLB may choose differently: ${dry.nondeterministic}`,
+      fix: 'pin the choice with metallb.io/address-pool, metallb.io/loadBalancerIPs or serviceAllocation.priority',
+    });
   }
 }
 
@@ -168,9 +195,12 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
   if (!l2) return;
   if (l2.serviceReason === 'ipNotAllowed') {
     const elsewhere = f.ignoredObjects.filter((o) => o.kind === 'IPAddressPool').map(objectRef);
-    out.push({ id: 'ip-not-in-pool', severity: 'error', message: `no single IPAddressPool contains ${list(l2.ips)}: every speaker withdraws it (ipNotAllowed)`
-      + (elsewhere.length ? `; MetalLB ignores the pools outside its namespace (${list(elsewhere)})` : ''),
-      fix: elsewhere.length ? 'move the IPAddressPool into MetalLB\'s namespace' : 'add the address to an IPAddressPool, or remove it from the Service so the controller allocates a pooled one' });
+    out.push({
+      id: 'ip-not-in-pool',
+      severity: 'error',
+      message: `no single IPAddressPool contains ${list(l2.ips)}: every speaker withdraws it (ipNotAllowed)` + (elsewhere.length ? `; MetalLB ignores the pools outside its namespace (${list(elsewhere)})` : ''),
+      fix: elsewhere.length ? "move the IPAddressPool into MetalLB's namespace" : 'add the address to an IPAddressPool, or remove it from the Service so the controller allocates a pooled one',
+    });
     return;
   }
   const endpointCheck = serviceCheck(l2.checks, 'endpoints');
@@ -179,18 +209,28 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
     // Which case: no slice (selector matches no pod, or none yet), or endpoints that are not ready.
     const slices = f.state.endpointSlices.filter((x) => (x.metadata?.namespace ?? 'default') === ns && x.metadata?.labels?.[SERVICE_NAME_LABEL] === name);
     const eps = slices.flatMap((x) => x.endpoints ?? []);
-    const sel = Object.entries(f.serviceObject.spec?.selector ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+    const sel = Object.entries(f.serviceObject.spec?.selector ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
     const where = [...new Set(eps.map((e) => e?.nodeName).filter((n): n is string => !!n))].sort();
-    const detail = eps.length > 0
-      ? `: ${eps.length === 1 ? 'its one endpoint' : eps.length === 2 ? 'both of its endpoints' : `all ${eps.length} of its endpoints`}${where.length ? ` (on ${list(where, 4)})` : ''} ${eps.length === 1 ? 'is' : 'are'} neither ready nor serving`
-      : slices.length > 0 ? `: its EndpointSlices list no endpoint (no pod ${sel ? `matching its selector ${sel} ` : ''}is running)`
-        : f.state.endpointSlices.length > 0 ? ': the snapshot has no EndpointSlice for it' : '';
+    const detail =
+      eps.length > 0
+        ? `: ${eps.length === 1 ? 'its one endpoint' : eps.length === 2 ? 'both of its endpoints' : `all ${eps.length} of its endpoints`}${where.length ? ` (on ${list(where, 4)})` : ''} ${eps.length === 1 ? 'is' : 'are'} neither ready nor serving`
+        : slices.length > 0
+          ? `: its EndpointSlices list no endpoint (no pod ${sel ? `matching its selector ${sel} ` : ''}is running)`
+          : f.state.endpointSlices.length > 0
+            ? ': the snapshot has no EndpointSlice for it'
+            : '';
     const pods = `kubectl get pods -n ${ns}${sel ? ` -l ${sel}` : ''} -o wide`;
-    out.push({ id: 'no-ready-endpoints', severity: 'error',
+    out.push({
+      id: 'no-ready-endpoints',
+      severity: 'error',
       message: `the Service has no ready or serving endpoint, so no speaker announces it (every node: notOwner)${detail}`,
-      fix: eps.length > 0
-        ? `find why the pods are not ready (${pods}; kubectl describe pod shows the failing readiness probe)`
-        : `check that the Service's selector matches running pods (${pods}), and that they pass their readiness probes (kubectl get endpointslices -n ${ns} -l kubernetes.io/service-name=${name})` });
+      fix:
+        eps.length > 0
+          ? `find why the pods are not ready (${pods}; kubectl describe pod shows the failing readiness probe)`
+          : `check that the Service's selector matches running pods (${pods}), and that they pass their readiness probes (kubectl get endpointslices -n ${ns} -l kubernetes.io/service-name=${name})`,
+    });
     return;
   }
   if (l2.serviceReason) return;
@@ -200,19 +240,26 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
     // Advertisements applied without metadata.namespace land in the kubectl context's namespace.
     const elsewhere = f.ignoredObjects.filter((o) => o.kind === 'L2Advertisement' || o.kind === 'BGPAdvertisement');
     const where = [...new Set(elsewhere.map((o) => o.metadata?.namespace ?? ''))].sort();
-    out.push({ id: 'no-advertisement', severity: 'error',
-      message: `pool ${pool.name} has no L2Advertisement or BGPAdvertisement in ${f.metallbNamespace}: nobody announces its addresses`
+    out.push({
+      id: 'no-advertisement',
+      severity: 'error',
+      message:
+        `pool ${pool.name} has no L2Advertisement or BGPAdvertisement in ${f.metallbNamespace}: nobody announces its addresses`
         + (elsewhere.length ? `; ${list(elsewhere.map(objectRef), 4)} ${elsewhere.length === 1 ? 'is' : 'are'} in namespace ${list(where)}, which MetalLB never reads` : ''),
       fix: elsewhere.length
         ? `create ${elsewhere.length === 1 ? 'it' : 'them'} in ${f.metallbNamespace} instead (metadata.namespace: ${f.metallbNamespace} in the manifests, kubectl apply, then delete the cop${elsewhere.length === 1 ? 'y' : 'ies'} in ${list(where)})`
-        : `create an L2Advertisement in ${f.metallbNamespace} with ipAddressPools: [${pool.name}] (or without ipAddressPools to cover every pool)` });
+        : `create an L2Advertisement in ${f.metallbNamespace} with ipAddressPools: [${pool.name}] (or without ipAddressPools to cover every pool)`,
+    });
     return;
   }
   if (pool.l2Advertisements.length === 0) return;
   if (l2.advertisements.length === 0) {
-    out.push({ id: 'no-advertisement', severity: 'error',
+    out.push({
+      id: 'no-advertisement',
+      severity: 'error',
       message: `none of pool ${pool.name}'s L2Advertisements (${list(pool.l2Advertisements.map((a) => a.name))}) selects this Service by its serviceSelectors`,
-      fix: 'add the labels the serviceSelectors expect to the Service, or widen the serviceSelectors' });
+      fix: 'add the labels the serviceSelectors expect to the Service, or widen the serviceSelectors',
+    });
     return;
   }
   const ads = pool.l2Advertisements.filter((a) => l2.advertisements.includes(a.name));
@@ -221,54 +268,79 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
   const byName = new Map(f.state.nodes.map((n) => [n.metadata?.name ?? '', n]));
   const excluded = [...selected].filter((n) => Object.hasOwn(byName.get(n)?.metadata?.labels ?? {}, EXCLUDE_LB_LABEL));
   if (selected.size === 0) {
-    out.push({ id: 'advertisement-selects-no-node', severity: 'error',
+    out.push({
+      id: 'advertisement-selects-no-node',
+      severity: 'error',
       message: `the L2Advertisements for this Service (${list(l2.advertisements)}) select no node by their nodeSelectors`,
-      fix: 'fix the nodeSelectors so they match node labels (kubectl get nodes --show-labels)' });
+      fix: 'fix the nodeSelectors so they match node labels (kubectl get nodes --show-labels)',
+    });
   } else if (excluded.length === selected.size && !f.ignoreExcludeLB) {
-    out.push({ id: 'nodeselector-only-excluded', severity: 'error',
+    out.push({
+      id: 'nodeselector-only-excluded',
+      severity: 'error',
       message: `the nodeSelectors of ${list(l2.advertisements)} select only ${list(excluded)}, and every one of them carries ${EXCLUDE_LB_LABEL}: nobody announces (MetalLB only logs this at debug level)`,
-      fix: `select nodes without that label, or remove the label from the nodes (kubectl label node NODE ${EXCLUDE_LB_LABEL}-), or run the speakers with --ignore-exclude-lb` });
+      fix: `select nodes without that label, or remove the label from the nodes (kubectl label node NODE ${EXCLUDE_LB_LABEL}-), or run the speakers with --ignore-exclude-lb`,
+    });
   }
   const exclStep = traceStep(l2, 'excludeLB');
-  const emptyValued = (exclStep?.dropped ?? []).map((d) => d.node)
-    .filter((n) => byName.get(n)?.metadata?.labels?.[EXCLUDE_LB_LABEL] === '' && selected.has(n));
+  const emptyValued = (exclStep?.dropped ?? []).map((d) => d.node).filter((n) => byName.get(n)?.metadata?.labels?.[EXCLUDE_LB_LABEL] === '' && selected.has(n));
   if (emptyValued.length > 0) {
     // kubeadm puts the label, empty, on every control-plane node: meant there, unless nobody else is left.
     const controlPlane = (n: string): boolean => CONTROL_PLANE_LABELS.some((l) => Object.hasOwn(byName.get(n)?.metadata?.labels ?? {}, l));
     const kubeadm = emptyValued.every(controlPlane) && l2.candidates.length > 0;
     const them = emptyValued.length === 1 ? 'it' : 'they';
-    out.push({ id: 'exclusion-label-empty-value', severity: kubeadm ? 'info' : 'warning',
+    out.push({
+      id: 'exclusion-label-empty-value',
+      severity: kubeadm ? 'info' : 'warning',
       message: kubeadm
         ? `${list(emptyValued)} (control plane) ${emptyValued.length === 1 ? 'carries' : 'carry'} ${EXCLUDE_LB_LABEL}, empty, as kubeadm sets it on control-plane nodes: ${them} never announce${emptyValued.length === 1 ? 's' : ''} (MetalLB checks the key only)`
         : `${list(emptyValued)} ${emptyValued.length === 1 ? 'carries' : 'carry'} ${EXCLUDE_LB_LABEL} with an empty value: MetalLB checks the key only, so ${emptyValued.length === 1 ? 'it is' : 'they are'} excluded, yet \`kubectl get nodes -L ${EXCLUDE_LB_LABEL}\` shows an empty column`,
-      fix: `if these nodes should announce: kubectl label node ${emptyValued[0]} ${EXCLUDE_LB_LABEL}-${kubeadm ? ' (none needed if the control plane should not take Service traffic)' : ''}` });
+      fix: `if these nodes should announce: kubectl label node ${emptyValued[0]} ${EXCLUDE_LB_LABEL}-${kubeadm ? ' (none needed if the control plane should not take Service traffic)' : ''}`,
+    });
   }
   const speakersStep = traceStep(l2, 'speakers');
   const unknown = (f.speakers.nodes ?? []).filter((n) => !byName.has(n));
   if (unknown.length > 0) {
-    out.push({ id: 'unknown-speaker-nodes', severity: 'warning',
-      message: `${f.speakers.source === 'flag' ? '--speakers names' : f.speakers.source === 'memberlist' ? 'the speaker\'s memberlist has members' : 'speaker pods run on'} ${list(unknown)}, which ${unknown.length === 1 ? 'is not a Node' : 'are not Nodes'} in the snapshot`,
-      fix: f.speakers.source === 'flag' ? 'use node names as `kubectl get nodes` shows them'
-        : f.speakers.source === 'memberlist' ? 'memberlist members are named after their node (--node-name): a deleted Node, or a speaker started with the wrong node name'
-          : 'the snapshot may lack some Node objects: include `kubectl get nodes -o yaml`' });
+    out.push({
+      id: 'unknown-speaker-nodes',
+      severity: 'warning',
+      message: `${f.speakers.source === 'flag' ? '--speakers names' : f.speakers.source === 'memberlist' ? "the speaker's memberlist has members" : 'speaker pods run on'} ${list(unknown)}, which ${unknown.length === 1 ? 'is not a Node' : 'are not Nodes'} in the snapshot`,
+      fix:
+        f.speakers.source === 'flag'
+          ? 'use node names as `kubectl get nodes` shows them'
+          : f.speakers.source === 'memberlist'
+            ? 'memberlist members are named after their node (--node-name): a deleted Node, or a speaker started with the wrong node name'
+            : 'the snapshot may lack some Node objects: include `kubectl get nodes -o yaml`',
+    });
   }
   if (speakersStep?.kept.every((n) => !byName.has(n))) {
     const down = f.speakers.source === 'speaker-pods' ? speakerPodsDown(f.state) : null;
-    out.push({ id: 'no-live-speakers', severity: 'error',
-      message: f.speakers.source === 'flag' ? 'none of the nodes given with --speakers is a Node with a speaker'
-        : f.speakers.source === 'memberlist' ? 'no Node has a speaker that memberlist considers alive'
-          : `no speaker pod is Ready on any node${down?.text ? `: ${down.text}` : ''}`,
+    out.push({
+      id: 'no-live-speakers',
+      severity: 'error',
+      message:
+        f.speakers.source === 'flag'
+          ? 'none of the nodes given with --speakers is a Node with a speaker'
+          : f.speakers.source === 'memberlist'
+            ? 'no Node has a speaker that memberlist considers alive'
+            : `no speaker pod is Ready on any node${down?.text ? `: ${down.text}` : ''}`,
       fix: down?.memberlistSecret
         ? `MetalLB's controller creates the memberlist Secret at start-up (--ml-secret-name): check that it runs (kubectl -n ${f.metallbNamespace} get pods), `
           + `or create it: kubectl create secret generic memberlist -n ${f.metallbNamespace} --from-literal=secretkey="$(openssl rand -base64 128)"`
-        : down?.first ? `read why: kubectl -n ${f.metallbNamespace} describe pod ${down.first}, and its logs` : `check the speaker DaemonSet (kubectl -n ${f.metallbNamespace} get daemonsets,pods)` });
+        : down?.first
+          ? `read why: kubectl -n ${f.metallbNamespace} describe pod ${down.first}, and its logs`
+          : `check the speaker DaemonSet (kubectl -n ${f.metallbNamespace} get daemonsets,pods)`,
+    });
   }
   const netStep = traceStep(l2, 'networkUnavailable');
   const netDropped = (netStep?.dropped ?? []).map((d) => d.node).filter((n) => selected.has(n));
   if (netDropped.length > 0) {
-    out.push({ id: 'network-unavailable', severity: 'warning',
+    out.push({
+      id: 'network-unavailable',
+      severity: 'warning',
       message: `${list(netDropped)} ${netDropped.length === 1 ? 'has' : 'have'} condition NetworkUnavailable=True and cannot announce`,
-      fix: 'check the CNI on those nodes' });
+      fix: 'check the CNI on those nodes',
+    });
   }
   const localStep = traceStep(l2, 'localEndpoints');
   if (localStep && localStep.kept.length === 0 && localStep.dropped.length > 0) {
@@ -282,12 +354,18 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
     const excludedHosts = endpointNodes.filter((n) => exclStep?.dropped.some((d) => d.node === n));
     const excludedHost = excludedHosts.length > 0;
     const kubeadm = excludedHosts.every((n) => CONTROL_PLANE_LABELS.some((l) => Object.hasOwn(byName.get(n)?.metadata?.labels ?? {}, l)));
-    out.push({ id: 'local-no-endpoint-on-candidate', severity: 'error',
+    out.push({
+      id: 'local-no-endpoint-on-candidate',
+      severity: 'error',
       message: `externalTrafficPolicy is Local, and none of the candidate nodes (${list(localStep.dropped.map((d) => d.node))}) runs a ready endpoint of the Service${why.length ? `; the endpoints run on ${why.join(', ')}` : ''}`,
       fix: excludedHost
         ? `${list(excludedHosts)} may not announce (${EXCLUDE_LB_LABEL}${kubeadm ? ', which kubeadm puts on control-plane nodes' : ''}): remove the label (kubectl label node ${excludedHosts[0]} ${EXCLUDE_LB_LABEL}-), `
-          + `run the speakers with --ignore-exclude-lb (Helm: speaker.ignoreExcludeLB=true), schedule the pods on ${list(localStep.dropped.map((d) => d.node), 3)} too, or use externalTrafficPolicy: Cluster`
-        : 'schedule the pods on the advertised nodes (nodeSelector/affinity), widen the L2Advertisement nodeSelectors, or use externalTrafficPolicy: Cluster' });
+          + `run the speakers with --ignore-exclude-lb (Helm: speaker.ignoreExcludeLB=true), schedule the pods on ${list(
+            localStep.dropped.map((d) => d.node),
+            3,
+          )} too, or use externalTrafficPolicy: Cluster`
+        : 'schedule the pods on the advertised nodes (nodeSelector/affinity), widen the L2Advertisement nodeSelectors, or use externalTrafficPolicy: Cluster',
+    });
   }
   statusFindings(f, out);
   nodeAssignedEventFindings(f, out);
@@ -303,19 +381,27 @@ const NODE_ASSIGNED = /^announcing from node "([^"]*)" with protocol "layer2"/;
 function nodeAssignedEventFindings(f: FindingsInput, out: Finding[]): void {
   const [ns, name] = f.service.split('/');
   const uid = f.serviceObject.metadata?.uid;
-  const when = (e: (typeof f.state.events)[number]): number =>
-    Date.parse(String(e.lastTimestamp ?? e['eventTime'] ?? e.metadata?.creationTimestamp ?? '')) || 0;
-  const events = f.state.events.filter((e) => e.reason === 'nodeAssigned' && e.involvedObject?.kind === 'Service'
-    && e.involvedObject.namespace === ns && e.involvedObject.name === name
-    && !(uid && e.involvedObject.uid && e.involvedObject.uid !== uid) && NODE_ASSIGNED.test(e.message ?? ''));
+  const when = (e: (typeof f.state.events)[number]): number => Date.parse(String(e.lastTimestamp ?? e['eventTime'] ?? e.metadata?.creationTimestamp ?? '')) || 0;
+  const events = f.state.events.filter(
+    (e) =>
+      e.reason === 'nodeAssigned'
+      && e.involvedObject?.kind === 'Service'
+      && e.involvedObject.namespace === ns
+      && e.involvedObject.name === name
+      && !(uid && e.involvedObject.uid && e.involvedObject.uid !== uid)
+      && NODE_ASSIGNED.test(e.message ?? ''),
+  );
   if (events.length === 0) return;
   const latest = events.reduce((a, b) => (when(b) >= when(a) ? b : a));
   const node = NODE_ASSIGNED.exec(latest.message ?? '')![1]!;
   if (node === f.announcer) return;
   const at = latest.lastTimestamp ?? latest['eventTime'] ?? latest.metadata?.creationTimestamp;
-  out.push({ id: 'nodeassigned-event-disagrees', severity: 'info',
+  out.push({
+    id: 'nodeassigned-event-disagrees',
+    severity: 'info',
     message: `the newest nodeAssigned event${at ? ` (${String(at)})` : ''} says ${node} announces the Service, but the election gives ${f.announcer ?? 'nobody'}`,
-    fix: 'events are history: if the election changed since, the speakers may not have caught up yet; compare the ServiceL2Status objects and the speaker logs' });
+    fix: 'events are history: if the election changed since, the speakers may not have caught up yet; compare the ServiceL2Status objects and the speaker logs',
+  });
 }
 
 function statusFindings(f: FindingsInput, out: Finding[]): void {
@@ -324,9 +410,12 @@ function statusFindings(f: FindingsInput, out: Finding[]): void {
   const claimed = [...new Set(statuses.map((s) => s.status?.node).filter((n): n is string => !!n))];
   const others = claimed.filter((n) => n !== f.announcer);
   if (others.length > 0 || (f.announcer && statuses.length > 0 && !claimed.includes(f.announcer))) {
-    out.push({ id: 'l2status-disagrees', severity: 'warning',
+    out.push({
+      id: 'l2status-disagrees',
+      severity: 'warning',
       message: `ServiceL2Status says ${list(claimed) || 'nobody'} announces the Service, but the election gives ${f.announcer ?? 'nobody'}`,
-      fix: 'the snapshot may be stale or the speakers disagree on who is alive (memberlist); compare `metallb-ts explain` live with the speaker logs' });
+      fix: 'the snapshot may be stale or the speakers disagree on who is alive (memberlist); compare `metallb-ts explain` live with the speaker logs',
+    });
   }
 }
 
@@ -343,9 +432,12 @@ function nodesText(nodes: readonly string[], all: number): string {
  */
 function configFindings(f: FindingsInput, out: Finding[]): void {
   if (f.allocation.status !== 'ignored' && !f.speakerConfigs.groups.some((g) => g.status !== 'noNode')) {
-    out.push({ id: 'no-nodes', severity: 'error',
+    out.push({
+      id: 'no-nodes',
+      severity: 'error',
       message: 'the snapshot has no Node object: a MetalLB speaker builds its configuration from its own Node ("failed to get node" otherwise), so no speaker announces anything',
-      fix: 'include the Nodes in the snapshot (kubectl get nodes -o yaml, or metallb-ts snapshot)' });
+      fix: 'include the Nodes in the snapshot (kubectl get nodes -o yaml, or metallb-ts snapshot)',
+    });
     return;
   }
   const rejected = f.speakerConfigs.groups.filter((g) => g.status === 'rejected');
@@ -364,7 +456,10 @@ function configFindings(f: FindingsInput, out: Finding[]): void {
     if (agreeing.length === 0) return '';
     return agreeing.length === set.size
       ? ` (${agreeing.length === 1 ? `its ConfigurationState ${agreeing[0]!.name} says so too` : 'their ConfigurationStates say so too'}: Invalid)`
-      : ` (the ConfigurationStates of ${list(agreeing.map((r) => r.node ?? ''), 8)} say so too: Invalid)`;
+      : ` (the ConfigurationStates of ${list(
+          agreeing.map((r) => r.node ?? ''),
+          8,
+        )} say so too: Invalid)`;
   };
   const noSecrets = !f.state.secrets.some((x) => !x.metadata?.namespace || x.metadata.namespace === f.metallbNamespace);
   const fixOf = (object: string | undefined, error: string): string =>
@@ -377,18 +472,25 @@ function configFindings(f: FindingsInput, out: Finding[]): void {
     const hint = f.ifFixed
       ? `; once fixed (${f.ifFixed.assuming}): ${f.ifFixed.announcer ? `${f.ifFixed.announcer} would announce it` : f.ifFixed.bgpAnnouncers.length ? `${list(f.ifFixed.bgpAnnouncers)} would advertise it over BGP` : 'still nobody would announce it (see `explain` after the fix)'}`
       : '';
-    out.push({ id: 'config-rejected', severity: 'error',
+    out.push({
+      id: 'config-rejected',
+      severity: 'error',
       message: `every speaker rejects the configuration: ${errors.join('; ')}${reportsOf([...byError.values()].flatMap((e) => e.nodes))}. None applies it: each keeps running the configuration it accepted last, which a snapshot cannot show, so who announces the Service now cannot be told from here`,
-      fix: `${fixOf([...byError.values()][0]?.object, [...byError.keys()][0] ?? '')}${hint}` });
+      fix: `${fixOf([...byError.values()][0]?.object, [...byError.keys()][0] ?? '')}${hint}`,
+    });
     return;
   }
   for (const [error, e] of byError) {
     const winner = f.hashWinner !== null && e.nodes.includes(f.hashWinner) ? f.hashWinner : null;
     const ip = f.l2?.hashedIP;
-    out.push({ id: 'config-rejected-on-nodes', severity: winner ? 'error' : 'warning',
-      message: `the speaker${e.nodes.length === 1 ? '' : 's'} of ${list(e.nodes)} (${e.nodes.length} of ${total} node${total === 1 ? '' : 's'}) reject${e.nodes.length === 1 ? 's' : ''} the configuration: ${error}${reportsOf(e.nodes)}; ${e.nodes.length === 1 ? 'it keeps' : 'they keep'} running the configuration ${e.nodes.length === 1 ? 'it' : 'they'} accepted last (a snapshot cannot show it), while the other speakers run this one`
+    out.push({
+      id: 'config-rejected-on-nodes',
+      severity: winner ? 'error' : 'warning',
+      message:
+        `the speaker${e.nodes.length === 1 ? '' : 's'} of ${list(e.nodes)} (${e.nodes.length} of ${total} node${total === 1 ? '' : 's'}) reject${e.nodes.length === 1 ? 's' : ''} the configuration: ${error}${reportsOf(e.nodes)}; ${e.nodes.length === 1 ? 'it keeps' : 'they keep'} running the configuration ${e.nodes.length === 1 ? 'it' : 'they'} accepted last (a snapshot cannot show it), while the other speakers run this one`
         + (winner ? `. ${winner} is first in the hash order of ${ip} but announces nothing new, and the other candidates do not announce because they are not first: nobody answers for ${ip}` : ''),
-      fix: fixOf(e.object, error) });
+      fix: fixOf(e.object, error),
+    });
   }
 }
 
@@ -402,9 +504,12 @@ function reportedFindings(f: FindingsInput, out: Finding[]): void {
   for (const g of groupReports(off)) {
     const r = g[0]!;
     const objects = g.map((x) => x.name);
-    out.push({ id: 'configuration-state-disagrees', severity: 'warning',
+    out.push({
+      id: 'configuration-state-disagrees',
+      severity: 'warning',
       message: `${disagreementText(g)}; the decisions here are made with the snapshot's configuration${g.some((x) => x.component === 'speaker' && x.node === f.announcer) ? ` (${f.announcer} is the announcer here)` : ''}`,
-      fix: `take a fresh snapshot (metallb-ts snapshot) or explain live; if it persists, read ${componentText(r)}'s log and \`kubectl get configurationstate -n ${f.metallbNamespace} ${objects.length === 1 ? objects[0] : objects.slice(0, 3).join(' ')} -o yaml\`` });
+      fix: `take a fresh snapshot (metallb-ts snapshot) or explain live; if it persists, read ${componentText(r)}'s log and \`kubectl get configurationstate -n ${f.metallbNamespace} ${objects.length === 1 ? objects[0] : objects.slice(0, 3).join(' ')} -o yaml\``,
+    });
   }
 }
 
@@ -426,28 +531,36 @@ function bgpFindings(f: FindingsInput, out: Finding[]): void {
 
   const decided = f.bgp.nodes.filter((n) => n.decision !== 'configRejected');
   if (f.mode === 'bgp' && decided.length > 0 && decided.every((n) => n.decision === 'noMatchingAdvertisement')) {
-    const names = [...new Set(f.speakerConfigs.accepted.flatMap((g) => (g.result.ok && poolName ? g.result.config.pools.get(poolName)?.bgpAdvertisements ?? [] : []).map((a) => a.name)))].sort();
-    out.push({ id: 'no-advertisement', severity: 'error',
+    const names = [...new Set(f.speakerConfigs.accepted.flatMap((g) => (g.result.ok && poolName ? (g.result.config.pools.get(poolName)?.bgpAdvertisements ?? []) : []).map((a) => a.name)))].sort();
+    out.push({
+      id: 'no-advertisement',
+      severity: 'error',
       message: `none of pool ${poolName}'s BGPAdvertisements (${list(names)}) selects this Service by its serviceSelectors`,
-      fix: 'add the labels the serviceSelectors expect to the Service, or widen the serviceSelectors' });
+      fix: 'add the labels the serviceSelectors expect to the Service, or widen the serviceSelectors',
+    });
   }
   const failing = f.bgp.nodes.filter((n) => n.decision === 'syncError');
   if (failing.length > 0) {
     const names = failing.map((n) => n.node);
     const l2Lost = f.hashWinner !== null && names.includes(f.hashWinner) && f.mode !== 'bgp';
-    out.push({ id: 'bgp-too-many-communities', severity: f.announcer === null && reached.length === 0 ? 'error' : 'warning',
-      message: `on ${list(names)}: ${failing[0]!.detail}`
-        + (l2Lost ? `; ${f.hashWinner} wins the layer2 election, so nobody announces the Service over layer2` : ''),
-      fix: 'keep each BGPAdvertisement that applies to the Service to at most 63 communities (split them across advertisements with different peers, or drop some)' });
+    out.push({
+      id: 'bgp-too-many-communities',
+      severity: f.announcer === null && reached.length === 0 ? 'error' : 'warning',
+      message: `on ${list(names)}: ${failing[0]!.detail}` + (l2Lost ? `; ${f.hashWinner} wins the layer2 election, so nobody announces the Service over layer2` : ''),
+      fix: 'keep each BGPAdvertisement that applies to the Service to at most 63 communities (split them across advertisements with different peers, or drop some)',
+    });
   }
   const sessionless = announcing.filter((n) => n.peers.every((p) => !p.session)).map((n) => n.node);
   if (sessionless.length > 0) {
-    out.push({ id: 'bgp-no-peer-session', severity: blocking(),
-      message: peerCRs.length === 0
-        ? 'the pool has BGPAdvertisements but no BGPPeer is configured: no router learns the route'
-        : `${list(sessionless)} would advertise the Service but ${sessionless.length === 1 ? 'has' : 'have'} no BGP session (no BGPPeer's nodeSelectors select ${sessionless.length === 1 ? 'it' : 'them'})`,
-      fix: peerCRs.length === 0 ? 'create a BGPPeer for your router'
-        : 'make a BGPPeer\'s nodeSelectors select these nodes (or drop them), or restrict the BGPAdvertisement\'s nodeSelectors to nodes that peer' });
+    out.push({
+      id: 'bgp-no-peer-session',
+      severity: blocking(),
+      message:
+        peerCRs.length === 0
+          ? 'the pool has BGPAdvertisements but no BGPPeer is configured: no router learns the route'
+          : `${list(sessionless)} would advertise the Service but ${sessionless.length === 1 ? 'has' : 'have'} no BGP session (no BGPPeer's nodeSelectors select ${sessionless.length === 1 ? 'it' : 'them'})`,
+      fix: peerCRs.length === 0 ? 'create a BGPPeer for your router' : "make a BGPPeer's nodeSelectors select these nodes (or drop them), or restrict the BGPAdvertisement's nodeSelectors to nodes that peer",
+    });
   }
 
   // A family of the Service's addresses that reaches no router anywhere, though the advertisements send it to peers.
@@ -470,9 +583,12 @@ function bgpFindings(f: FindingsInput, out: Finding[]): void {
     const other = fam === 'ipv4' ? 'IPv6' : 'IPv4';
     const ips = f.allocation.ips.filter((ip) => ip.includes(':') === (fam === 'ipv6'));
     const peers = [...blockedPeers].sort();
-    out.push({ id: 'bgp-family-filtered', severity: f.mode === 'bgp' ? 'error' : 'warning',
+    out.push({
+      id: 'bgp-family-filtered',
+      severity: f.mode === 'bgp' ? 'error' : 'warning',
       message: `${list(ips)} (${famName}) reaches no router: the BGP peers it is sent to (${list(peers)}) are ${other} neighbors without dualStackAddressFamily, and the speakers' FRRConfiguration sends them ${other} prefixes only`,
-      fix: `set spec.dualStackAddressFamily: true on BGPPeer ${list(peers)}, or add an ${famName} BGPPeer` });
+      fix: `set spec.dualStackAddressFamily: true on BGPPeer ${list(peers)}, or add an ${famName} BGPPeer`,
+    });
   }
 
   // LOCAL_PREF conflicts: which two advertisements, and why they clash.
@@ -483,8 +599,7 @@ function bgpFindings(f: FindingsInput, out: Finding[]): void {
     const g = f.speakerConfigs.byNode.get(n.node);
     const pool = g?.result.ok && poolName ? g.result.config.pools.get(poolName) : undefined;
     if (!pool) continue;
-    const ads = pool.bgpAdvertisements.filter((ad) => ad.nodes.has(n.node)
-      && (ad.serviceSelectors.length === 0 || ad.serviceSelectors.some((sel) => sel.matches(labels))));
+    const ads = pool.bgpAdvertisements.filter((ad) => ad.nodes.has(n.node) && (ad.serviceSelectors.length === 0 || ad.serviceSelectors.some((sel) => sel.matches(labels))));
     let pair: [BGPAdv, BGPAdv] | null = null;
     for (let i = 0; i < ads.length && !pair; i++) {
       for (let j = i + 1; j < ads.length && !pair; j++) if (!compatibleLocalPref(ads[i]!, ads[j]!, pool)) pair = [ads[i]!, ads[j]!];
@@ -496,9 +611,12 @@ function bgpFindings(f: FindingsInput, out: Finding[]): void {
     conflicts.set(k, c);
   }
   for (const { nodes, a, b, pool } of conflicts.values()) {
-    out.push({ id: 'bgp-localpref-conflict', severity: blocking(),
+    out.push({
+      id: 'bgp-localpref-conflict',
+      severity: blocking(),
       message: `BGPAdvertisements ${a.name} and ${b.name} both apply to this Service on ${list(nodes)} and set different LOCAL_PREF (${a.localPref} vs ${b.localPref}) for the same prefixes: ${clashWhy(a, b, pool)}; MetalLB's speakers there announce the Service to nobody (conflictingAdvertisements)`,
-      fix: `give BGPAdvertisements ${a.name} and ${b.name} the same spec.localPref, or keep them apart: different aggregationLength, disjoint spec.peers, disjoint nodeSelectors, or serviceSelectors that do not both select this Service` });
+      fix: `give BGPAdvertisements ${a.name} and ${b.name} the same spec.localPref, or keep them apart: different aggregationLength, disjoint spec.peers, disjoint nodeSelectors, or serviceSelectors that do not both select this Service`,
+    });
   }
 
   // Configuration traps that touch this Service's pool.
@@ -513,16 +631,18 @@ function bgpFindings(f: FindingsInput, out: Finding[]): void {
   }
 
   // Nodes with sessions where the applicable advertisements' spec.peers leave every session out.
-  const excluded = announcing.filter((n) => !reachesRouter(n) && n.peers.some((p) => p.session) && n.undelivered.length > 0
-    && n.peers.filter((p) => p.session).every((p) => p.outcome === 'peersList'));
+  const excluded = announcing.filter((n) => !reachesRouter(n) && n.peers.some((p) => p.session) && n.undelivered.length > 0 && n.peers.filter((p) => p.session).every((p) => p.outcome === 'peersList'));
   const ads = [...new Set(excluded.flatMap((n) => n.undelivered.map((u) => u.advertisement)))].sort();
   const adRefs = ads.map((a) => `${f.metallbNamespace}/BGPAdvertisement/${a}`);
   if (excluded.length > 0 && !adRefs.some((r) => trapped.has(r))) {
     const named = [...new Set(excluded.flatMap((n) => n.undelivered.flatMap((u) => u.specPeers)))].sort();
     const sessions = [...new Set(excluded.flatMap((n) => n.peers.filter((p) => p.session).map((p) => p.peer)))].sort();
-    out.push({ id: 'bgp-advertisement-peer-no-session', severity: blocking(),
+    out.push({
+      id: 'bgp-advertisement-peer-no-session',
+      severity: blocking(),
       message: `${list(excluded.map((n) => n.node))} would advertise the Service, but BGPAdvertisement${ads.length === 1 ? '' : 's'} ${list(ads)} send${ads.length === 1 ? 's' : ''} only to ${list(named)}, which ${named.length === 1 ? 'has' : 'have'} no session there: ${list(sessions)} get${sessions.length === 1 ? 's' : ''} nothing`,
-      fix: `add ${list(sessions)} to spec.peers of BGPAdvertisement ${list(ads)}, or make the nodeSelectors of BGPPeer ${list(named)} select these nodes` });
+      fix: `add ${list(sessions)} to spec.peers of BGPAdvertisement ${list(ads)}, or make the nodeSelectors of BGPPeer ${list(named)} select these nodes`,
+    });
   }
 }
 
@@ -543,5 +663,8 @@ export function findingsFor(f: FindingsInput): Finding[] {
   const selecting = f.l2 && f.pool ? f.pool.l2Advertisements.filter((a) => f.l2!.advertisements.includes(a.name)) : undefined;
   out.push(...hazardFindings({ ...f, poolName: f.l2?.pool ?? f.bgp?.pool ?? null, l2Advertisements: selecting }));
   const rank: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
-  return handManagedEndpoints(f.serviceObject, f.state, withoutPoolAdvice(out)).map((x, i) => [x, i] as const).sort((a, b) => rank[a[0].severity] - rank[b[0].severity] || a[1] - b[1]).map(([x]) => x);
+  return handManagedEndpoints(f.serviceObject, f.state, withoutPoolAdvice(out))
+    .map((x, i) => [x, i] as const)
+    .sort((a, b) => rank[a[0].severity] - rank[b[0].severity] || a[1] - b[1])
+    .map(([x]) => x);
 }

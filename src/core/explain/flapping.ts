@@ -159,7 +159,9 @@ function speakerRestarts(state: Pick<ClusterState, 'pods'>, nodes: ReadonlySet<s
     if (!(restarts > 0)) continue;
     const term = st?.lastState?.terminated;
     out.push({
-      pod: `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`, node, restarts,
+      pod: `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`,
+      node,
+      restarts,
       lastReason: typeof term?.reason === 'string' ? term.reason : null,
       lastFinishedAt: typeof term?.finishedAt === 'string' ? term.finishedAt : null,
     });
@@ -200,9 +202,15 @@ export function announcerFlapping(state: Pick<ClusterState, 'events' | 'pods'>, 
   const announcements = events.reduce((n, e) => n + e.count, 0);
   const cause = restarts.length === 0 ? null : [...restarts].sort((a, b) => rank(a.node) - rank(b.node) || b.restarts - a.restarts)[0]!;
   return {
-    nodes, moves, movesAtMost: Math.max(moves, announcements - 1), announcements,
-    from: from === null ? null : new Date(from).toISOString(), to: to === null ? null : new Date(to).toISOString(),
-    windowMs: from === null || to === null ? null : to - from, restarts, cause,
+    nodes,
+    moves,
+    movesAtMost: Math.max(moves, announcements - 1),
+    announcements,
+    from: from === null ? null : new Date(from).toISOString(),
+    to: to === null ? null : new Date(to).toISOString(),
+    windowMs: from === null || to === null ? null : to - from,
+    restarts,
+    cause,
   };
 }
 

@@ -40,24 +40,29 @@ export function handManagedEndpoints(svc: Service, state: ClusterState, findings
   const name = svc.metadata?.name ?? '';
   const slices = slicesOf(state, svc);
   const endpoints = slices.flatMap((s) => s.endpoints ?? []).filter((e) => e !== null && e !== undefined);
-  const managed = 'the Service has no selector, so Kubernetes makes no endpoints for it: they are managed by hand (an Endpoints object, which Kubernetes mirrors into EndpointSlices, or EndpointSlices labelled kubernetes.io/service-name), and MetalLB reads the EndpointSlices';
+  const managed =
+    'the Service has no selector, so Kubernetes makes no endpoints for it: they are managed by hand (an Endpoints object, which Kubernetes mirrors into EndpointSlices, or EndpointSlices labelled kubernetes.io/service-name), and MetalLB reads the EndpointSlices';
   const create = `create an Endpoints object ${ns}/${name} listing the backends' addresses and ports (or an EndpointSlice labelled ${SERVICE_NAME_LABEL}: ${name}), or give the Service a selector`;
   return findings.map((f): Finding => {
     if (f.id === 'no-ready-endpoints') {
       if (slices.length === 0) {
         return { ...f, message: `${managed}; there are none, so no speaker announces it (every node: notOwner)`, fix: create };
       }
-      return { ...f,
+      return {
+        ...f,
         message: `${managed}; ${slicesText(slices)} ${slices.length === 1 ? 'has' : 'have'} ${endpoints.length} endpoint${endpoints.length === 1 ? '' : 's'}, none ready or serving, so no speaker announces it (every node: notOwner)`,
-        fix: `mark the backends ready: in the Endpoints object list them under subsets[].addresses, not notReadyAddresses (in an EndpointSlice: conditions.ready: true); or ${create.replace(/^create/, 'recreate')}` };
+        fix: `mark the backends ready: in the Endpoints object list them under subsets[].addresses, not notReadyAddresses (in an EndpointSlice: conditions.ready: true); or ${create.replace(/^create/, 'recreate')}`,
+      };
     }
     if (f.id === 'local-no-endpoint-on-candidate') {
       const nodeless = endpoints.filter((e) => !e.nodeName).flatMap((e) => e.addresses ?? []);
       if (nodeless.length === 0) return f;
       const shown = nodeless.length <= 5 ? nodeless.join(', ') : `${nodeless.slice(0, 5).join(', ')} and ${nodeless.length - 5} more`;
-      return { ...f,
+      return {
+        ...f,
         message: `externalTrafficPolicy is Local, and ${managed.replace(/^the Service has/, 'the Service has')}: ${slicesText(slices)} list${slices.length === 1 ? 's' : ''} ${shown} without a nodeName, so no node hosts a local endpoint and no speaker announces it (MetalLB announces a Local Service only from nodes with a ready endpoint)`,
-        fix: `set externalTrafficPolicy: Cluster (backends such as ${nodeless[0]} outside the cluster run on no node), or give the endpoints their node (Endpoints: subsets[].addresses[].nodeName)` };
+        fix: `set externalTrafficPolicy: Cluster (backends such as ${nodeless[0]} outside the cluster run on no node), or give the endpoints their node (Endpoints: subsets[].addresses[].nodeName)`,
+      };
     }
     return f;
   });

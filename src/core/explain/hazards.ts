@@ -83,7 +83,7 @@ function exclusionInForce(state: ClusterState, ns: string): { patterns: readonly
       // MetalLB's speaker exits on a bad list; judge with the default.
     }
   }
-  return { patterns: DEFAULT_EXCLUDE_L2, from: 'MetalLB\'s default exclusion list' };
+  return { patterns: DEFAULT_EXCLUDE_L2, from: "MetalLB's default exclusion list" };
 }
 
 /** The regexp an exclusion list gets for `name`: its stem (`cilium_vxlan` -> `^cilium_.*`, `wlan0` -> `^wlan.*`). */
@@ -110,11 +110,12 @@ function ordinaryInterfaces(statuses: ClusterState['serviceL2Statuses'], exclude
 
 /** The fix of an l2-unintended-interfaces finding: spec.interfaces on the advertisements (the ordinary interfaces as the example), or the exclusion list. */
 function interfacesFix(ads: readonly string[], ordinary: readonly string[], risky: readonly string[], ns: string): string {
-  const example = ordinary.length > 0
-    ? `[${list([...ordinary], 4)}] (the other interface${ordinary.length === 1 ? '' : 's'} the speakers list)`
-    : 'the interface of the network the clients are on (e.g. [eth0])';
-  return `set spec.interfaces on L2Advertisement ${list(ads, 3)} to the interfaces clients reach the Service through: ${example}; `
-    + `or add ${[...new Set(risky.map(excludePattern))].join(', ')} to announcedInterfacesToExclude in ConfigMap ${ns}/metallb-excludel2 (the speakers read it at start: restart them)`;
+  const example =
+    ordinary.length > 0 ? `[${list([...ordinary], 4)}] (the other interface${ordinary.length === 1 ? '' : 's'} the speakers list)` : 'the interface of the network the clients are on (e.g. [eth0])';
+  return (
+    `set spec.interfaces on L2Advertisement ${list(ads, 3)} to the interfaces clients reach the Service through: ${example}; `
+    + `or add ${[...new Set(risky.map(excludePattern))].join(', ')} to announcedInterfacesToExclude in ConfigMap ${ns}/metallb-excludel2 (the speakers read it at start: restart them)`
+  );
 }
 
 /**
@@ -125,7 +126,10 @@ function interfacesFix(ads: readonly string[], ordinary: readonly string[], risk
 export function configHazards(state: ClusterState, config: Config, metallbNamespace: string): Hazard[] {
   const out: Hazard[] = [];
   const poolObj = (name: string) => state.ipAddressPools.find((p) => p.metadata?.name === name && (p.metadata?.namespace ?? metallbNamespace) === metallbNamespace);
-  const ref = (name: string) => { const o = poolObj(name); return o ? objectRef(o) : `${metallbNamespace}/IPAddressPool/${name}`; };
+  const ref = (name: string) => {
+    const o = poolObj(name);
+    return o ? objectRef(o) : `${metallbNamespace}/IPAddressPool/${name}`;
+  };
 
   // Node addresses and Pod ranges.
   const nodeAddrs: Array<{ ip: IP; text: string; node: string; type: string }> = [];
@@ -139,7 +143,10 @@ export function configHazards(state: ClusterState, config: Config, metallbNamesp
     }
     const spec = n.spec as { podCIDR?: unknown; podCIDRs?: unknown } | undefined;
     const cidrs = new Set<string>([...(Array.isArray(spec?.podCIDRs) ? spec.podCIDRs : []), ...(typeof spec?.podCIDR === 'string' ? [spec.podCIDR] : [])].filter((x): x is string => typeof x === 'string'));
-    for (const c of cidrs) { const p = parseCIDR(c); if (p) podCIDRs.push({ cidr: p, node: name }); }
+    for (const c of cidrs) {
+      const p = parseCIDR(c);
+      if (p) podCIDRs.push({ cidr: p, node: name });
+    }
   }
 
   // The Service range, as far as the snapshot shows it.
@@ -168,33 +175,63 @@ export function configHazards(state: ClusterState, config: Config, metallbNamesp
     const own = nodeAddrs.filter((a) => inPool(a.ip));
     if (own.length > 0) {
       const held = state.services.filter((s) => (s.status?.loadBalancer?.ingress ?? []).some((i) => own.some((a) => a.text === i?.ip)));
-      out.push({ id: 'pool-contains-node-address', object: ref(pool.name), pools: [pool.name], addresses: own.map((a) => a.text), owners: own.map((a) => ({ node: a.node, type: a.type })),
-        message: `IPAddressPool ${pool.name} contains ${list(own.map((a) => `${a.text} (${a.type} of ${a.node})`), 4)}: MetalLB accepts it and may give a node's own address to a Service; the announcing node then answers ARP/NDP for it (or routes it over BGP) and takes that node's traffic`
-          + (held.length ? `; ${list(held.map((s) => `${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`), 3)} already ${held.length === 1 ? 'holds' : 'hold'} one` : ''),
-        fix: `keep the nodes' addresses out of pool ${pool.name}: list a range of free addresses (outside the nodes' and the DHCP server's), e.g. split ${list(pool.ranges.map((r) => r.entry), 2)} around ${list(own.map((a) => a.text), 4)}` });
+      out.push({
+        id: 'pool-contains-node-address',
+        object: ref(pool.name),
+        pools: [pool.name],
+        addresses: own.map((a) => a.text),
+        owners: own.map((a) => ({ node: a.node, type: a.type })),
+        message:
+          `IPAddressPool ${pool.name} contains ${list(
+            own.map((a) => `${a.text} (${a.type} of ${a.node})`),
+            4,
+          )}: MetalLB accepts it and may give a node's own address to a Service; the announcing node then answers ARP/NDP for it (or routes it over BGP) and takes that node's traffic`
+          + (held.length
+            ? `; ${list(
+                held.map((s) => `${s.metadata?.namespace ?? 'default'}/${s.metadata?.name ?? ''}`),
+                3,
+              )} already ${held.length === 1 ? 'holds' : 'hold'} one`
+            : ''),
+        fix: `keep the nodes' addresses out of pool ${pool.name}: list a range of free addresses (outside the nodes' and the DHCP server's), e.g. split ${list(
+          pool.ranges.map((r) => r.entry),
+          2,
+        )} around ${list(
+          own.map((a) => a.text),
+          4,
+        )}`,
+      });
     }
     const pods = podCIDRs.filter((p) => pool.cidrs.some((c) => overlaps(c, p.cidr)));
     if (pods.length > 0) {
       const ranges = [...new Set(pods.map((p) => `${formatCIDR(p.cidr)} (${p.node})`))];
-      out.push({ id: 'pool-overlaps-pod-cidr', object: ref(pool.name), pools: [pool.name],
+      out.push({
+        id: 'pool-overlaps-pod-cidr',
+        object: ref(pool.name),
+        pools: [pool.name],
         message: `IPAddressPool ${pool.name} overlaps the Pod range${ranges.length === 1 ? '' : 's'} ${list(ranges, 4)} (Node spec.podCIDRs): a Service may get an address that a Pod has or will get, and the nodes route it into the Pod network`,
-        fix: `take pool ${pool.name}'s addresses from outside the cluster's Pod CIDR` });
+        fix: `take pool ${pool.name}'s addresses from outside the cluster's Pod CIDR`,
+      });
     }
     const svcIPs = clusterIPs.filter(inPool).map(formatIP);
     const ranges = serviceRanges.filter((r) => pool.cidrs.some((c) => overlaps(c, r)));
     if (svcIPs.length > 0 || ranges.length > 0) {
-      out.push({ id: 'pool-overlaps-service-cidr', object: ref(pool.name), pools: [pool.name],
-        message: `IPAddressPool ${pool.name} overlaps the cluster's Service range`
+      out.push({
+        id: 'pool-overlaps-service-cidr',
+        object: ref(pool.name),
+        pools: [pool.name],
+        message:
+          `IPAddressPool ${pool.name} overlaps the cluster's Service range`
           + (ranges.length ? ` (at least ${list(ranges.map(formatCIDR))}, from the kubernetes Service's cluster IP and the Services' cluster IPs)` : '')
           + (svcIPs.length ? `; it contains the cluster IP${svcIPs.length === 1 ? '' : 's'} ${list(svcIPs, 4)}` : '')
           + ': a load-balancer address equal to a cluster IP is routed by kube-proxy to the wrong Service',
-        fix: `take pool ${pool.name}'s addresses from outside the Service CIDR (kube-apiserver --service-cluster-ip-range)` });
+        fix: `take pool ${pool.name}'s addresses from outside the Service CIDR (kube-apiserver --service-cluster-ip-range)`,
+      });
     }
   }
 
   // Interfaces the speakers answer on, where ServiceL2Status objects name them.
   // Names an L2Advertisement lists in spec.interfaces are meant (a VPN gateway announced on wg0).
-  const named = new Set(state.l2Advertisements.flatMap((a) => ((a.spec as { interfaces?: unknown } | undefined)?.interfaces as unknown[] | undefined ?? []).filter((x): x is string => typeof x === 'string')));
+  const named = new Set(state.l2Advertisements.flatMap((a) => (((a.spec as { interfaces?: unknown } | undefined)?.interfaces as unknown[] | undefined) ?? []).filter((x): x is string => typeof x === 'string')));
   const seen: Array<{ node: string; name: string; kind: string }> = [];
   for (const s of state.serviceL2Statuses) {
     const node = s.status?.node ?? '';
@@ -208,15 +245,29 @@ export function configHazards(state: ClusterState, config: Config, metallbNamesp
     const excl = exclusionInForce(state, metallbNamespace);
     const re = excludeRegExp(excl.patterns);
     const left = seen.filter((x) => !re?.test(x.name));
-    const open = state.l2Advertisements.filter((a) => (a.metadata?.namespace ?? metallbNamespace) === metallbNamespace && ((a.spec as { interfaces?: unknown } | undefined)?.interfaces as unknown[] | undefined ?? []).length === 0);
+    const open = state.l2Advertisements.filter(
+      (a) => (a.metadata?.namespace ?? metallbNamespace) === metallbNamespace && (((a.spec as { interfaces?: unknown } | undefined)?.interfaces as unknown[] | undefined) ?? []).length === 0,
+    );
     const restricted = state.l2Advertisements.length > open.length;
     if (left.length > 0 && open.length > 0) {
       const names = [...new Set(left.map((x) => x.name))].sort();
-      const byName = names.map((n) => `${n} (${left.find((x) => x.name === n)!.kind}; ${list(left.filter((x) => x.name === n).map((x) => x.node), 3)})`);
+      const byName = names.map(
+        (n) =>
+          `${n} (${left.find((x) => x.name === n)!.kind}; ${list(
+            left.filter((x) => x.name === n).map((x) => x.node),
+            3,
+          )})`,
+      );
       const ads = open.map((a) => a.metadata?.name ?? '');
-      out.push({ id: 'l2-unintended-interfaces', object: objectRef(open[0]!), pools: [], advertisements: ads, interfaces: left,
+      out.push({
+        id: 'l2-unintended-interfaces',
+        object: objectRef(open[0]!),
+        pools: [],
+        advertisements: ads,
+        interfaces: left,
         message: `the speakers answer ARP/NDP on ${list(byName, 4)} (ServiceL2Status), which ${excl.from} does not exclude, and L2Advertisement ${list(ads, 3)} ${ads.length === 1 ? 'does' : 'do'} not restrict spec.interfaces${restricted ? ' (others do)' : ''}: an address announced there leaks into that network, or is answered where no client is`,
-        fix: interfacesFix(ads, ordinaryInterfaces(state.serviceL2Statuses, re), names, metallbNamespace) });
+        fix: interfacesFix(ads, ordinaryInterfaces(state.serviceL2Statuses, re), names, metallbNamespace),
+      });
     }
   }
   return out;
@@ -261,24 +312,45 @@ export interface HazardFindingsInput {
  * (MetalLB then lists every interface the exclusion list leaves); null when every such
  * advertisement restricts spec.interfaces (the user listed those interfaces).
  */
-function serviceInterfacesFinding(f: HazardFindingsInput, h: Hazard, here: NonNullable<Hazard['interfaces']>,
-  statuses: ClusterState['serviceL2Statuses']): { id: string; severity: 'warning'; message: string; fix: string } | null {
-  const ips = f.allocation.ips.length > 0 ? list([...f.allocation.ips], 2) : 'the Service\'s address';
-  const ads = f.l2Advertisements === undefined
-    ? [...(h.advertisements ?? [])]
-    : f.l2Advertisements.filter((a) => a.allInterfaces && here.some((i) => a.nodes.has(i.node))).map((a) => a.name).sort();
+function serviceInterfacesFinding(
+  f: HazardFindingsInput,
+  h: Hazard,
+  here: NonNullable<Hazard['interfaces']>,
+  statuses: ClusterState['serviceL2Statuses'],
+): { id: string; severity: 'warning'; message: string; fix: string } | null {
+  const ips = f.allocation.ips.length > 0 ? list([...f.allocation.ips], 2) : "the Service's address";
+  const ads =
+    f.l2Advertisements === undefined
+      ? [...(h.advertisements ?? [])]
+      : f.l2Advertisements
+          .filter((a) => a.allInterfaces && here.some((i) => a.nodes.has(i.node)))
+          .map((a) => a.name)
+          .sort();
   if (ads.length === 0) return null;
   const excl = exclusionInForce(f.state, f.metallbNamespace);
   const nodes = [...new Set(here.map((i) => i.node))];
-  const on = (n: string): string => list(here.filter((i) => i.node === n).map((i) => `${i.name} (${i.kind})`), 4);
-  const who = nodes.length === 1 ? `${nodes[0]} answers ARP/NDP for ${ips} on ${on(nodes[0]!)}`
-    : `${list(nodes.map((n) => `${n} (on ${on(n)})`), 3)} answer ARP/NDP for ${ips}`;
+  const on = (n: string): string =>
+    list(
+      here.filter((i) => i.node === n).map((i) => `${i.name} (${i.kind})`),
+      4,
+    );
+  const who =
+    nodes.length === 1
+      ? `${nodes[0]} answers ARP/NDP for ${ips} on ${on(nodes[0]!)}`
+      : `${list(
+          nodes.map((n) => `${n} (on ${on(n)})`),
+          3,
+        )} answer ARP/NDP for ${ips}`;
   const listed = [...new Set(statuses.flatMap((s) => (s.status?.interfaces ?? []).map((i) => i?.name ?? '').filter(Boolean)))];
   const risky = [...new Set(here.map((i) => i.name))];
-  return { id: h.id, severity: 'warning',
-    message: `${who} too (ServiceL2Status lists ${list(listed, 6)}): ${excl.from} does not exclude ${risky.length === 1 ? 'it' : 'them'} and L2Advertisement ${list(ads, 3)}, which selects this Service, does not restrict spec.interfaces, `
+  return {
+    id: h.id,
+    severity: 'warning',
+    message:
+      `${who} too (ServiceL2Status lists ${list(listed, 6)}): ${excl.from} does not exclude ${risky.length === 1 ? 'it' : 'them'} and L2Advertisement ${list(ads, 3)}, which selects this Service, does not restrict spec.interfaces, `
       + `so the address leaks into ${risky.length === 1 ? 'that network' : 'those networks'} and clients there may learn the wrong MAC for it`,
-    fix: interfacesFix(ads, ordinaryInterfaces(statuses, excludeRegExp(excl.patterns)), risky, f.metallbNamespace) };
+    fix: interfacesFix(ads, ordinaryInterfaces(statuses, excludeRegExp(excl.patterns)), risky, f.metallbNamespace),
+  };
 }
 
 /**
@@ -301,15 +373,24 @@ export function hazardFindings(f: HazardFindingsInput): Array<{ id: string; seve
       continue;
     }
     if (!pool || !h.pools.includes(pool)) continue;
-    const i = h.id === 'pool-contains-node-address'
-      ? (h.addresses ?? []).findIndex((a) => f.allocation.ips.some((ip) => { const p = parseIP(ip); return p !== undefined && formatIP(p) === a; }))
-      : -1;
+    const i =
+      h.id === 'pool-contains-node-address'
+        ? (h.addresses ?? []).findIndex((a) =>
+            f.allocation.ips.some((ip) => {
+              const p = parseIP(ip);
+              return p !== undefined && formatIP(p) === a;
+            }),
+          )
+        : -1;
     const owner = i >= 0 ? h.owners?.[i] : undefined;
-    out.push({ id: h.id, severity: owner ? 'error' : 'warning',
+    out.push({
+      id: h.id,
+      severity: owner ? 'error' : 'warning',
       message: owner
         ? `${h.addresses![i]}, this Service's address, is the ${owner.type} of ${owner.node}${f.announcer && f.announcer !== owner.node ? `, and ${f.announcer} answers ARP/NDP for it: traffic for ${owner.node} goes to ${f.announcer}` : ''} (${h.message})`
         : h.message,
-      fix: h.fix });
+      fix: h.fix,
+    });
   }
   return out;
 }

@@ -72,7 +72,7 @@ function isMetalLBManager(m: string): boolean {
   return m === 'controller' || /metallb/i.test(m);
 }
 
-const GENERIC_FIX = 'let one implementation own the Service: stop the other one from handling it, or give the Service that implementation\'s spec.loadBalancerClass (and run MetalLB without it)';
+const GENERIC_FIX = "let one implementation own the Service: stop the other one from handling it, or give the Service that implementation's spec.loadBalancerClass (and run MetalLB without it)";
 
 /** The Node whose InternalIP/ExternalIP is `ip`, with the address type, or null. */
 export function nodeWithAddress(state: ClusterState, ip: string): { node: string; type: string } | null {
@@ -105,38 +105,73 @@ export function otherImplementation(svc: Service, state: ClusterState, field: 's
   const conditions = Array.isArray(svc.status?.conditions) ? (svc.status.conditions as Array<{ type?: string }>) : [];
   const cilium = conditions.find((c) => /cilium/i.test(c?.type ?? ''))?.type ?? annotations.find((k) => /(^|\.)cilium\.io\/|^io\.cilium\//.test(k));
   if (cilium) {
-    return { who: 'Cilium LB IPAM', why: `the Service carries ${cilium} (Cilium's load-balancer IPAM)`,
-      fix: 'let one implementation own the Service: restrict Cilium LB IPAM (spec.serviceSelector of the CiliumLoadBalancerIPPools, or enable-lb-ipam: false), or give the Service a class Cilium handles (spec.loadBalancerClass: io.cilium/l2-announcer or io.cilium/bgp-control-plane)' };
+    return {
+      who: 'Cilium LB IPAM',
+      why: `the Service carries ${cilium} (Cilium's load-balancer IPAM)`,
+      fix: 'let one implementation own the Service: restrict Cilium LB IPAM (spec.serviceSelector of the CiliumLoadBalancerIPPools, or enable-lb-ipam: false), or give the Service a class Cilium handles (spec.loadBalancerClass: io.cilium/l2-announcer or io.cilium/bgp-control-plane)',
+    };
   }
   const kubeVip = annotations.find((k) => k.startsWith('kube-vip.io/'));
   if (kubeVip) {
-    return { who: 'kube-vip', why: `the Service carries kube-vip's annotation ${kubeVip}`,
-      fix: 'let one implementation own the Service: remove kube-vip-cloud-provider (or turn off kube-vip\'s Service handling, svc_enable), or give the Service kube-vip\'s spec.loadBalancerClass (kube-vip.io/kube-vip-class)' };
+    return {
+      who: 'kube-vip',
+      why: `the Service carries kube-vip's annotation ${kubeVip}`,
+      fix: "let one implementation own the Service: remove kube-vip-cloud-provider (or turn off kube-vip's Service handling, svc_enable), or give the Service kube-vip's spec.loadBalancerClass (kube-vip.io/kube-vip-class)",
+    };
   }
   if (foreign.length > 0) {
-    return { who: `field manager ${list(foreign.map((m) => `"${m}"`))}`, why: `metadata.managedFields says ${list(foreign.map((m) => `"${m}"`))} wrote ${field === 'status' ? 'status.loadBalancer' : 'spec.loadBalancerIP'}, and MetalLB's controller writes as "controller"`, fix: GENERIC_FIX };
+    return {
+      who: `field manager ${list(foreign.map((m) => `"${m}"`))}`,
+      why: `metadata.managedFields says ${list(foreign.map((m) => `"${m}"`))} wrote ${field === 'status' ? 'status.loadBalancer' : 'spec.loadBalancerIP'}, and MetalLB's controller writes as "controller"`,
+      fix: GENERIC_FIX,
+    };
   }
   if (field === 'loadBalancerIP') return null;
   const svclb = state.pods.filter((p) => {
     const l = p.metadata?.labels ?? {};
-    return (l['svccontroller.k3s.cattle.io/svcname'] === name && (l['svccontroller.k3s.cattle.io/svcnamespace'] ?? ns) === ns)
-      || (p.metadata?.name ?? '').startsWith(`svclb-${name}-`);
+    return (l['svccontroller.k3s.cattle.io/svcname'] === name && (l['svccontroller.k3s.cattle.io/svcnamespace'] ?? ns) === ns) || (p.metadata?.name ?? '').startsWith(`svclb-${name}-`);
   });
   const ips = statusIPs(svc);
   const own = ips.map((ip) => [ip, nodeWithAddress(state, ip)] as const).filter((x) => x[1] !== null);
-  const k3sFix = 'let one implementation own the Service: start k3s with --disable=servicelb (k3s\'s own load balancer, klipper-lb), or give the Service a spec.loadBalancerClass MetalLB does not handle';
+  const k3sFix = "let one implementation own the Service: start k3s with --disable=servicelb (k3s's own load balancer, klipper-lb), or give the Service a spec.loadBalancerClass MetalLB does not handle";
   if (svclb.length > 0) {
-    return { who: 'k3s\'s ServiceLB (klipper-lb)', why: `k3s runs ${list(svclb.map((p) => p.metadata?.name ?? ''), 3)} for it${own.length ? `, and ${list(own.map(([ip, n]) => `${ip} (${n!.type} of ${n!.node})`), 4)} ${own.length === 1 ? 'is a node\'s own address' : 'are nodes\' own addresses'}` : ''}`, fix: k3sFix };
+    return {
+      who: "k3s's ServiceLB (klipper-lb)",
+      why: `k3s runs ${list(
+        svclb.map((p) => p.metadata?.name ?? ''),
+        3,
+      )} for it${
+        own.length
+          ? `, and ${list(
+              own.map(([ip, n]) => `${ip} (${n!.type} of ${n!.node})`),
+              4,
+            )} ${own.length === 1 ? "is a node's own address" : "are nodes' own addresses"}`
+          : ''
+      }`,
+      fix: k3sFix,
+    };
   }
   if (ips.length > 0 && own.length === ips.length) {
-    return { who: 'a node-address load balancer (such as k3s\'s ServiceLB)', why: `${list(own.map(([ip, n]) => `${ip} is the ${n!.type} of ${n!.node}`), 4)}: MetalLB never writes a node's own address unless a pool contains it, and none does; k3s's ServiceLB (klipper-lb) writes exactly these`, fix: k3sFix };
+    return {
+      who: "a node-address load balancer (such as k3s's ServiceLB)",
+      why: `${list(
+        own.map(([ip, n]) => `${ip} is the ${n!.type} of ${n!.node}`),
+        4,
+      )}: MetalLB never writes a node's own address unless a pool contains it, and none does; k3s's ServiceLB (klipper-lb) writes exactly these`,
+      fix: k3sFix,
+    };
   }
   const hostname = (svc.status?.loadBalancer?.ingress ?? []).find((i) => i?.hostname)?.hostname;
-  const cloudEvents = state.events.filter((e) => e.involvedObject?.kind === 'Service' && e.involvedObject.name === name && (e.involvedObject.namespace ?? ns) === ns
-    && /^(Ensuring|Ensured)LoadBalancer$|^SyncLoadBalancerFailed$/.test(e.reason ?? ''));
+  const cloudEvents = state.events.filter(
+    (e) =>
+      e.involvedObject?.kind === 'Service' && e.involvedObject.name === name && (e.involvedObject.namespace ?? ns) === ns && /^(Ensuring|Ensured)LoadBalancer$|^SyncLoadBalancerFailed$/.test(e.reason ?? ''),
+  );
   if (hostname || cloudEvents.length > 0) {
-    return { who: 'a cloud provider\'s load balancer', why: hostname ? `the ingress carries hostname ${hostname}, which MetalLB never writes` : `the Service has ${cloudEvents[0]!.reason} events from a cloud provider's service controller`,
-      fix: 'let one implementation own the Service: give the Services MetalLB should handle a spec.loadBalancerClass and run MetalLB with --lb-class, or leave this one to the cloud' };
+    return {
+      who: "a cloud provider's load balancer",
+      why: hostname ? `the ingress carries hostname ${hostname}, which MetalLB never writes` : `the Service has ${cloudEvents[0]!.reason} events from a cloud provider's service controller`,
+      fix: 'let one implementation own the Service: give the Services MetalLB should handle a spec.loadBalancerClass and run MetalLB with --lb-class, or leave this one to the cloud',
+    };
   }
   return null;
 }
@@ -149,7 +184,7 @@ function allocatedByMetalLB(svc: Service): boolean {
 /** What MetalLB's controller does instead, from the dry run (one clause). */
 function controllerInstead(a: AllocationView): string {
   const d = a.dryRun;
-  if (!d) return 'MetalLB\'s controller does not keep them';
+  if (!d) return "MetalLB's controller does not keep them";
   if (d.ips.length > 0) return `MetalLB's controller replaces ${a.ips.length === 1 ? 'it' : 'them'} with ${d.ips.join(', ')}${d.pool ? ` from pool ${d.pool}` : ''}`;
   return `MetalLB's controller refuses ${a.ips.length === 1 ? 'it' : 'them'} (${d.error ?? 'no address'})`;
 }
@@ -182,32 +217,49 @@ export function ignoredInputFindings(f: IgnoredInputsInput): Finding[] {
     const request = p.meant === 'metallb.io/address-pool' || p.meant === 'metallb.io/loadBalancerIPs';
     const already = p.meant ? annotationValue(svc, p.meant, p.meant.replace('metallb.io/', 'metallb.universe.tf/')) !== '' : false;
     const cause = noAddress && request && !already;
-    out.push({ id: 'unknown-annotation', severity: cause ? 'error' : 'warning',
+    out.push({
+      id: 'unknown-annotation',
+      severity: cause ? 'error' : 'warning',
       message: cause
         ? `${p.message}. The Service asks for ${p.meant === 'metallb.io/address-pool' ? `pool "${svc.metadata?.annotations?.[p.key]}"` : `address ${svc.metadata?.annotations?.[p.key]}`} with ${p.key}, which MetalLB never reads, so the controller allocates as if nothing were requested: ${a.dryRun?.error ?? a.reason ?? 'no address'}`
         : p.message,
-      fix: p.fix });
+      fix: p.fix,
+    });
   }
 
   const external = externalIPsOf(svc);
   if (external.length > 0) {
     const pooled = external.map((ip) => [ip, poolOf(f.controllerConfig, ip)] as const).filter((x) => x[1] !== null);
-    const poolNote = pooled.length ? `; pool ${list([...new Set(pooled.map((x) => x[1]!))])} contains ${list(pooled.map((x) => x[0]))}, so MetalLB may also give ${pooled.length === 1 ? 'it' : 'them'} to a LoadBalancer Service and two would claim ${pooled.length === 1 ? 'it' : 'them'}` : '';
+    const poolNote = pooled.length
+      ? `; pool ${list([...new Set(pooled.map((x) => x[1]!))])} contains ${list(pooled.map((x) => x[0]))}, so MetalLB may also give ${pooled.length === 1 ? 'it' : 'them'} to a LoadBalancer Service and two would claim ${pooled.length === 1 ? 'it' : 'them'}`
+      : '';
     const lb = svc.spec?.type === 'LoadBalancer';
     const req = external.join(',');
-    out.push({ id: 'external-ips-not-handled', severity: lb ? 'warning' : 'error',
-      message: `MetalLB does not handle spec.externalIPs (${list(external)}): it neither allocates nor announces them (ARP/NDP or BGP); kube-proxy only forwards packets that already reach a node for them`
-        + (lb ? `; MetalLB announces only the status.loadBalancer.ingress addresses${a.ips.length ? ` (${list(a.ips)})` : ''}` : `, and MetalLB handles only Services of type LoadBalancer (this one is ${svc.spec?.type ?? 'ClusterIP'})`) + poolNote,
-      fix: `to have MetalLB announce ${list(external)}: ${lb ? '' : 'set spec.type: LoadBalancer, '}request ${external.length === 1 ? 'it' : 'them'} with the annotation metallb.io/loadBalancerIPs: ${req}${pooled.length === external.length ? '' : ` (${external.length === 1 ? 'it needs' : 'each needs'} an IPAddressPool containing it)`} and remove ${external.length === 1 ? 'it' : 'them'} from spec.externalIPs; otherwise route ${external.length === 1 ? 'it' : 'them'} to a node yourself` });
+    out.push({
+      id: 'external-ips-not-handled',
+      severity: lb ? 'warning' : 'error',
+      message:
+        `MetalLB does not handle spec.externalIPs (${list(external)}): it neither allocates nor announces them (ARP/NDP or BGP); kube-proxy only forwards packets that already reach a node for them`
+        + (lb
+          ? `; MetalLB announces only the status.loadBalancer.ingress addresses${a.ips.length ? ` (${list(a.ips)})` : ''}`
+          : `, and MetalLB handles only Services of type LoadBalancer (this one is ${svc.spec?.type ?? 'ClusterIP'})`)
+        + poolNote,
+      fix: `to have MetalLB announce ${list(external)}: ${lb ? '' : 'set spec.type: LoadBalancer, '}request ${external.length === 1 ? 'it' : 'them'} with the annotation metallb.io/loadBalancerIPs: ${req}${pooled.length === external.length ? '' : ` (${external.length === 1 ? 'it needs' : 'each needs'} an IPAddressPool containing it)`} and remove ${external.length === 1 ? 'it' : 'them'} from spec.externalIPs; otherwise route ${external.length === 1 ? 'it' : 'them'} to a node yourself`,
+    });
   }
 
   if (a.status === 'ignored') {
     // Another class: its address comes from that implementation; warn when a MetalLB pool holds it too.
-    const held = statusIPs(svc).map((ip) => [ip, poolOf(f.controllerConfig, ip)] as const).filter((x) => x[1] !== null);
+    const held = statusIPs(svc)
+      .map((ip) => [ip, poolOf(f.controllerConfig, ip)] as const)
+      .filter((x) => x[1] !== null);
     if (held.length > 0 && svc.spec?.type === 'LoadBalancer') {
-      out.push({ id: 'foreign-address-in-pool', severity: 'warning',
+      out.push({
+        id: 'foreign-address-in-pool',
+        severity: 'warning',
         message: `${list(held.map((x) => x[0]))} in the status was written by the implementation of class "${svc.spec?.loadBalancerClass ?? ''}", yet MetalLB's pool ${list([...new Set(held.map((x) => x[1]!))])} contains ${held.length === 1 ? 'it' : 'them'} too: MetalLB may give ${held.length === 1 ? 'it' : 'them'} to one of its Services, and both implementations would then answer for ${held.length === 1 ? 'it' : 'them'}`,
-        fix: `split the ranges: remove ${list(held.map((x) => x[0]))} from pool ${list([...new Set(held.map((x) => x[1]!))])} (or from the other implementation's range)` });
+        fix: `split the ranges: remove ${list(held.map((x) => x[0]))} from pool ${list([...new Set(held.map((x) => x[1]!))])} (or from the other implementation's range)`,
+      });
     }
     return out;
   }
@@ -218,18 +270,24 @@ export function ignoredInputFindings(f: IgnoredInputsInput): Finding[] {
     if (other) {
       const why = other.why + (allocatedByMetalLB(svc) ? '' : '; and the Service lacks metallb.io/ip-allocated-from-pool, which MetalLB writes with every address it gives');
       const own = foreignStatus.map((ip) => nodeWithAddress(f.state, ip)).filter((x) => x !== null);
-      out.push({ id: 'ingress-from-other-controller', severity: 'error',
+      out.push({
+        id: 'ingress-from-other-controller',
+        severity: 'error',
         message: `status.loadBalancer.ingress (${list(foreignStatus)}) was written by ${other.who}, not MetalLB: ${why}. ${controllerInstead(a)}, and the other implementation writes its own again: the two fight over ${ns}/${name}`,
-        fix: `${other.fix}. Do not add ${list(foreignStatus)} to an IPAddressPool${own.length ? ` (${own.length === foreignStatus.length && own.length > 1 ? 'they are nodes\' own addresses' : 'a node\'s own address is there'})` : ''}` });
+        fix: `${other.fix}. Do not add ${list(foreignStatus)} to an IPAddressPool${own.length ? ` (${own.length === foreignStatus.length && own.length > 1 ? "they are nodes' own addresses" : "a node's own address is there"})` : ''}`,
+      });
     }
   }
   const lbIP = svc.spec?.loadBalancerIP;
   if (lbIP && poolOf(f.controllerConfig, lbIP) === null && !statusIPs(svc).includes(lbIP)) {
     const other = otherImplementation(svc, f.state, 'loadBalancerIP');
     if (other) {
-      out.push({ id: 'load-balancer-ip-from-other-controller', severity: 'error',
+      out.push({
+        id: 'load-balancer-ip-from-other-controller',
+        severity: 'error',
         message: `spec.loadBalancerIP ${lbIP} was written by ${other.who}, not for MetalLB: ${other.why}. No IPAddressPool of MetalLB contains it, so MetalLB's controller refuses the request${a.dryRun?.error ? ` (${a.dryRun.error})` : ''}`,
-        fix: `${other.fix}. Do not add ${lbIP} to an IPAddressPool: it belongs to ${other.who}'s range` });
+        fix: `${other.fix}. Do not add ${lbIP} to an IPAddressPool: it belongs to ${other.who}'s range`,
+      });
     }
   }
   return out;

@@ -49,7 +49,10 @@ const CONFIG_ERROR_PREFIX = /^configuration error: /;
 
 /** An error as MetalLB prints it: without the ConfigurationState's `configuration error: ` and metallb-ts's `namespace/Kind/name: ` prefix. */
 function core(text: string): string {
-  return text.replace(CONFIG_ERROR_PREFIX, '').replace(/^[^\s/]+\/[A-Za-z0-9]+\/[^\s:]+: /, '').trim();
+  return text
+    .replace(CONFIG_ERROR_PREFIX, '')
+    .replace(/^[^\s/]+\/[A-Za-z0-9]+\/[^\s:]+: /, '')
+    .trim();
 }
 
 /** Whether a reported errorSummary says the same as our error (either contains the other, prefixes aside). */
@@ -92,8 +95,7 @@ export function reportedConfiguration(state: ClusterState, namespace: string, co
     const errorSummary = typeof o.status?.errorSummary === 'string' && o.status.errorSummary !== '' ? o.status.errorSummary : null;
     if (component === 'controller') {
       const computed = controller.accepted ? 'accepted' : 'rejected';
-      out.push({ name, component, node: null, result, errorSummary, computed, computedError: controller.error,
-        agreement: compare(result, errorSummary, computed, controller.error) });
+      out.push({ name, component, node: null, result, errorSummary, computed, computedError: controller.error, agreement: compare(result, errorSummary, computed, controller.error) });
     } else if (component === 'speaker') {
       const node = nodeOf(o);
       const g = nodes.has(node) ? configs.byNode.get(node) : undefined;
@@ -128,8 +130,13 @@ function saysText(r: ReportedConfiguration): string {
  */
 export function disagreementText(group: readonly ReportedConfiguration[], max = 8): string {
   const r = group[0]!;
-  const who = r.component === 'controller' ? 'the controller'
-    : `the speaker${group.length === 1 ? '' : 's'} of ${names(group.map((x) => x.node ?? ''), max)}`;
+  const who =
+    r.component === 'controller'
+      ? 'the controller'
+      : `the speaker${group.length === 1 ? '' : 's'} of ${names(
+          group.map((x) => x.node ?? ''),
+          max,
+        )}`;
   if (r.agreement === 'otherError') {
     return `${who} ${saysText(r)}, but this snapshot's configuration fails there with another error (${r.computedError}): ${group.length === 1 ? 'it' : 'they'} loaded another configuration than the snapshot's`;
   }
@@ -162,9 +169,14 @@ export function reportedSummary(reports: readonly ReportedConfiguration[], cut: 
   const parts: string[] = [];
   for (const g of groupReports(reports)) {
     const r = g[0]!;
-    const what = r.result === null ? 'no result yet'
-      : r.result === 'Invalid' && r.errorSummary && r.agreement !== 'agrees' ? `Invalid (${r.errorSummary})`
-        : r.result === 'Invalid' && r.agreement === 'agrees' ? 'Invalid, with the error this snapshot gives' : r.result;
+    const what =
+      r.result === null
+        ? 'no result yet'
+        : r.result === 'Invalid' && r.errorSummary && r.agreement !== 'agrees'
+          ? `Invalid (${r.errorSummary})`
+          : r.result === 'Invalid' && r.agreement === 'agrees'
+            ? 'Invalid, with the error this snapshot gives'
+            : r.result;
     const who = r.component === 'controller' ? 'controller' : g.length === 1 ? `speaker of ${r.node}` : `speakers of ${cut(g.map((x) => x.node ?? ''))}`;
     const how = r.agreement === 'agrees' ? '' : r.agreement === 'unknown' ? (r.computed === 'noNode' ? ' [no such Node in the snapshot]' : '') : ' [disagrees with this snapshot]';
     parts.push(`${who}: ${what}${how}`);

@@ -15,9 +15,7 @@ import type { ConfigError } from '../errors.ts';
 import type { BGPAdvertisement, BGPPeer, ClusterState } from '../kube.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../kube.ts';
 import { compareStrings } from '../labels.ts';
-import {
-  compileNodeFilter, selectForNode, speakerConfig, speakerConfigState, type NodeSelection, type SpeakerConfig,
-} from '../speaker/config.ts';
+import { compileNodeFilter, selectForNode, speakerConfig, speakerConfigState, type NodeSelection, type SpeakerConfig } from '../speaker/config.ts';
 
 /** `accepted`; `rejected` (MetalLB's parser, the node filter or the BGP handler refuses it); `noNode` (no Node object of that name). */
 export type SpeakerConfigStatus = 'accepted' | 'rejected' | 'noNode';
@@ -114,8 +112,10 @@ export function speakerConfigs(state: ClusterState, nodes: readonly string[], na
 export function speakerConfigView(g: SpeakerConfigGroup): SpeakerConfigView {
   const r = g.result;
   return {
-    nodes: g.nodes, status: g.status,
-    stage: r.ok ? null : r.stage, error: r.ok ? null : r.error.message,
+    nodes: g.nodes,
+    status: g.status,
+    stage: r.ok ? null : r.stage,
+    error: r.ok ? null : r.error.message,
     bgpPeers: (g.kept?.peers ?? []).map((o) => o.metadata?.name ?? ''),
     bgpAdvertisements: (g.kept?.bgpAdvertisements ?? []).map((o) => o.metadata?.name ?? ''),
   };

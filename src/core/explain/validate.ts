@@ -73,22 +73,28 @@ export function configRejections(state: ClusterState, metallbNamespace: string =
     }
   }
   const total = new Set(nodes).size;
-  const rejections = [...entries.values()].map((x): Rejection => ({
-    error: x.error,
-    controller: x.controller,
-    speakers: total === 0 ? null : x.speakers.size === total ? 'all' : [...x.speakers].sort(compareStrings),
-  }));
+  const rejections = [...entries.values()].map(
+    (x): Rejection => ({
+      error: x.error,
+      controller: x.controller,
+      speakers: total === 0 ? null : x.speakers.size === total ? 'all' : [...x.speakers].sort(compareStrings),
+    }),
+  );
   return { rejections, speakerConfigs: configs };
 }
 
 /** One line: who rejects it (`the controller and every speaker`, `the speakers of node-a`, `no running component: ...`). */
 export function rejectedByText(r: Pick<Rejection, 'controller' | 'speakers'>, max = 5): string {
   const s = r.speakers;
-  const speakers = s === null ? 'the speakers (no Node in the snapshot to tell which)'
-    : s === 'all' ? 'every speaker'
-      : s.length === 0 ? ''
-        : `the speaker${s.length === 1 ? '' : 's'} of ${s.length <= max ? s.join(', ') : `${s.slice(0, max).join(', ')} and ${s.length - max} more`}`;
+  const speakers =
+    s === null
+      ? 'the speakers (no Node in the snapshot to tell which)'
+      : s === 'all'
+        ? 'every speaker'
+        : s.length === 0
+          ? ''
+          : `the speaker${s.length === 1 ? '' : 's'} of ${s.length <= max ? s.join(', ') : `${s.slice(0, max).join(', ')} and ${s.length - max} more`}`;
   if (r.controller) return speakers ? `the controller and ${speakers}` : 'the controller';
   if (speakers) return `${speakers} (the controller accepts it)`;
-  return 'no running component: only the admission webhook refuses it (no speaker\'s configuration contains it)';
+  return "no running component: only the admission webhook refuses it (no speaker's configuration contains it)";
 }

@@ -35,9 +35,7 @@
 import { allocateAll, type AllocateAllResult } from '../controller/index.ts';
 import { statusIPs } from '../controller/service.ts';
 import { ConfigError, UserError } from '../errors.ts';
-import {
-  controllerConfig, diagnosticContext, explainService, type DiagnosticContext, type DiagnosticOptions, type Explanation, type SpeakersSource,
-} from './index.ts';
+import { controllerConfig, diagnosticContext, explainService, type DiagnosticContext, type DiagnosticOptions, type Explanation, type SpeakersSource } from './index.ts';
 import { DEFAULT_METALLB_NAMESPACE, KIND_TO_LIST, namespacedName, objectRef, type ClusterState, type KubeObject, type Node, type Service } from '../kube.ts';
 import { withAPIServerDefaults } from '../apiserver-defaults.ts';
 import { compareStrings } from '../labels.ts';
@@ -89,13 +87,20 @@ export interface ServiceState {
  * BGP nodes or peers), `changesPool`, `getsAddress`, `getsAnnouncer`, `added` / `deleted` (by
  * `--apply` / `--delete`), `unchanged`.
  */
-export type ServiceChangeKind =
-  | 'losesAddress' | 'losesAnnouncer' | 'changesAddress' | 'changesAnnouncer' | 'changesPool'
-  | 'getsAddress' | 'getsAnnouncer' | 'added' | 'deleted' | 'unchanged';
+export type ServiceChangeKind = 'losesAddress' | 'losesAnnouncer' | 'changesAddress' | 'changesAnnouncer' | 'changesPool' | 'getsAddress' | 'getsAnnouncer' | 'added' | 'deleted' | 'unchanged';
 
 /** The order of ServiceChangeKind, most severe first (the verdict's and the table's order). */
 export const CHANGE_ORDER: readonly ServiceChangeKind[] = [
-  'losesAddress', 'losesAnnouncer', 'changesAddress', 'changesAnnouncer', 'changesPool', 'getsAddress', 'getsAnnouncer', 'added', 'deleted', 'unchanged',
+  'losesAddress',
+  'losesAnnouncer',
+  'changesAddress',
+  'changesAnnouncer',
+  'changesPool',
+  'getsAddress',
+  'getsAnnouncer',
+  'added',
+  'deleted',
+  'unchanged',
 ];
 
 /** One Service of the report. */
@@ -221,13 +226,16 @@ function keepClusterIPs(next: Service, old: Service): Service {
   const spec = next.spec ?? {};
   if ((spec.clusterIPs?.length ?? 0) > 0 || spec.clusterIP) return next;
   const o = old.spec ?? {};
-  return { ...next, spec: {
-    ...spec,
-    ...(o.clusterIP !== undefined ? { clusterIP: o.clusterIP } : {}),
-    ...(o.clusterIPs !== undefined ? { clusterIPs: o.clusterIPs } : {}),
-    ...(spec.ipFamilies === undefined && o.ipFamilies !== undefined ? { ipFamilies: o.ipFamilies } : {}),
-    ...(spec.ipFamilyPolicy === undefined && o.ipFamilyPolicy !== undefined ? { ipFamilyPolicy: o.ipFamilyPolicy } : {}),
-  } };
+  return {
+    ...next,
+    spec: {
+      ...spec,
+      ...(o.clusterIP !== undefined ? { clusterIP: o.clusterIP } : {}),
+      ...(o.clusterIPs !== undefined ? { clusterIPs: o.clusterIPs } : {}),
+      ...(spec.ipFamilies === undefined && o.ipFamilies !== undefined ? { ipFamilies: o.ipFamilies } : {}),
+      ...(spec.ipFamilyPolicy === undefined && o.ipFamilyPolicy !== undefined ? { ipFamilyPolicy: o.ipFamilyPolicy } : {}),
+    },
+  };
 }
 
 /** ClusterState lists holding what MetalLB's components reported (cleared in the state after the change). */
@@ -333,9 +341,7 @@ export function changedState(state: ClusterState, change: WhatIfChange, metallbN
     for (let i = 0; i < slices.length; i++) {
       const slice = slices[i] as ClusterState['endpointSlices'][number];
       if (!(slice.endpoints ?? []).some((ep) => ep.nodeName && down.has(ep.nodeName))) continue;
-      slices[i] = { ...slice, endpoints: slice.endpoints!.map((ep) => (ep.nodeName && down.has(ep.nodeName)
-        ? { ...ep, conditions: { ...(ep.conditions ?? {}), ready: false, serving: false } }
-        : ep)) };
+      slices[i] = { ...slice, endpoints: slice.endpoints!.map((ep) => (ep.nodeName && down.has(ep.nodeName) ? { ...ep, conditions: { ...(ep.conditions ?? {}), ready: false, serving: false } } : ep)) };
     }
     const pods = lists.get('pods')!;
     for (let i = 0; i < pods.length; i++) {
@@ -361,7 +367,13 @@ function bgpOf(e: Explanation): ServiceState['bgp'] {
   const reaching = new Set(e.bgpAnnouncers);
   return e.bgp.nodes
     .filter((n) => reaching.has(n.node))
-    .map((n) => ({ node: n.node, peers: n.peers.filter((p) => p.prefixes.length > 0).map((p) => p.peer).sort(compareStrings) }))
+    .map((n) => ({
+      node: n.node,
+      peers: n.peers
+        .filter((p) => p.prefixes.length > 0)
+        .map((p) => p.peer)
+        .sort(compareStrings),
+    }))
     .sort((a, b) => compareStrings(a.node, b.node));
 }
 
@@ -412,9 +424,7 @@ function serviceState(e: Explanation, down: ReadonlySet<string>, candidatesBefor
       // As explain's Why: the most severe finding; else, what dropped the candidates of before;
       // else the election's own summary.
       const f = e.findings.find((x) => x.severity === 'error');
-      why = f ? f.message
-        : e.mode === 'bgp' ? 'no node advertises it to a BGP peer'
-          : droppedText(e, candidatesBefore) ?? (e.l2?.detail || 'nobody announces it');
+      why = f ? f.message : e.mode === 'bgp' ? 'no node advertises it to a BGP peer' : (droppedText(e, candidatesBefore) ?? (e.l2?.detail || 'nobody announces it'));
     }
   }
   return { ...base, ips: [...e.allocation.ips], announcer, bgp, why };
@@ -491,7 +501,10 @@ function handled(svc: Service, lbClass: string): boolean {
  * address), by `namespace/name`.
  */
 function answers(
-  ctx: DiagnosticContext, down: ReadonlySet<string>, also: ReadonlySet<string>, candidatesBefore?: ReadonlyMap<string, readonly string[]>,
+  ctx: DiagnosticContext,
+  down: ReadonlySet<string>,
+  also: ReadonlySet<string>,
+  candidatesBefore?: ReadonlyMap<string, readonly string[]>,
 ): { states: Map<string, ServiceState>; candidates: Map<string, readonly string[]> } {
   const states = new Map<string, ServiceState>();
   const candidates = new Map<string, readonly string[]>();
@@ -512,9 +525,13 @@ function handledKeys(state: ClusterState, lbClass: string): Set<string> {
 
 /** Whether `change` changes anything at all. */
 export function isEmptyChange(change: WhatIfChange, before: { ignoreExcludeLB: boolean }): boolean {
-  return (change.nodesDown?.length ?? 0) === 0 && (change.labels?.length ?? 0) === 0
-    && (change.apply?.length ?? 0) === 0 && (change.remove?.length ?? 0) === 0
-    && (change.ignoreExcludeLB === undefined || change.ignoreExcludeLB === before.ignoreExcludeLB);
+  return (
+    (change.nodesDown?.length ?? 0) === 0
+    && (change.labels?.length ?? 0) === 0
+    && (change.apply?.length ?? 0) === 0
+    && (change.remove?.length ?? 0) === 0
+    && (change.ignoreExcludeLB === undefined || change.ignoreExcludeLB === before.ignoreExcludeLB)
+  );
 }
 
 /**
@@ -550,16 +567,21 @@ export function whatIf(state: ClusterState, change: WhatIfChange, opts: WhatIfOp
       run = allocateAll(controllerConfig(afterState, metallbNamespace), afterState.services, { loadBalancerClass: lbClass });
     } catch (err) {
       if (err instanceof ConfigError) {
-        throw new UserError(`with the change, MetalLB's controller rejects the configuration: ${err.message}; the controller and every speaker would keep running the configuration they accepted last (see metallb-ts validate)`);
+        throw new UserError(
+          `with the change, MetalLB's controller rejects the configuration: ${err.message}; the controller and every speaker would keep running the configuration they accepted last (see metallb-ts validate)`,
+        );
       }
       throw err;
     }
     const ips = new Map(run.services.map((s) => [s.service, s]));
-    afterState = { ...afterState, services: afterState.services.map((svc) => {
-      const o = ips.get(namespacedName(svc));
-      if (!o || sameList(statusIPs(svc), o.ips)) return svc;
-      return { ...svc, status: { ...(svc.status ?? {}), loadBalancer: { ingress: o.ips.map((ip) => ({ ip })) } } };
-    }) };
+    afterState = {
+      ...afterState,
+      services: afterState.services.map((svc) => {
+        const o = ips.get(namespacedName(svc));
+        if (!o || sameList(statusIPs(svc), o.ips)) return svc;
+        return { ...svc, status: { ...(svc.status ?? {}), loadBalancer: { ingress: o.ips.map((ip) => ({ ip })) } } };
+      }),
+    };
     // allocateAll models a restart; on a configuration change the running controller keeps every
     // allocation still inside a pool (SetPools) while it reprocesses, so the restart-order
     // uncertainty (who re-allocates first after a restart) does not apply; the others do.
@@ -580,14 +602,18 @@ export function whatIf(state: ClusterState, change: WhatIfChange, opts: WhatIfOp
   }
   const afterOpts: DiagnosticOptions = {
     ...(afterSpeakers === null ? { memberlist: { speakers: null } } : { speakers: afterSpeakers }),
-    ignoreExcludeLB: ignoreAfter, loadBalancerClass: lbClass, metallbNamespace,
+    ignoreExcludeLB: ignoreAfter,
+    loadBalancerClass: lbClass,
+    metallbNamespace,
   };
   let after: DiagnosticContext;
   try {
     after = diagnosticContext(afterState, afterOpts);
   } catch (err) {
     if (err instanceof ConfigError) {
-      throw new UserError(`with the change, MetalLB's controller rejects the configuration: ${err.message}; the controller and every speaker would keep running the configuration they accepted last (see metallb-ts validate)`);
+      throw new UserError(
+        `with the change, MetalLB's controller rejects the configuration: ${err.message}; the controller and every speaker would keep running the configuration they accepted last (see metallb-ts validate)`,
+      );
     }
     throw err;
   }
@@ -617,11 +643,15 @@ export function whatIf(state: ClusterState, change: WhatIfChange, opts: WhatIfOp
   services.sort((x, y) => rank.get(x.change)! - rank.get(y.change)! || compareStrings(x.service, y.service));
   const breaks = services.some((s) => s.changes.includes('losesAddress') || s.changes.includes('losesAnnouncer'));
   return {
-    verdict: verdictText(counts), counts, breaks,
+    verdict: verdictText(counts),
+    counts,
+    breaks,
     change: {
-      nodesDown: [...down], labels: [...(change.labels ?? [])],
+      nodesDown: [...down],
+      labels: [...(change.labels ?? [])],
       ignoreExcludeLB: { before: ignoreBefore, after: ignoreAfter },
-      applied: changed.applied, deleted: changed.deleted,
+      applied: changed.applied,
+      deleted: changed.deleted,
     },
     speakers: { source: before.speakersSource, before: before.speakers, after: afterSpeakers },
     reallocated: changed.controllerInputsChanged,

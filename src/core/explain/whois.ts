@@ -83,11 +83,22 @@ export function whoisIP(input: WhoisInput): WhoisResult {
   const holders: WhoisHolder[] = [];
   for (const svc of input.state.services) {
     // Compare canonical forms (Go's ParseIP + String), as the speaker does: `2001:DB8::1` is `2001:db8::1`.
-    if (!statusIPs(svc).some((s) => { const p = parseIP(s); return p !== undefined && formatIP(p) === canonical; })) continue;
+    if (
+      !statusIPs(svc).some((s) => {
+        const p = parseIP(s);
+        return p !== undefined && formatIP(p) === canonical;
+      })
+    )
+      continue;
     const e = explainService({ ...input, service: svc });
     holders.push({
-      service: namespacedName(svc), ips: e.allocation.ips, pool: e.allocation.pool ?? e.l2?.pool ?? e.bgp?.pool ?? null, mode: e.mode,
-      announcer: e.announcer, bgpAnnouncers: e.bgpAnnouncers, l2Status: e.l2Status,
+      service: namespacedName(svc),
+      ips: e.allocation.ips,
+      pool: e.allocation.pool ?? e.l2?.pool ?? e.bgp?.pool ?? null,
+      mode: e.mode,
+      announcer: e.announcer,
+      bgpAnnouncers: e.bgpAnnouncers,
+      l2Status: e.l2Status,
       problems: e.findings.filter((f) => f.severity === 'error').map((f) => f.message),
       warnings: e.findings.filter((f) => f.severity === 'warning' && HAZARD_IDS.has(f.id)).map((f) => ({ id: f.id, message: f.message, fix: f.fix })),
       bgp: e.bgp && (e.mode === 'bgp' || e.mode === 'layer2+bgp') ? { peers: e.bgp.peers, nodes: e.bgp.nodes.map((n) => viewForIP(n, ip)) } : null,
@@ -96,11 +107,21 @@ export function whoisIP(input: WhoisInput): WhoisResult {
   holders.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
   const externalIPs: Array<{ service: string; type: string; note: string }> = [];
   for (const svc of input.state.services) {
-    if (!externalIPsOf(svc).some((s) => { const p = parseIP(s); return p !== undefined && formatIP(p) === canonical; })) continue;
+    if (
+      !externalIPsOf(svc).some((s) => {
+        const p = parseIP(s);
+        return p !== undefined && formatIP(p) === canonical;
+      })
+    )
+      continue;
     const type = svc.spec?.type ?? 'ClusterIP';
-    externalIPs.push({ service: namespacedName(svc), type,
-      note: `MetalLB does not handle spec.externalIPs: it neither allocates nor announces ${canonical} for this Service (kube-proxy only forwards packets that already reach a node)`
-        + (pool ? `; pool ${pool} contains it, so MetalLB may give it to a LoadBalancer Service too` : '') });
+    externalIPs.push({
+      service: namespacedName(svc),
+      type,
+      note:
+        `MetalLB does not handle spec.externalIPs: it neither allocates nor announces ${canonical} for this Service (kube-proxy only forwards packets that already reach a node)`
+        + (pool ? `; pool ${pool} contains it, so MetalLB may give it to a LoadBalancer Service too` : ''),
+    });
   }
   externalIPs.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
   return { ip: canonical, pool, holders, externalIPs };

@@ -9,10 +9,7 @@ import { formatDurationNs, secondsToNs } from '../config/duration.ts';
 import { compareStrings } from '../labels.ts';
 import type { BGPRoute } from '../bgp/routes.ts';
 import { routerKey, sessionKey, sessionPassword, type SecretHandling } from '../bgp/sessions.ts';
-import {
-  FRR_CONFIGURATION_KIND, FRRK8S_API_VERSION,
-  type FRRBFDProfile, type FRRConfiguration, type FRRConfigurationSpec, type FRRNeighbor, type FRRRouter,
-} from './types.ts';
+import { FRR_CONFIGURATION_KIND, FRRK8S_API_VERSION, type FRRBFDProfile, type FRRConfiguration, type FRRConfigurationSpec, type FRRNeighbor, type FRRRouter } from './types.ts';
 
 /** MetalLB `ConfigName`: the object's name for `node`. */
 export function frrConfigurationName(node: string): string {
@@ -194,16 +191,20 @@ function normalise(v: unknown, path: string[]): unknown {
       out.toReceive ??= {};
       for (const side of ['toAdvertise', 'toReceive'] as const) {
         const s = out[side] as Record<string, unknown>;
-        const allowed = { ...(s.allowed as Record<string, unknown> | undefined ?? {}) };
+        const allowed = { ...((s.allowed as Record<string, unknown> | undefined) ?? {}) };
         allowed.mode ??= 'filtered';
         out[side] = Object.fromEntries(Object.entries({ ...s, allowed: Object.fromEntries(Object.entries(allowed).sort(([a], [b]) => (a < b ? -1 : 1))) }).sort(([a], [b]) => (a < b ? -1 : 1)));
       }
     }
     if (Object.keys(out).length === 0 && where !== '') return undefined;
-    return Object.fromEntries(Object.keys(out).sort().map((k) => [k, out[k]]));
+    return Object.fromEntries(
+      Object.keys(out)
+        .sort()
+        .map((k) => [k, out[k]]),
+    );
   }
   if (v === false && !path.at(-1)?.match(/^(disableMP|dualStackAddressFamily|echoMode|passiveMode)$/)) return undefined;
-  if (v === '' || v === 0 && path.at(-1) !== 'asn') return undefined;
+  if (v === '' || (v === 0 && path.at(-1) !== 'asn')) return undefined;
   return v;
 }
 

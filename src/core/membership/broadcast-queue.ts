@@ -174,7 +174,11 @@ export class BroadcastQueue {
       const k = this.tierKeys[i]!;
       const tier = this.tiers.get(k)!;
       let empty = true;
-      for (const h of tier.buckets.values()) if (h.items.length > 0) { empty = false; break; }
+      for (const h of tier.buckets.values())
+        if (h.items.length > 0) {
+          empty = false;
+          break;
+        }
       if (empty) {
         this.tiers.delete(k);
         this.tierKeys.splice(i, 1);

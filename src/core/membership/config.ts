@@ -87,7 +87,6 @@ export const WAN_CONFIG: MemberlistConfig = {
   gossipToTheDeadTimeMs: 60_000,
 };
 
-
 /** A string Go's `time.ParseDuration` rejects; `message` says why, as Go's error does. */
 export class DurationError extends Error {
   constructor(message: string) {
@@ -97,7 +96,14 @@ export class DurationError extends Error {
 }
 
 const NS_PER_UNIT: ReadonlyMap<string, bigint> = new Map([
-  ['ns', 1n], ['us', 1_000n], ['\u00b5s', 1_000n], ['\u03bcs', 1_000n], ['ms', 1_000_000n], ['s', 1_000_000_000n], ['m', 60_000_000_000n], ['h', 3_600_000_000_000n],
+  ['ns', 1n],
+  ['us', 1_000n],
+  ['\u00b5s', 1_000n],
+  ['\u03bcs', 1_000n],
+  ['ms', 1_000_000n],
+  ['s', 1_000_000_000n],
+  ['m', 60_000_000_000n],
+  ['h', 3_600_000_000_000n],
 ]);
 const MAX_INT64 = (1n << 63n) - 1n;
 

@@ -85,22 +85,83 @@ export function streamDecompressLimit(compressedBytes: number): number {
 /** Largest push/pull node count accepted. */
 export const MAX_PUSH_NODES = 1 << 16;
 
-export interface Ping { readonly type: 'ping'; readonly seqNo: number; readonly node: string; readonly sourceAddr?: Uint8Array | null; readonly sourcePort?: number; readonly sourceNode?: string }
-export interface IndirectPing { readonly type: 'indirectPing'; readonly seqNo: number; readonly target: Uint8Array | null; readonly port: number; readonly node: string; readonly nack: boolean; readonly sourceAddr?: Uint8Array | null; readonly sourcePort?: number; readonly sourceNode?: string }
-export interface Ack { readonly type: 'ack'; readonly seqNo: number; readonly payload: Uint8Array | null }
-export interface Nack { readonly type: 'nack'; readonly seqNo: number }
-export interface Suspect { readonly type: 'suspect'; readonly incarnation: number; readonly node: string; readonly from: string }
-export interface Alive { readonly type: 'alive'; readonly incarnation: number; readonly node: string; readonly addr: Uint8Array; readonly port: number; readonly meta: Uint8Array | null; readonly vsn: Uint8Array | null }
-export interface Dead { readonly type: 'dead'; readonly incarnation: number; readonly node: string; readonly from: string }
-export interface ErrorResp { readonly type: 'err'; readonly error: string }
-export interface User { readonly type: 'user'; readonly data: Uint8Array }
+export interface Ping {
+  readonly type: 'ping';
+  readonly seqNo: number;
+  readonly node: string;
+  readonly sourceAddr?: Uint8Array | null;
+  readonly sourcePort?: number;
+  readonly sourceNode?: string;
+}
+export interface IndirectPing {
+  readonly type: 'indirectPing';
+  readonly seqNo: number;
+  readonly target: Uint8Array | null;
+  readonly port: number;
+  readonly node: string;
+  readonly nack: boolean;
+  readonly sourceAddr?: Uint8Array | null;
+  readonly sourcePort?: number;
+  readonly sourceNode?: string;
+}
+export interface Ack {
+  readonly type: 'ack';
+  readonly seqNo: number;
+  readonly payload: Uint8Array | null;
+}
+export interface Nack {
+  readonly type: 'nack';
+  readonly seqNo: number;
+}
+export interface Suspect {
+  readonly type: 'suspect';
+  readonly incarnation: number;
+  readonly node: string;
+  readonly from: string;
+}
+export interface Alive {
+  readonly type: 'alive';
+  readonly incarnation: number;
+  readonly node: string;
+  readonly addr: Uint8Array;
+  readonly port: number;
+  readonly meta: Uint8Array | null;
+  readonly vsn: Uint8Array | null;
+}
+export interface Dead {
+  readonly type: 'dead';
+  readonly incarnation: number;
+  readonly node: string;
+  readonly from: string;
+}
+export interface ErrorResp {
+  readonly type: 'err';
+  readonly error: string;
+}
+export interface User {
+  readonly type: 'user';
+  readonly data: Uint8Array;
+}
 /** One message a member handles (what compound/compress/CRC/encryption layers carry). */
 export type Message = Ping | IndirectPing | Ack | Nack | Suspect | Alive | Dead | ErrorResp | User;
 
 /** One member's state in a push/pull exchange. */
-export interface PushNodeState { readonly name: string; readonly addr: Uint8Array; readonly port: number; readonly meta: Uint8Array | null; readonly incarnation: number; readonly state: number; readonly vsn: Uint8Array | null }
+export interface PushNodeState {
+  readonly name: string;
+  readonly addr: Uint8Array;
+  readonly port: number;
+  readonly meta: Uint8Array | null;
+  readonly incarnation: number;
+  readonly state: number;
+  readonly vsn: Uint8Array | null;
+}
 /** A push/pull message: `join` flag, the sender's whole member table, opaque user state. */
-export interface PushPull { readonly type: 'pushPull'; readonly join: boolean; readonly nodes: readonly PushNodeState[]; readonly userState: Uint8Array }
+export interface PushPull {
+  readonly type: 'pushPull';
+  readonly join: boolean;
+  readonly nodes: readonly PushNodeState[];
+  readonly userState: Uint8Array;
+}
 
 /** A packet or stream that could not be understood; `reason` is a short counter label. */
 export class WireError extends Error {
@@ -161,7 +222,14 @@ const U16 = 0xffff;
 const U32 = 0xffffffff;
 
 const KNOWN_MESSAGE_TYPES: ReadonlySet<number> = new Set([
-  MessageType.ping, MessageType.indirectPing, MessageType.ack, MessageType.nack, MessageType.suspect, MessageType.dead, MessageType.alive, MessageType.err,
+  MessageType.ping,
+  MessageType.indirectPing,
+  MessageType.ack,
+  MessageType.nack,
+  MessageType.suspect,
+  MessageType.dead,
+  MessageType.alive,
+  MessageType.err,
 ]);
 
 const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
@@ -208,11 +276,25 @@ function decodeMessageBody(buf: Uint8Array): Message {
   try {
     switch (t) {
       case MessageType.ping:
-        return { type: 'ping', seqNo: field.uint(f, 'SeqNo', U32), node: field.str(f, 'Node'), sourceAddr: field.bytes(f, 'SourceAddr'), sourcePort: field.uint(f, 'SourcePort', U16), sourceNode: field.str(f, 'SourceNode') };
+        return {
+          type: 'ping',
+          seqNo: field.uint(f, 'SeqNo', U32),
+          node: field.str(f, 'Node'),
+          sourceAddr: field.bytes(f, 'SourceAddr'),
+          sourcePort: field.uint(f, 'SourcePort', U16),
+          sourceNode: field.str(f, 'SourceNode'),
+        };
       case MessageType.indirectPing:
         return {
-          type: 'indirectPing', seqNo: field.uint(f, 'SeqNo', U32), target: field.bytes(f, 'Target'), port: field.uint(f, 'Port', U16), node: field.str(f, 'Node'), nack: field.bool(f, 'Nack'),
-          sourceAddr: field.bytes(f, 'SourceAddr'), sourcePort: field.uint(f, 'SourcePort', U16), sourceNode: field.str(f, 'SourceNode'),
+          type: 'indirectPing',
+          seqNo: field.uint(f, 'SeqNo', U32),
+          target: field.bytes(f, 'Target'),
+          port: field.uint(f, 'Port', U16),
+          node: field.str(f, 'Node'),
+          nack: field.bool(f, 'Nack'),
+          sourceAddr: field.bytes(f, 'SourceAddr'),
+          sourcePort: field.uint(f, 'SourcePort', U16),
+          sourceNode: field.str(f, 'SourceNode'),
         };
       case MessageType.ack:
         return { type: 'ack', seqNo: field.uint(f, 'SeqNo', U32), payload: field.bytes(f, 'Payload') };
@@ -223,7 +305,15 @@ function decodeMessageBody(buf: Uint8Array): Message {
       case MessageType.dead:
         return { type: 'dead', incarnation: field.uint(f, 'Incarnation', U32), node: field.str(f, 'Node'), from: field.str(f, 'From') };
       case MessageType.alive:
-        return { type: 'alive', incarnation: field.uint(f, 'Incarnation', U32), node: field.str(f, 'Node'), addr: field.bytes(f, 'Addr') ?? new Uint8Array(0), port: field.uint(f, 'Port', U16), meta: field.bytes(f, 'Meta'), vsn: field.bytes(f, 'Vsn') };
+        return {
+          type: 'alive',
+          incarnation: field.uint(f, 'Incarnation', U32),
+          node: field.str(f, 'Node'),
+          addr: field.bytes(f, 'Addr') ?? new Uint8Array(0),
+          port: field.uint(f, 'Port', U16),
+          meta: field.bytes(f, 'Meta'),
+          vsn: field.bytes(f, 'Vsn'),
+        };
       case MessageType.err:
         return { type: 'err', error: field.str(f, 'Error') };
       default:
@@ -416,7 +506,7 @@ export function decodePacket(packet: Uint8Array, opts: WireOptions, maxUnpackByt
       if (b.length < 5) throw new WireError('truncated', 'truncated CRC header');
       const want = new DataView(b.buffer, b.byteOffset, b.byteLength).getUint32(1);
       const rest = b.subarray(5);
-      if ((crc32(rest) >>> 0) !== want) throw new WireError('crc', 'CRC mismatch');
+      if (crc32(rest) >>> 0 !== want) throw new WireError('crc', 'CRC mismatch');
       dispatch(rest, depth + 1);
     } else if (t === MessageType.compound) {
       const { parts, truncated } = decodeCompound(b.subarray(1));
@@ -529,8 +619,13 @@ function readPushPull(b: Uint8Array): { msg: PushPull; offset: number } {
     const { fields: f, offset } = decodeStruct(b, p);
     p = offset;
     states.push({
-      name: field.str(f, 'Name'), addr: field.bytes(f, 'Addr') ?? new Uint8Array(0), port: field.uint(f, 'Port', U16), meta: field.bytes(f, 'Meta'),
-      incarnation: field.uint(f, 'Incarnation', U32), state: field.int(f, 'State'), vsn: field.bytes(f, 'Vsn'),
+      name: field.str(f, 'Name'),
+      addr: field.bytes(f, 'Addr') ?? new Uint8Array(0),
+      port: field.uint(f, 'Port', U16),
+      meta: field.bytes(f, 'Meta'),
+      incarnation: field.uint(f, 'Incarnation', U32),
+      state: field.int(f, 'State'),
+      vsn: field.bytes(f, 'Vsn'),
     });
   }
   if (p + userLen > b.length) throw new MsgpackTruncatedError('push/pull: user state truncated');
@@ -620,7 +715,7 @@ export function ipToString(ip: Uint8Array): string {
     // RFC 5952 4.2: "::" replaces the longest run of two or more zero groups, the first if tied.
     let best = -1;
     let bestLen = 1;
-    for (let i = 0; i < 8;) {
+    for (let i = 0; i < 8; ) {
       let j = i;
       while (j < 8 && groups[j] === 0) j++;
       if (j - i > bestLen) [best, bestLen] = [i, j - i];

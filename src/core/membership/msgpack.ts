@@ -24,12 +24,7 @@ export class MsgpackTruncatedError extends MsgpackError {
  * A field value to encode: `{ str }` text, `{ bytes }` a byte slice (null = Go nil), `{ uint }` an
  * unsigned Go integer, `{ int }` a signed Go `int`, `{ bool }`.
  */
-export type MsgpackField =
-  | { readonly str: string }
-  | { readonly bytes: Uint8Array | null }
-  | { readonly uint: number }
-  | { readonly int: number }
-  | { readonly bool: boolean };
+export type MsgpackField = { readonly str: string } | { readonly bytes: Uint8Array | null } | { readonly uint: number } | { readonly int: number } | { readonly bool: boolean };
 
 /** A decoded value: raw bytes for str/bin, numbers for integers (bigint beyond 2^53), maps as Map. */
 export type MsgpackValue = null | boolean | number | bigint | Uint8Array | MsgpackValue[] | Map<string, MsgpackValue>;
@@ -219,27 +214,128 @@ export function decodeValue(buf: Uint8Array, offset = 0, depth = 0): { value: Ms
   else if ((t & 0xe0) === 0xa0) value = raw(t & 0x1f);
   else {
     switch (t) {
-      case 0xc0: value = null; break;
-      case 0xc2: value = false; break;
-      case 0xc3: value = true; break;
-      case 0xc4: case 0xd9: need(1); value = raw(buf[p++]!); break;
-      case 0xc5: case 0xda: need(2); { const n = view.getUint16(p); p += 2; value = raw(n); } break;
-      case 0xc6: case 0xdb: need(4); { const n = view.getUint32(p); p += 4; value = raw(n); } break;
-      case 0xca: need(4); value = view.getFloat32(p); p += 4; break;
-      case 0xcb: need(8); value = view.getFloat64(p); p += 8; break;
-      case 0xcc: need(1); value = buf[p]!; p += 1; break;
-      case 0xcd: need(2); value = view.getUint16(p); p += 2; break;
-      case 0xce: need(4); value = view.getUint32(p); p += 4; break;
-      case 0xcf: need(8); { const v = view.getBigUint64(p); p += 8; value = v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v; } break;
-      case 0xd0: need(1); value = view.getInt8(p); p += 1; break;
-      case 0xd1: need(2); value = view.getInt16(p); p += 2; break;
-      case 0xd2: need(4); value = view.getInt32(p); p += 4; break;
-      case 0xd3: need(8); { const v = view.getBigInt64(p); p += 8; value = v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v; } break;
-      case 0xdc: need(2); { const n = view.getUint16(p); p += 2; value = arrOf(n); } break;
-      case 0xdd: need(4); { const n = view.getUint32(p); p += 4; value = arrOf(n); } break;
-      case 0xde: need(2); { const n = view.getUint16(p); p += 2; value = mapOf(n); } break;
-      case 0xdf: need(4); { const n = view.getUint32(p); p += 4; value = mapOf(n); } break;
-      default: throw new MsgpackError(`msgpack: unsupported type byte 0x${t.toString(16)}`);
+      case 0xc0:
+        value = null;
+        break;
+      case 0xc2:
+        value = false;
+        break;
+      case 0xc3:
+        value = true;
+        break;
+      case 0xc4:
+      case 0xd9:
+        need(1);
+        value = raw(buf[p++]!);
+        break;
+      case 0xc5:
+      case 0xda:
+        need(2);
+        {
+          const n = view.getUint16(p);
+          p += 2;
+          value = raw(n);
+        }
+        break;
+      case 0xc6:
+      case 0xdb:
+        need(4);
+        {
+          const n = view.getUint32(p);
+          p += 4;
+          value = raw(n);
+        }
+        break;
+      case 0xca:
+        need(4);
+        value = view.getFloat32(p);
+        p += 4;
+        break;
+      case 0xcb:
+        need(8);
+        value = view.getFloat64(p);
+        p += 8;
+        break;
+      case 0xcc:
+        need(1);
+        value = buf[p]!;
+        p += 1;
+        break;
+      case 0xcd:
+        need(2);
+        value = view.getUint16(p);
+        p += 2;
+        break;
+      case 0xce:
+        need(4);
+        value = view.getUint32(p);
+        p += 4;
+        break;
+      case 0xcf:
+        need(8);
+        {
+          const v = view.getBigUint64(p);
+          p += 8;
+          value = v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+        }
+        break;
+      case 0xd0:
+        need(1);
+        value = view.getInt8(p);
+        p += 1;
+        break;
+      case 0xd1:
+        need(2);
+        value = view.getInt16(p);
+        p += 2;
+        break;
+      case 0xd2:
+        need(4);
+        value = view.getInt32(p);
+        p += 4;
+        break;
+      case 0xd3:
+        need(8);
+        {
+          const v = view.getBigInt64(p);
+          p += 8;
+          value = v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v;
+        }
+        break;
+      case 0xdc:
+        need(2);
+        {
+          const n = view.getUint16(p);
+          p += 2;
+          value = arrOf(n);
+        }
+        break;
+      case 0xdd:
+        need(4);
+        {
+          const n = view.getUint32(p);
+          p += 4;
+          value = arrOf(n);
+        }
+        break;
+      case 0xde:
+        need(2);
+        {
+          const n = view.getUint16(p);
+          p += 2;
+          value = mapOf(n);
+        }
+        break;
+      case 0xdf:
+        need(4);
+        {
+          const n = view.getUint32(p);
+          p += 4;
+          value = mapOf(n);
+        }
+        break;
+      default:
+        throw new MsgpackError(`msgpack: unsupported type byte 0x${t.toString(16)}`);
     }
   }
   return { value, offset: p };

@@ -147,9 +147,24 @@ function rand(d: Draft, n: number): number {
 export function createSwimState(config: MemberlistConfig, self: { name: string; addr: Uint8Array; port: number }, nowMs: number, seed: number, overheadBytes = 0, incarnation = 1): SwimState {
   const me: MemberEntry = { name: self.name, addr: Uint8Array.from(self.addr), port: self.port, meta: null, vsn: VSN, incarnation, state: 'alive', stateChangeMs: nowMs };
   const d: Draft = {
-    config, self: self.name, members: new Map([[self.name, me]]), probeOrder: [self.name], probeIndex: 0, seqNo: 0, awareness: 0,
-    suspicions: new Map(), broadcasts: new BroadcastQueue(), probe: null, relays: new Map(), nextProbeMs: 0, nextGossipMs: 0, nextPushPullMs: 0,
-    leaving: false, liveEpoch: 0, rng: (seed >>> 0) || 0x9e3779b9, overheadBytes,
+    config,
+    self: self.name,
+    members: new Map([[self.name, me]]),
+    probeOrder: [self.name],
+    probeIndex: 0,
+    seqNo: 0,
+    awareness: 0,
+    suspicions: new Map(),
+    broadcasts: new BroadcastQueue(),
+    probe: null,
+    relays: new Map(),
+    nextProbeMs: 0,
+    nextGossipMs: 0,
+    nextPushPullMs: 0,
+    leaving: false,
+    liveEpoch: 0,
+    rng: seed >>> 0 || 0x9e3779b9,
+    overheadBytes,
   };
   // memberlist's schedule(): a timer whose interval is 0 (gossip: or GossipNodes 0) never runs.
   d.nextProbeMs = probeEnabled(config) ? nowMs + rand(d, config.probeIntervalMs) : Infinity;
@@ -322,8 +337,14 @@ function aliveNode(d: Draft, fx: Effect[], a: Extract<Message, { type: 'alive' }
   }
   queueBroadcast(d, a.node, encodeMessage(a));
   const next: MemberEntry = {
-    ...state, incarnation: a.incarnation, meta: a.meta, addr: a.addr, port: a.port, vsn: a.vsn && a.vsn.length > 0 ? a.vsn : state.vsn,
-    state: 'alive', stateChangeMs: state.state !== 'alive' ? nowMs : state.stateChangeMs,
+    ...state,
+    incarnation: a.incarnation,
+    meta: a.meta,
+    addr: a.addr,
+    port: a.port,
+    vsn: a.vsn && a.vsn.length > 0 ? a.vsn : state.vsn,
+    state: 'alive',
+    stateChangeMs: state.state !== 'alive' ? nowMs : state.stateChangeMs,
   };
   setMember(d, next);
   if (oldState === 'dead' || oldState === 'left') fx.push({ kind: 'notify', event: 'join', member: next });

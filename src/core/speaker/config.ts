@@ -54,30 +54,30 @@ export type SpeakerConfigStage =
 /** The speaker's configuration, or why it has none. */
 export type SpeakerConfig =
   | {
-    readonly ok: true;
-    readonly config: Config;
-    /** `data.extras` of the `bgpextras` ConfigMap ("" when none) */
-    readonly bgpExtras: string;
-    /** names of the BGPPeers dropped because their nodeSelectors do not select this node */
-    readonly droppedPeers: readonly string[];
-    /** names of the BGPAdvertisements dropped for the same reason */
-    readonly droppedBGPAdvertisements: readonly string[];
-  }
+      readonly ok: true;
+      readonly config: Config;
+      /** `data.extras` of the `bgpextras` ConfigMap ("" when none) */
+      readonly bgpExtras: string;
+      /** names of the BGPPeers dropped because their nodeSelectors do not select this node */
+      readonly droppedPeers: readonly string[];
+      /** names of the BGPAdvertisements dropped for the same reason */
+      readonly droppedBGPAdvertisements: readonly string[];
+    }
   | {
-    readonly ok: false;
-    readonly stage: SpeakerConfigStage;
-    /** the error as MetalLB's speaker logs it, naming the object where one is to blame */
-    readonly error: ConfigError;
-    readonly droppedPeers: readonly string[];
-    readonly droppedBGPAdvertisements: readonly string[];
-    /**
-     * Stage `bgpExtras` only: the parsed configuration the BGP handler was handed. MetalLB's
-     * handler syncs its BFD profiles (when there is at least one) before it refuses the extras
-     * (`speaker/bgp_controller.go` SetConfig), so they reach the node's FRRConfiguration although
-     * the configuration is rejected.
-     */
-    readonly config?: Config;
-  };
+      readonly ok: false;
+      readonly stage: SpeakerConfigStage;
+      /** the error as MetalLB's speaker logs it, naming the object where one is to blame */
+      readonly error: ConfigError;
+      readonly droppedPeers: readonly string[];
+      readonly droppedBGPAdvertisements: readonly string[];
+      /**
+       * Stage `bgpExtras` only: the parsed configuration the BGP handler was handed. MetalLB's
+       * handler syncs its BFD profiles (when there is at least one) before it refuses the extras
+       * (`speaker/bgp_controller.go` SetConfig), so they reach the node's FRRConfiguration although
+       * the configuration is rejected.
+       */
+      readonly config?: Config;
+    };
 
 function inNamespace<T extends KubeObject>(objects: readonly T[], namespace: string): T[] {
   return objects.filter((o) => {
@@ -157,7 +157,10 @@ export function selectForNode(filter: NodeFilter, labels: Readonly<Record<string
   const a = pick(filter.bgpAdvertisements, filter.advertisementSelectors);
   const p = pick(filter.bgpPeers, filter.peerSelectors);
   return {
-    bgpPeers: p.kept, bgpAdvertisements: a.kept, droppedPeers: p.dropped, droppedBGPAdvertisements: a.dropped,
+    bgpPeers: p.kept,
+    bgpAdvertisements: a.kept,
+    droppedPeers: p.dropped,
+    droppedBGPAdvertisements: a.dropped,
     key: `${a.selective.join(',')}|${p.selective.join(',')}`,
   };
 }

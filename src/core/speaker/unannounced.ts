@@ -106,7 +106,7 @@ export function bgpNobodyReason(bgp: BGPEvaluation, speakers: readonly string[] 
   if (live.length === 0) return 'no live speaker on any Node';
   const pairs = live.map((d) => ({
     node: d.node,
-    why: d.decision === 'announce' ? 'eligible, but no BGP session to send it to (no BGPPeer selects the node, or the BGPAdvertisements\' peers are not among its sessions)' : `${d.decision} (${d.detail})`,
+    why: d.decision === 'announce' ? "eligible, but no BGP session to send it to (no BGPPeer selects the node, or the BGPAdvertisements' peers are not among its sessions)" : `${d.decision} (${d.detail})`,
   }));
   // The most telling first: eligible nodes without a session, then the rest in node order.
   pairs.sort((a, b) => Number(b.why.startsWith('eligible')) - Number(a.why.startsWith('eligible')));
@@ -150,7 +150,11 @@ export function unannouncedService(input: UnannouncedInput): Unannounced | null 
     reason = hasL2 && hasBGP ? `layer2: ${l2Why}; bgp: ${bgpWhy}` : (l2Why ?? bgpWhy)!;
   }
   return {
-    service: l2.service, ips: l2.ips, pool: l2.pool, protocols, reason,
+    service: l2.service,
+    ips: l2.ips,
+    pool: l2.pool,
+    protocols,
+    reason,
     message: `no node announces ${l2.ips.join(', ')}: ${reason}`,
   };
 }

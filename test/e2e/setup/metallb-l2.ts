@@ -22,9 +22,7 @@ import { onProcessExit, sleep } from '../../integration/setup/wait.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { corePath, metallbPath } from '../../../src/controller/api.ts';
 import { electionDigestHex } from '../../../src/core/election/index.ts';
-import {
-  ApiRelay, NS, SPEAKER_LABELS, SPEAKER_SELECTOR, type Component, type Kind, createPod, metallbBinariesMissing, startSpeaker, writeSecretDir,
-} from './metallb.ts';
+import { ApiRelay, NS, SPEAKER_LABELS, SPEAKER_SELECTOR, type Component, type Kind, createPod, metallbBinariesMissing, startSpeaker, writeSecretDir } from './metallb.ts';
 
 /** Why the mixed-speaker test cannot run here, or null. */
 export function mixedSpeakersSkipReason(): string | null {
@@ -38,7 +36,14 @@ export function mixedSpeakersSkipReason(): string | null {
   return null;
 }
 
-export interface L2Node { name: string; ip: string; mac: string; netns: string; kind: Kind; pod: string }
+export interface L2Node {
+  name: string;
+  ip: string;
+  mac: string;
+  netns: string;
+  kind: Kind;
+  pod: string;
+}
 
 /** The election: the live nodes ordered by sha256(`node#ip`); the first one announces `ip`. */
 export function winner(ip: string, live: readonly string[]): string {
@@ -57,7 +62,14 @@ export function pickAddresses(nodes: readonly string[], perNode: number): Array<
     const first = winner(ip, nodes);
     if (count.get(first)! >= perNode) continue;
     count.set(first, count.get(first)! + 1);
-    out.push({ ip, first, second: winner(ip, nodes.filter((n) => n !== first)) });
+    out.push({
+      ip,
+      first,
+      second: winner(
+        ip,
+        nodes.filter((n) => n !== first),
+      ),
+    });
   }
   if (out.length < nodes.length * perNode) throw new Error('not enough addresses in 192.0.2.100-199');
   return out;
@@ -68,7 +80,9 @@ export function arpAnswers(bed: L2Testbed, ip: string, count = 2): Promise<strin
   return new Promise((resolve) => {
     const p = spawn('ip', ['netns', 'exec', bed.client, 'arping', '-I', 'eth0', '-c', String(count), '-w', String(count + 1), ip], { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
-    p.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+    p.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     p.once('close', () => resolve(arpingReplies(out).map((r) => r.mac)));
   });
 }
@@ -98,14 +112,24 @@ export class MixedSpeakers {
   constructor(prefix: string, o: MixedSpeakersOptions) {
     this.bed = new L2Testbed(prefix, o.kinds.length, { extraInterfaces: false, nodeIPv4: (i) => `192.0.2.${10 + i}` });
     this.nodes = o.kinds.map((kind, i) => ({
-      name: `n${i + 1}`, ip: `192.0.2.${11 + i}`, mac: speakerMac(i + 1), netns: this.bed.speakers[i]!, kind, pod: `speaker-n${i + 1}`,
+      name: `n${i + 1}`,
+      ip: `192.0.2.${11 + i}`,
+      mac: speakerMac(i + 1),
+      netns: this.bed.speakers[i]!,
+      kind,
+      pod: `speaker-n${i + 1}`,
     }));
-    this.addresses = pickAddresses(this.nodes.map((n) => n.name), o.perNode ?? 2).map((a, i) => ({ ...a, service: `web-${i + 1}` }));
+    this.addresses = pickAddresses(
+      this.nodes.map((n) => n.name),
+      o.perNode ?? 2,
+    ).map((a, i) => ({ ...a, service: `web-${i + 1}` }));
     this.dir = mkdtempSync(join(tmpdir(), 'metallb-ts-mixed-'));
     if (o.secret) this.secretDir = writeSecretDir(join(this.dir, 'ml-secret'), randomBytes(16).toString('base64').replace(/=+$/, ''));
   }
 
-  node(name: string): L2Node { return this.nodes.find((n) => n.name === name)!; }
+  node(name: string): L2Node {
+    return this.nodes.find((n) => n.name === name)!;
+  }
 
   async start(): Promise<void> {
     this.bed.destroy();
@@ -120,20 +144,28 @@ export class MixedSpeakers {
     const post = (path: string, body: unknown) => this.api.request({ method: 'POST', path, body });
     for (const n of this.nodes) {
       await post('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: n.name, labels: { 'kubernetes.io/hostname': n.name, 'kubernetes.io/os': 'linux' } } });
-      await createPod(this.api, { name: n.pod, nodeName: n.name, labels: { ...SPEAKER_LABELS }, podIP: n.ip,
-        image: n.kind === 'metallb' ? 'quay.io/metallb/speaker:v0.16.1' : 'metallb-ts:0.1.0' });
+      await createPod(this.api, { name: n.pod, nodeName: n.name, labels: { ...SPEAKER_LABELS }, podIP: n.ip, image: n.kind === 'metallb' ? 'quay.io/metallb/speaker:v0.16.1' : 'metallb-ts:0.1.0' });
     }
     await post(metallbPath(NS, 'ipaddresspools'), { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'lan' }, spec: { addresses: ['192.0.2.100-192.0.2.199'] } });
     await post(metallbPath(NS, 'l2advertisements'), { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'lan' }, spec: { ipAddressPools: ['lan'] } });
     for (const a of this.addresses) {
-      const created = await this.api.request<Record<string, any>>({ method: 'POST', path: corePath('default', 'services'), body: {
-        apiVersion: 'v1', kind: 'Service', metadata: { name: a.service, annotations: { 'metallb.io/ip-allocated-from-pool': 'lan' } },
-        spec: { type: 'LoadBalancer', selector: { app: a.service }, ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
-      } });
+      const created = await this.api.request<Record<string, any>>({
+        method: 'POST',
+        path: corePath('default', 'services'),
+        body: {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: a.service, annotations: { 'metallb.io/ip-allocated-from-pool': 'lan' } },
+          spec: { type: 'LoadBalancer', selector: { app: a.service }, ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+        },
+      });
       await this.api.request({ method: 'PUT', path: `${corePath('default', 'services', a.service)}/status`, body: { ...created, status: { loadBalancer: { ingress: [{ ip: a.ip, ipMode: 'VIP' }] } } } });
       await post(`/apis/discovery.k8s.io/v1/namespaces/default/endpointslices`, {
-        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${a.service}-1`, labels: { 'kubernetes.io/service-name': a.service } },
-        addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: `${a.service}-1`, labels: { 'kubernetes.io/service-name': a.service } },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
         endpoints: [{ addresses: ['10.244.1.10'], nodeName: this.nodes[0]!.name, conditions: { ready: true, serving: true, terminating: false } }],
       });
     }
@@ -143,7 +175,9 @@ export class MixedSpeakers {
   /** Starts the speaker of `n` (its kind), memberlist on its address. */
   startSpeaker(n: L2Node): Component {
     const c = startSpeaker(n.kind, this.cluster, {
-      node: n.name, podName: n.pod, netns: n.netns,
+      node: n.name,
+      podName: n.pod,
+      netns: n.netns,
       ml: { bindAddr: n.ip, labels: SPEAKER_SELECTOR, ...(this.secretDir ? { secretDir: this.secretDir } : {}) },
     });
     this.speakers.set(n.name, c);
@@ -160,7 +194,9 @@ export class MixedSpeakers {
   }
 
   /** The nodes whose speaker runs. */
-  live(): string[] { return this.nodes.filter((n) => this.speakers.get(n.name)?.running).map((n) => n.name); }
+  live(): string[] {
+    return this.nodes.filter((n) => this.speakers.get(n.name)?.running).map((n) => n.name);
+  }
 
   /** Who should announce each address now. */
   expected(): Map<string, string> {

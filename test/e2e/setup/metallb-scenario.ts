@@ -56,7 +56,8 @@ interface SvcOpts {
 
 export function serviceManifest(ns: string, name: string, o: SvcOpts = {}): Record<string, unknown> {
   return {
-    apiVersion: 'v1', kind: 'Service',
+    apiVersion: 'v1',
+    kind: 'Service',
     metadata: { name, namespace: ns, ...(o.annotations ? { annotations: o.annotations } : {}), ...(o.labels ? { labels: o.labels } : {}) },
     spec: { type: o.type ?? 'LoadBalancer', selector: { app: name }, ports: o.ports ?? [{ name: 'http', port: 80, protocol: 'TCP' }], ...(o.spec ?? {}) },
   };
@@ -65,8 +66,12 @@ export function serviceManifest(ns: string, name: string, o: SvcOpts = {}): Reco
 function svc(ns: string, name: string, o: SvcOpts = {}): Step {
   const manifest = serviceManifest(ns, name, o);
   return {
-    what: `create Service ${ns}/${name}`, service: `${ns}/${name}`, manifest,
-    apply: async (api) => { await api.request({ method: 'POST', path: corePath(ns, 'services'), body: manifest }); },
+    what: `create Service ${ns}/${name}`,
+    service: `${ns}/${name}`,
+    manifest,
+    apply: async (api) => {
+      await api.request({ method: 'POST', path: corePath(ns, 'services'), body: manifest });
+    },
   };
 }
 
@@ -89,12 +94,11 @@ export function poolChange(): Step[] {
   const patch = (name: string, spec: Record<string, unknown>): Step => ({
     what: `change IPAddressPool ${name}: ${JSON.stringify(spec)}`,
     manifest: { ...POOLS.find((p) => p.metadata.name === name)!, spec: { ...POOLS.find((p) => p.metadata.name === name)!.spec, ...spec } },
-    apply: async (api) => { await api.request({ method: 'PATCH', path: metallbPath(NS, 'ipaddresspools', name), body: { spec } }); },
+    apply: async (api) => {
+      await api.request({ method: 'PATCH', path: metallbPath(NS, 'ipaddresspools', name), body: { spec } });
+    },
   });
-  return [
-    patch('reserved', { addresses: ['10.30.0.20-10.30.0.29'] }),
-    patch('general', { addresses: ['10.10.0.0/28', '10.10.1.0/28'] }),
-  ];
+  return [patch('reserved', { addresses: ['10.30.0.20-10.30.0.29'] }), patch('general', { addresses: ['10.10.0.0/28', '10.10.1.0/28'] })];
 }
 
 /** The Services (and the pool change among them), in creation order. */

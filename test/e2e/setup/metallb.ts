@@ -49,7 +49,11 @@ const live = new Set<ChildProcess>();
 function killLive(): void {
   for (const p of live) {
     if (p.exitCode === null && p.signalCode === null) {
-      try { p.kill('SIGKILL'); } catch { /* gone */ }
+      try {
+        p.kill('SIGKILL');
+      } catch {
+        /* gone */
+      }
     }
   }
 }
@@ -78,14 +82,18 @@ export class Component {
     };
     createInterface({ input: proc.stdout! }).on('line', take);
     createInterface({ input: proc.stderr! }).on('line', take);
-    this.exited = new Promise((r) => proc.once('exit', (code, signal) => {
-      live.delete(proc);
-      r({ code, signal });
-      for (const w of this.waiters.splice(0)) w();
-    }));
+    this.exited = new Promise((r) =>
+      proc.once('exit', (code, signal) => {
+        live.delete(proc);
+        r({ code, signal });
+        for (const w of this.waiters.splice(0)) w();
+      }),
+    );
   }
 
-  get running(): boolean { return this.proc.exitCode === null && this.proc.signalCode === null; }
+  get running(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
 
   /** Waits for an output line matching `re`, searching from line `from`; fails on exit or after `ms`. */
   async waitLine(re: RegExp, ms = 30_000, from = 0): Promise<string> {
@@ -95,13 +103,23 @@ export class Component {
       if (!this.running) throw new Error(`${this.label} exited before printing ${re}:\n${this.tail()}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`${this.label}: no line matching ${re} in ${ms} ms:\n${this.tail()}`);
-      await new Promise<void>((res) => { const t = setTimeout(res, left); this.waiters.push(() => { clearTimeout(t); res(); }); });
+      await new Promise<void>((res) => {
+        const t = setTimeout(res, left);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          res();
+        });
+      });
     }
   }
 
-  get label(): string { return `${this.kind} ${this.role}${this.role === 'speaker' ? ` on ${this.name}` : ''}`; }
+  get label(): string {
+    return `${this.kind} ${this.role}${this.role === 'speaker' ? ` on ${this.name}` : ''}`;
+  }
 
-  tail(n = 25): string { return `--- ${this.label} (pid ${this.proc.pid})\n${this.lines.slice(-n).join('\n')}`; }
+  tail(n = 25): string {
+    return `--- ${this.label} (pid ${this.proc.pid})\n${this.lines.slice(-n).join('\n')}`;
+  }
 
   /** SIGTERM (graceful; SIGKILL after `graceMs`) or SIGKILL; resolves once the process is gone. */
   async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM', graceMs = 15_000): Promise<void> {
@@ -115,7 +133,7 @@ export class Component {
 }
 
 function launch(kind: Kind, role: 'controller' | 'speaker', name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, netns?: string): Component {
-  const full = netns ? ['ip', ['netns', 'exec', netns, cmd, ...args]] as const : [cmd, args] as const;
+  const full = netns ? (['ip', ['netns', 'exec', netns, cmd, ...args]] as const) : ([cmd, args] as const);
   const proc = spawn(full[0], [...full[1]], {
     stdio: ['ignore', 'pipe', 'pipe'],
     // only what the components read: no METALLB_* of the caller leaks in
@@ -133,18 +151,36 @@ export interface ControllerOptions {
 
 /** MetalLB's controller: webhooks off, metrics and health on free ports. */
 export function startMetallbController(cluster: TestCluster, o: ControllerOptions): Component {
-  return launch('metallb', 'controller', 'controller', join(METALLB_BIN_DIR, 'controller'), [
-    `--namespace=${NS}`, `--pod-name=${o.podName}`, '--webhook-mode=disabled', '--port=0', '--health-probe-port=0',
-    `--log-level=${o.logLevel ?? 'info'}`, ...(o.extraArgs ?? []),
-  ], { KUBECONFIG: cluster.kubeconfigPath });
+  return launch(
+    'metallb',
+    'controller',
+    'controller',
+    join(METALLB_BIN_DIR, 'controller'),
+    [`--namespace=${NS}`, `--pod-name=${o.podName}`, '--webhook-mode=disabled', '--port=0', '--health-probe-port=0', `--log-level=${o.logLevel ?? 'info'}`, ...(o.extraArgs ?? [])],
+    { KUBECONFIG: cluster.kubeconfigPath },
+  );
 }
 
 /** `metallb-ts controller`: webhooks off (its default), metrics on a free port of 127.0.0.1. */
 export function startTsController(cluster: TestCluster, o: ControllerOptions): Component {
-  return launch('metallb-ts', 'controller', 'controller', TS_BIN, [
-    'controller', `--kubeconfig=${cluster.kubeconfigPath}`, `--namespace=${NS}`, `--pod-name=${o.podName}`, '--webhook-mode=disabled',
-    '--metrics-bind-address=127.0.0.1', '--metrics-port=0', `--log-level=${o.logLevel ?? 'info'}`, ...(o.extraArgs ?? []),
-  ], {});
+  return launch(
+    'metallb-ts',
+    'controller',
+    'controller',
+    TS_BIN,
+    [
+      'controller',
+      `--kubeconfig=${cluster.kubeconfigPath}`,
+      `--namespace=${NS}`,
+      `--pod-name=${o.podName}`,
+      '--webhook-mode=disabled',
+      '--metrics-bind-address=127.0.0.1',
+      '--metrics-port=0',
+      `--log-level=${o.logLevel ?? 'info'}`,
+      ...(o.extraArgs ?? []),
+    ],
+    {},
+  );
 }
 
 export function startController(kind: Kind, cluster: TestCluster, o: ControllerOptions): Component {
@@ -188,17 +224,30 @@ export interface SpeakerOptions {
  * data plane (native addon, CAP_NET_RAW: root), metrics and health on 127.0.0.1.
  */
 export function startSpeaker(kind: Kind, cluster: TestCluster, o: SpeakerOptions): Component {
-  const ml = o.ml ? [`--ml-bindaddr=${o.ml.bindAddr}`, `--ml-labels=${o.ml.labels}`, `--ml-bindport=${o.ml.port ?? 7946}`,
-    ...(o.ml.secretDir ? [`--ml-secret-key-path=${o.ml.secretDir}`] : [])] : [];
+  const ml = o.ml ? [`--ml-bindaddr=${o.ml.bindAddr}`, `--ml-labels=${o.ml.labels}`, `--ml-bindport=${o.ml.port ?? 7946}`, ...(o.ml.secretDir ? [`--ml-secret-key-path=${o.ml.secretDir}`] : [])] : [];
   const common = [`--node-name=${o.node}`, `--pod-name=${o.podName}`, `--namespace=${NS}`, `--log-level=${o.logLevel ?? 'debug'}`, ...ml];
   if (kind === 'metallb') {
-    return launch(kind, 'speaker', o.node, join(METALLB_BIN_DIR, 'speaker'), [...common, '--port=9120', '--health-probe-port=17472'],
-      { KUBECONFIG: cluster.kubeconfigPath }, o.netns);
+    return launch(kind, 'speaker', o.node, join(METALLB_BIN_DIR, 'speaker'), [...common, '--port=9120', '--health-probe-port=17472'], { KUBECONFIG: cluster.kubeconfigPath }, o.netns);
   }
-  return launch(kind, 'speaker', o.node, TS_BIN, ['speaker', ...common, `--kubeconfig=${cluster.kubeconfigPath}`, '--l2-data-plane=raw',
-    '--metrics-bind-address=127.0.0.1', '--port=9120', '--health-probe-port=17472',
-    // MetalLB's fixed path: nothing there on a test machine; named so no file of the host is read
-    '--ml-config-path=/nonexistent/metallb-memberlist/config.json'], {}, o.netns);
+  return launch(
+    kind,
+    'speaker',
+    o.node,
+    TS_BIN,
+    [
+      'speaker',
+      ...common,
+      `--kubeconfig=${cluster.kubeconfigPath}`,
+      '--l2-data-plane=raw',
+      '--metrics-bind-address=127.0.0.1',
+      '--port=9120',
+      '--health-probe-port=17472',
+      // MetalLB's fixed path: nothing there on a test machine; named so no file of the host is read
+      '--ml-config-path=/nonexistent/metallb-memberlist/config.json',
+    ],
+    {},
+    o.netns,
+  );
 }
 
 /** Writes the memberlist key as the Secret's volume holds it: `DIR/secretkey`. */
@@ -222,14 +271,27 @@ export interface PodSpec {
 
 /** A Pod as the API shows a running one (no kubelet here: the status is written directly). */
 export async function createPod(api: KubeClient, p: PodSpec): Promise<KubeObject> {
-  const created = await api.request<KubeObject>({ method: 'POST', path: corePath(NS, 'pods'), body: {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: p.name, labels: p.labels ?? {} },
-    spec: { ...(p.nodeName ? { nodeName: p.nodeName } : {}), automountServiceAccountToken: false,
-      containers: [{ name: p.name.startsWith('controller') ? 'controller' : 'speaker', image: p.image ?? 'quay.io/metallb/speaker:v0.16.1' }] },
-  } });
+  const created = await api.request<KubeObject>({
+    method: 'POST',
+    path: corePath(NS, 'pods'),
+    body: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: p.name, labels: p.labels ?? {} },
+      spec: {
+        ...(p.nodeName ? { nodeName: p.nodeName } : {}),
+        automountServiceAccountToken: false,
+        containers: [{ name: p.name.startsWith('controller') ? 'controller' : 'speaker', image: p.image ?? 'quay.io/metallb/speaker:v0.16.1' }],
+      },
+    },
+  });
   const ips = p.podIP ? { podIP: p.podIP, podIPs: [{ ip: p.podIP }] } : {};
-  await api.request({ method: 'PATCH', path: `${corePath(NS, 'pods', p.name)}/status`, contentType: 'application/merge-patch+json',
-    body: { status: { phase: 'Running', ...ips, conditions: [{ type: 'Ready', status: 'True' }] } } });
+  await api.request({
+    method: 'PATCH',
+    path: `${corePath(NS, 'pods', p.name)}/status`,
+    contentType: 'application/merge-patch+json',
+    body: { status: { phase: 'Running', ...ips, conditions: [{ type: 'Ready', status: 'True' }] } },
+  });
   return created;
 }
 
@@ -238,19 +300,36 @@ export async function deletePod(api: KubeClient, name: string): Promise<void> {
 }
 
 export async function listServices(api: KubeClient): Promise<Service[]> {
-  return (await api.request<{ items: Service[] }>({ method: 'GET', path: '/api/v1/services' })).items
-    .filter((s) => !(s.metadata?.namespace === 'default' && s.metadata?.name === 'kubernetes'));
+  return (await api.request<{ items: Service[] }>({ method: 'GET', path: '/api/v1/services' })).items.filter((s) => !(s.metadata?.namespace === 'default' && s.metadata?.name === 'kubernetes'));
 }
 
-export interface EventRec { ns: string; service: string; type: string; reason: string; message: string; count: number; component: string; rv: string }
+export interface EventRec {
+  ns: string;
+  service: string;
+  type: string;
+  reason: string;
+  message: string;
+  count: number;
+  component: string;
+  rv: string;
+}
 
 /** Every Event about a Service, oldest first. */
 export async function listServiceEvents(api: KubeClient): Promise<EventRec[]> {
   const items = (await api.request<{ items: any[] }>({ method: 'GET', path: '/api/v1/events' })).items;
-  return items.filter((e) => e.involvedObject?.kind === 'Service').map((e) => ({
-    ns: e.involvedObject.namespace, service: e.involvedObject.name, type: e.type, reason: e.reason, message: e.message,
-    count: e.count ?? 1, component: e.source?.component ?? e.reportingComponent ?? '', rv: e.metadata.resourceVersion,
-  })).sort((a, b) => Number(a.rv) - Number(b.rv));
+  return items
+    .filter((e) => e.involvedObject?.kind === 'Service')
+    .map((e) => ({
+      ns: e.involvedObject.namespace,
+      service: e.involvedObject.name,
+      type: e.type,
+      reason: e.reason,
+      message: e.message,
+      count: e.count ?? 1,
+      component: e.source?.component ?? e.reportingComponent ?? '',
+      rv: e.metadata.resourceVersion,
+    }))
+    .sort((a, b) => Number(a.rv) - Number(b.rv));
 }
 
 export async function listPools(api: KubeClient): Promise<KubeObject[]> {
@@ -281,7 +360,11 @@ export async function settle(api: KubeClient, quietMs = 3000, ms = 90_000, detai
   for (;;) {
     await sleep(250);
     const now = await writtenState(api);
-    if (now !== last) { last = now; lastChange = Date.now(); continue; }
+    if (now !== last) {
+      last = now;
+      lastChange = Date.now();
+      continue;
+    }
     if (Date.now() - lastChange >= quietMs) return lastChange - t0;
     if (Date.now() - t0 > ms) throw new Error(`the cluster did not settle in ${ms} ms\n${detail()}`);
   }
@@ -312,14 +395,20 @@ export class ApiRelay {
   async start(): Promise<void> {
     this.server = createServer((down) => {
       const up = connect(this.port, '127.0.0.1');
-      for (const s of [down, up]) { this.sockets.add(s); s.on('close', () => this.sockets.delete(s)); }
+      for (const s of [down, up]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+      }
       down.pipe(up).pipe(down);
       down.on('error', () => up.destroy());
       up.on('error', () => down.destroy());
       down.on('close', () => up.destroy());
       up.on('close', () => down.destroy());
     });
-    await new Promise<void>((r, j) => { this.server!.once('error', j); this.server!.listen(this.sockPath, () => r()); });
+    await new Promise<void>((r, j) => {
+      this.server!.once('error', j);
+      this.server!.listen(this.sockPath, () => r());
+    });
   }
 
   /** Starts the relay inside `netns`; resolves once it listens. */
@@ -333,7 +422,9 @@ export class ApiRelay {
     onProcessExit(killLive);
     this.relays.push(p);
     let err = '';
-    p.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+    p.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
     await new Promise<void>((resolve, reject) => {
       p.stdout!.once('data', () => resolve());
       p.once('exit', (code) => reject(new Error(`API relay in ${netns} exited ${code}: ${err}`)));

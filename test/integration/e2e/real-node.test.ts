@@ -18,17 +18,28 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
+import { hostMountPoints, hostSysctls, pathExists, realNodeSkipReason, startNodeCluster, type NodeCluster, type RealNode } from '../setup/node-cluster.ts';
 import {
-  hostMountPoints, hostSysctls, pathExists, realNodeSkipReason, startNodeCluster, type NodeCluster, type RealNode,
-} from '../setup/node-cluster.ts';
-import {
-  METALLB_NS, NeighbourWatch, createL2Service, describeObservation, installMetallb, metallbImageArchive,
-  containerLogs, podSummary, speakerPodOn, touch, untilAgreed, untilValue, type Observation,
+  METALLB_NS,
+  NeighbourWatch,
+  createL2Service,
+  describeObservation,
+  installMetallb,
+  metallbImageArchive,
+  containerLogs,
+  podSummary,
+  speakerPodOn,
+  touch,
+  untilAgreed,
+  untilValue,
+  type Observation,
 } from '../setup/node-metallb.ts';
 
 const skip = realNodeSkipReason();
 const SVC = { namespace: 'e2e', name: 'web', ip: '' };
-const log = (l: string): void => { if (process.env.METALLB_TS_E2E_VERBOSE) process.stderr.write(`[real-node] ${l}\n`); };
+const log = (l: string): void => {
+  if (process.env.METALLB_TS_E2E_VERBOSE) process.stderr.write(`[real-node] ${l}\n`);
+};
 
 describe('deploy/ on two real nodes (kubelet, containerd, runc)', { skip: skip ?? false, timeout: 30 * 60_000 }, () => {
   let c: NodeCluster | undefined;
@@ -39,7 +50,10 @@ describe('deploy/ on two real nodes (kubelet, containerd, runc)', { skip: skip ?
   const mountsBefore = hostMountPoints();
   const netnsBefore = readdirSync('/run/netns').sort();
 
-  const cluster = (): NodeCluster => { assert.ok(c, 'no cluster (its start-up failed)'); return c; };
+  const cluster = (): NodeCluster => {
+    assert.ok(c, 'no cluster (its start-up failed)');
+    return c;
+  };
   const nodeNamed = (name: string): RealNode => cluster().nodes.find((n) => n.name === name)!;
   const agreed = async (ms: number, node?: string): Promise<Observation> => {
     try {
@@ -53,7 +67,9 @@ describe('deploy/ on two real nodes (kubelet, containerd, runc)', { skip: skip ?
     const image = metallbImageArchive(log);
     c = await startNodeCluster({ nodes: 2, images: [image], log });
     const t = c.timings;
-    console.log(`# real nodes: ${c.nodes.length} nodes Ready in ${(t.total! / 1000).toFixed(1)} s (network ${t.network} ms, pki ${t.pki} ms, containerd ${t.containerd} ms, apiserver ${t.apiserver} ms, image imports ${t.images} ms, kubelets to Ready ${t['nodes Ready']} ms)`);
+    console.log(
+      `# real nodes: ${c.nodes.length} nodes Ready in ${(t.total! / 1000).toFixed(1)} s (network ${t.network} ms, pki ${t.pki} ms, containerd ${t.containerd} ms, apiserver ${t.apiserver} ms, image imports ${t.images} ms, kubelets to Ready ${t['nodes Ready']} ms)`,
+    );
   });
 
   after(async () => {
@@ -75,13 +91,13 @@ describe('deploy/ on two real nodes (kubelet, containerd, runc)', { skip: skip ?
     assert.deepEqual(speakers.map((p) => p.spec.nodeName).sort(), c.nodes.map((n) => n.name).sort(), 'one speaker pod per node');
     for (const p of speakers) {
       assert.equal(p.spec.hostNetwork, true);
-      assert.equal(p.status.podIP, nodeNamed(p.spec.nodeName).ip, 'a hostNetwork speaker has its node\'s IP');
+      assert.equal(p.status.podIP, nodeNamed(p.spec.nodeName).ip, "a hostNetwork speaker has its node's IP");
     }
     const secret = await c.kubectlJson<any>(['-n', METALLB_NS, 'get', 'secret', 'memberlist']);
     assert.equal(secret.metadata.ownerReferences?.[0]?.kind, 'Deployment', 'the controller created the memberlist Secret, owned by its Deployment');
   });
 
-  test('a LoadBalancer Service gets its address; arping from the client gets the announcing node\'s MAC; explain agrees', async () => {
+  test("a LoadBalancer Service gets its address; arping from the client gets the announcing node's MAC; explain agrees", async () => {
     const c = cluster();
     SVC.ip = await createL2Service(c, { ...SVC, pool: 'e2e-pool', addresses: '192.0.2.200-192.0.2.209' });
     assert.match(SVC.ip, /^192\.0\.2\.20\d$/);
@@ -95,7 +111,7 @@ describe('deploy/ on two real nodes (kubelet, containerd, runc)', { skip: skip ?
     assert.equal(await touch(c, SVC.ip), announcer.mac, 'the client resolved the address to the announcing node');
   });
 
-  test('the announcing node\'s speaker pod deleted: the address moves to the other node and back, the neighbour entry follows, explain agrees', async () => {
+  test("the announcing node's speaker pod deleted: the address moves to the other node and back, the neighbour entry follows, explain agrees", async () => {
     const c = cluster();
     assert.ok(watch && announcer, 'needs the previous test');
     const pod = await speakerPodOn(c, announcer.name);
@@ -150,17 +166,26 @@ describe('deploy/ on two real nodes (kubelet, containerd, runc)', { skip: skip ?
   const EVENTS_PATCH = /cannot patch resource \\?"events\\?"/;
   test('the controller and speakers met no permission error (RBAC of deploy/) other than an Events patch (the next test)', () => {
     const lines = containerLogs(cluster()).filter((l) => FORBIDDEN.test(l.text) && !EVENTS_PATCH.test(l.text));
-    assert.deepEqual(lines.map((l) => `${l.pod} (${l.node}): ${l.text}`), []);
+    assert.deepEqual(
+      lines.map((l) => `${l.pod} (${l.node}): ${l.text}`),
+      [],
+    );
   });
 
-  test('the speaker may patch its Events, as MetalLB\'s may (a re-announcement bumps the nodeAssigned Event\'s count)', () => {
+  test("the speaker may patch its Events, as MetalLB's may (a re-announcement bumps the nodeAssigned Event's count)", () => {
     const lines = containerLogs(cluster()).filter((l) => EVENTS_PATCH.test(l.text));
-    assert.deepEqual(lines.map((l) => `${l.pod} (${l.node}): ${l.text}`), []);
+    assert.deepEqual(
+      lines.map((l) => `${l.pod} (${l.node}): ${l.text}`),
+      [],
+    );
   });
 
   test('the controller and speakers logged no error', () => {
     const lines = containerLogs(cluster()).filter((l) => l.json?.level === 'error');
-    assert.deepEqual(lines.map((l) => `${l.pod} (${l.node}): ${l.text}`), []);
+    assert.deepEqual(
+      lines.map((l) => `${l.pod} (${l.node}): ${l.text}`),
+      [],
+    );
   });
 
   test('teardown leaves the host as it was: sysctls, mounts, cgroups, network namespaces', async () => {
@@ -172,12 +197,20 @@ describe('deploy/ on two real nodes (kubelet, containerd, runc)', { skip: skip ?
     console.log(`# teardown: ${Date.now() - t0} ms`);
     assert.deepEqual(hostSysctls(), sysctlsBefore, 'kubelet wrote only the fake sysctl files');
     const mounts = hostMountPoints();
-    assert.deepEqual(mounts.filter((m) => m.includes('mlbe2e') || m.startsWith('/var/lib/kubelet') || m.startsWith('/var/lib/cni')), [], 'no mount of the nodes is visible on the host');
+    assert.deepEqual(
+      mounts.filter((m) => m.includes('mlbe2e') || m.startsWith('/var/lib/kubelet') || m.startsWith('/var/lib/cni')),
+      [],
+      'no mount of the nodes is visible on the host',
+    );
     const newMounts = mounts.filter((m) => !mountsBefore.includes(m) && /mlbe2e|kubelet|containerd|cni|netns/.test(m));
     assert.deepEqual(newMounts, []);
     for (const r of roots) {
       for (const h of ['memory', 'cpu', 'pids', 'cpuset', 'unified']) assert.equal(pathExists(`/sys/fs/cgroup/${h}${r}`), false, `cgroup ${h}${r} removed`);
     }
-    assert.deepEqual(readdirSync('/run/netns').filter((n) => n.includes('mlbe2e') && !netnsBefore.includes(n)), [], 'the network namespaces are gone');
+    assert.deepEqual(
+      readdirSync('/run/netns').filter((n) => n.includes('mlbe2e') && !netnsBefore.includes(n)),
+      [],
+      'the network namespaces are gone',
+    );
   });
 });

@@ -18,13 +18,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  ApiextensionsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { freePort } from '../../helpers/net.ts';
@@ -105,16 +99,23 @@ function killAllSync(): void {
   for (const c of live) {
     for (const p of c.procs) {
       if (p.exitCode === null && p.signalCode === null) {
-        try { p.kill('SIGKILL'); } catch { /* already gone */ }
+        try {
+          p.kill('SIGKILL');
+        } catch {
+          /* already gone */
+        }
       }
     }
     if (!c.keep) {
-      try { rmSync(c.dir, { recursive: true, force: true }); } catch { /* best effort */ }
+      try {
+        rmSync(c.dir, { recursive: true, force: true });
+      } catch {
+        /* best effort */
+      }
     }
   }
   live.clear();
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -129,19 +130,59 @@ function openssl(args: string[], cwd: string): void {
 function makePki(pki: string): void {
   mkdirSync(pki, { recursive: true });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=metallb-ts-test-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'], pki);
+  openssl(
+    [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=metallb-ts-test-ca',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+    ],
+    pki,
+  );
   const leaf = (name: string, subj: string, ext: string): void => {
     writeFileSync(join(pki, `${name}.ext`), ext);
     openssl(['req', '-new', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj], pki);
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', String(Date.now() % 1e9 + name.length),
-      '-days', '2', '-sha256', '-extfile', `${name}.ext`, '-out', `${name}.crt`], pki);
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-set_serial',
+        String((Date.now() % 1e9) + name.length),
+        '-days',
+        '2',
+        '-sha256',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.crt`,
+      ],
+      pki,
+    );
   };
-  leaf('apiserver', '/CN=kube-apiserver',
-    'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' +
-    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n');
-  leaf('admin', '/O=system:masters/CN=metallb-ts-admin',
-    'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
+  leaf(
+    'apiserver',
+    '/CN=kube-apiserver',
+    'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n'
+      + 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n',
+  );
+  leaf('admin', '/O=system:masters/CN=metallb-ts-admin', 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
   const sa = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   writeFileSync(join(pki, 'sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }));
   writeFileSync(join(pki, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }));
@@ -157,7 +198,10 @@ function tail(file: string, lines: number): string {
   return all.slice(Math.max(0, all.length - lines - 1)).join('\n');
 }
 
-interface Started { proc: ChildProcess; exited: Promise<void>; }
+interface Started {
+  proc: ChildProcess;
+  exited: Promise<void>;
+}
 
 function startProcess(bin: string, args: string[], logFile: string): Started {
   const fd = openSync(logFile, 'a');
@@ -166,7 +210,9 @@ function startProcess(bin: string, args: string[], logFile: string): Started {
   // a test that forgets stop() must not hang its process: the 'exit' hook kills the child then
   proc.unref();
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  proc.once('error', () => { /* reported through exit / spawn failure below */ });
+  proc.once('error', () => {
+    /* reported through exit / spawn failure below */
+  });
   return { proc, exited };
 }
 
@@ -176,7 +222,9 @@ function httpsGet(url: string, ca: string, cert: string, key: string): Promise<[
     const req = https.get(url, { ca, cert, key, timeout: 5000 }, (resp) => {
       let body = '';
       resp.setEncoding('utf8');
-      resp.on('data', (d: string) => { body += d; });
+      resp.on('data', (d: string) => {
+        body += d;
+      });
       resp.on('end', () => res([resp.statusCode ?? 0, body]));
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
@@ -241,8 +289,7 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
 
   const etcdLog = join(dir, 'etcd.log');
   const apiLog = join(dir, 'kube-apiserver.log');
-  const logTail = (lines = 60): string =>
-    `--- etcd.log (${etcdLog}) ---\n${tail(etcdLog, lines)}\n--- kube-apiserver.log (${apiLog}) ---\n${tail(apiLog, lines)}`;
+  const logTail = (lines = 60): string => `--- etcd.log (${etcdLog}) ---\n${tail(etcdLog, lines)}\n--- kube-apiserver.log (${apiLog}) ---\n${tail(apiLog, lines)}`;
 
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -282,26 +329,27 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
     const [etcdClient, etcdPeer, securePort] = [await freePort(), await freePort(), await freePort()];
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
     const peerUrl = `http://127.0.0.1:${etcdPeer}`;
-    const etcd = startProcess(etcdBin, [
-      '--name=test',
-      `--data-dir=${join(dir, 'etcd-data')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=test=${peerUrl}`,
-      '--initial-cluster-state=new',
-      '--unsafe-no-fsync', // throwaway data: skip fsync, tests are I/O-bound otherwise
-      '--log-level=warn',
-    ], etcdLog);
+    const etcd = startProcess(
+      etcdBin,
+      [
+        '--name=test',
+        `--data-dir=${join(dir, 'etcd-data')}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=test=${peerUrl}`,
+        '--initial-cluster-state=new',
+        '--unsafe-no-fsync', // throwaway data: skip fsync, tests are I/O-bound otherwise
+        '--log-level=warn',
+      ],
+      etcdLog,
+    );
     entry.procs.push(etcd.proc);
-    const diedMsg = (s: Started, name: string) => (): string | null =>
-      s.proc.exitCode !== null || s.proc.signalCode !== null
-        ? `${name} exited (${s.proc.exitCode ?? s.proc.signalCode})`
-        : null;
+    const diedMsg = (s: Started, name: string) => (): string | null => (s.proc.exitCode !== null || s.proc.signalCode !== null ? `${name} exited (${s.proc.exitCode ?? s.proc.signalCode})` : null);
     await waitFor('etcd did not become healthy', deadline, diedMsg(etcd, 'etcd'), async () => {
       const r = await fetch(`${etcdUrl}/health`);
-      return r.ok && (await r.json() as { health?: string }).health === 'true';
+      return r.ok && ((await r.json()) as { health?: string }).health === 'true';
     });
 
     // --- kube-apiserver
@@ -331,10 +379,15 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
     const startApi = async (until: number): Promise<Started> => {
       const started = startProcess(apiserverBin, apiArgs, apiLog);
       entry.procs.push(started.proc);
-      await waitFor('kube-apiserver did not become ready', until, () => diedMsg(started, 'kube-apiserver')() ?? diedMsg(etcd, 'etcd')(), async () => {
-        const [status] = await httpsGet(`${server}/readyz`, ca, cert, key);
-        return status === 200;
-      });
+      await waitFor(
+        'kube-apiserver did not become ready',
+        until,
+        () => diedMsg(started, 'kube-apiserver')() ?? diedMsg(etcd, 'etcd')(),
+        async () => {
+          const [status] = await httpsGet(`${server}/readyz`, ca, cert, key);
+          return status === 200;
+        },
+      );
       return started;
     };
     let api = await startApi(deadline);
@@ -353,27 +406,31 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
     // --- kubeconfig
     const b64 = (s: string): string => Buffer.from(s).toString('base64');
     const kubeconfigPath = join(dir, 'kubeconfig');
-    writeFileSync(kubeconfigPath, [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      '- name: metallb-ts-test',
-      '  cluster:',
-      `    server: ${server}`,
-      `    certificate-authority-data: ${b64(ca)}`,
-      'users:',
-      '- name: metallb-ts-admin',
-      '  user:',
-      `    client-certificate-data: ${b64(cert)}`,
-      `    client-key-data: ${b64(key)}`,
-      'contexts:',
-      '- name: metallb-ts-test',
-      '  context:',
-      '    cluster: metallb-ts-test',
-      '    user: metallb-ts-admin',
-      'current-context: metallb-ts-test',
-      '',
-    ].join('\n'), { mode: 0o600 });
+    writeFileSync(
+      kubeconfigPath,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: metallb-ts-test',
+        '  cluster:',
+        `    server: ${server}`,
+        `    certificate-authority-data: ${b64(ca)}`,
+        'users:',
+        '- name: metallb-ts-admin',
+        '  user:',
+        `    client-certificate-data: ${b64(cert)}`,
+        `    client-key-data: ${b64(key)}`,
+        'contexts:',
+        '- name: metallb-ts-test',
+        '  context:',
+        '    cluster: metallb-ts-test',
+        '    user: metallb-ts-admin',
+        'current-context: metallb-ts-test',
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(kubeconfigPath);
 
@@ -398,20 +455,35 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
     }
     for (const ns of ['default', ...(opts.namespaces ?? ['metallb-system'])]) {
       // the default namespace appears shortly after /readyz (the system namespaces controller)
-      await waitFor(`namespace ${ns} has no default ServiceAccount`, deadline, () => null, async () => {
-        try {
-          await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'default' } } });
-          return true;
-        } catch (e) {
-          if ((e as { code?: number }).code === 409) return true;
-          throw e;
-        }
-      });
+      await waitFor(
+        `namespace ${ns} has no default ServiceAccount`,
+        deadline,
+        () => null,
+        async () => {
+          try {
+            await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'default' } } });
+            return true;
+          } catch (e) {
+            if ((e as { code?: number }).code === 409) return true;
+            throw e;
+          }
+        },
+      );
     }
 
     return {
-      kubeconfigPath, server, kubeConfig, adminToken, userTokens, caPem: ca, etcdUrl, dir,
-      kubeConfigForToken, logTail, stop, restartApiserver,
+      kubeconfigPath,
+      server,
+      kubeConfig,
+      adminToken,
+      userTokens,
+      caPem: ca,
+      etcdUrl,
+      dir,
+      kubeConfigForToken,
+      logTail,
+      stop,
+      restartApiserver,
     };
   } catch (e) {
     const msg = (e as Error).message;
@@ -434,34 +506,45 @@ export async function installCrds(kc: KubeConfig, crdDir: string, deadline = Dat
   const raw = new KubeClient(kc, { timeoutMs: 30_000 });
   const names: string[] = [];
   const served: [name: string, group: string, plural: string, versions: string[]][] = [];
-  for (const f of readdirSync(crdDir).filter((n) => /\.ya?ml$/.test(n)).sort()) {
+  for (const f of readdirSync(crdDir)
+    .filter((n) => /\.ya?ml$/.test(n))
+    .sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(crdDir, f), 'utf8'))) {
       const body = doc.toJS() as V1CustomResourceDefinition | null;
       if (body?.kind !== 'CustomResourceDefinition') continue;
       await raw.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body });
       names.push(body.metadata!.name!);
-      served.push([body.metadata!.name!, body.spec.group, body.spec.names.plural,
-        body.spec.versions.filter((v) => v.served).map((v) => v.name)]);
+      served.push([body.metadata!.name!, body.spec.group, body.spec.names.plural, body.spec.versions.filter((v) => v.served).map((v) => v.name)]);
     }
   }
   for (const name of names) {
-    await waitFor(`CRD ${name} not Established`, deadline, () => null, async () => {
-      const crd = await ext.readCustomResourceDefinition({ name });
-      const conds = crd.status?.conditions ?? [];
-      const na = conds.find((c) => c.type === 'NamesAccepted');
-      if (na?.status === 'False') throw new Error(`CRD ${name}: ${na.message}`);
-      return conds.some((c) => c.type === 'Established' && c.status === 'True');
-    });
+    await waitFor(
+      `CRD ${name} not Established`,
+      deadline,
+      () => null,
+      async () => {
+        const crd = await ext.readCustomResourceDefinition({ name });
+        const conds = crd.status?.conditions ?? [];
+        const na = conds.find((c) => c.type === 'NamesAccepted');
+        if (na?.status === 'False') throw new Error(`CRD ${name}: ${na.message}`);
+        return conds.some((c) => c.type === 'Established' && c.status === 'True');
+      },
+    );
   }
   // Established is not yet servable: the watch cache of a new resource answers lists with
   // 429 "storage is (re)initializing" for a moment, so wait until each served version lists.
   const custom = kc.makeApiClient(CustomObjectsApi);
   for (const [name, group, plural, versions] of served) {
     for (const version of versions) {
-      await waitFor(`CRD ${name} ${version} not listable`, deadline, () => null, async () => {
-        await custom.listClusterCustomObject({ group, version, plural, limit: 1 });
-        return true;
-      });
+      await waitFor(
+        `CRD ${name} ${version} not listable`,
+        deadline,
+        () => null,
+        async () => {
+          await custom.listClusterCustomObject({ group, version, plural, limit: 1 });
+          return true;
+        },
+      );
     }
   }
   return names;

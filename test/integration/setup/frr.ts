@@ -56,8 +56,12 @@ const OWNER_ENV = 'MLBTS_BGP_OWNER';
 
 /** The addresses of the node–router link. */
 export const BGP_LINK = {
-  nodeIPv4: '198.51.100.2', routerIPv4: '198.51.100.1', ipv4PrefixLength: 24,
-  nodeIPv6: '2001:db8:100::2', routerIPv6: '2001:db8:100::1', ipv6PrefixLength: 64,
+  nodeIPv4: '198.51.100.2',
+  routerIPv4: '198.51.100.1',
+  ipv4PrefixLength: 24,
+  nodeIPv6: '2001:db8:100::2',
+  routerIPv6: '2001:db8:100::1',
+  ipv6PrefixLength: 64,
 } as const;
 
 export interface BGPTestBedOptions {
@@ -176,8 +180,18 @@ export interface BGPTestBed {
 // ---------------------------------------------------------------------------------------------
 // process bookkeeping
 
-interface Proc { name: string; proc: ChildProcess; log: string; exited: Promise<void> }
-interface LiveBed { procs: Proc[]; netns: string[]; dir: string; keep: boolean }
+interface Proc {
+  name: string;
+  proc: ChildProcess;
+  log: string;
+  exited: Promise<void>;
+}
+interface LiveBed {
+  procs: Proc[];
+  netns: string[];
+  dir: string;
+  keep: boolean;
+}
 
 const live = new Set<LiveBed>();
 let reaped = false;
@@ -189,20 +203,36 @@ function alive(p: ChildProcess): boolean {
 
 function killGroup(p: ChildProcess, sig: NodeJS.Signals): void {
   if (p.pid === undefined) return;
-  try { process.kill(-p.pid, sig); } catch { try { p.kill(sig); } catch { /* gone */ } }
+  try {
+    process.kill(-p.pid, sig);
+  } catch {
+    try {
+      p.kill(sig);
+    } catch {
+      /* gone */
+    }
+  }
 }
 
 function deleteNetns(ns: string): void {
   // processes still inside (a daemon that ignored SIGTERM) would keep its interfaces busy
   const pids = spawnSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).stdout ?? '';
   for (const pid of pids.split(/\s+/).filter(Boolean)) {
-    try { process.kill(Number(pid), 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   }
   spawnSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
 }
 
 function removeDir(dir: string): void {
-  try { rmSync(dir, { recursive: true, force: true }); } catch { /* best effort */ }
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    /* best effort */
+  }
 }
 
 function killAllSync(): void {
@@ -213,7 +243,6 @@ function killAllSync(): void {
   }
   live.clear();
 }
-
 
 function pidAlive(pid: number): boolean {
   try {
@@ -232,12 +261,20 @@ function reapStale(): void {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let env: string;
-    try { env = readFileSync(`/proc/${entry}/environ`, 'latin1'); } catch { continue; }
+    try {
+      env = readFileSync(`/proc/${entry}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
     const m = new RegExp(`(?:^|\\0)${OWNER_ENV}=(\\d+)(?:\\0|$)`).exec(env);
     if (!m) continue;
     const owner = Number(m[1]);
     if (owner === process.pid || pidAlive(owner)) continue;
-    try { process.kill(Number(entry), 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(Number(entry), 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   }
   const list = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout ?? '';
   for (const m of list.matchAll(/^(mlbts-bgp-(?:node|rtr)-(\d+)-\d+)\b/gm)) {
@@ -282,7 +319,7 @@ export function checkBGPTestBedPrerequisites(): void {
     if (!existsSync(join(FRR_LIBEXEC, d))) problems.push(`${FRR_LIBEXEC}/${d} missing (Debian package frr)`);
   }
   if (!existsSync(join(FRR_LIBEXEC, 'frr-reload.py'))) problems.push(`${FRR_LIBEXEC}/frr-reload.py missing (Debian package frr-pythontools)`);
-  if (!existsSync('/etc/frr')) problems.push('/etc/frr missing (Debian package frr; the reloader\'s mount point)');
+  if (!existsSync('/etc/frr')) problems.push("/etc/frr missing (Debian package frr; the reloader's mount point)");
   for (const c of ['vtysh', 'ip', 'unshare', 'mount', 'flock', 'python3', 'bash']) {
     if (!onPath(c)) problems.push(`${c} not on PATH`);
   }
@@ -302,7 +339,7 @@ function idOf(flag: '-u' | '-g', name: string): number {
 
 /** Normalizes `192.0.2.10`, `192.0.2.10/32`, `2001:DB8::0:10/128` to `ADDR/LEN` (IPv6 in RFC 5952 form). */
 function normalizePrefix(p: string): string {
-  const [addr, len] = p.includes('/') ? p.split('/') as [string, string] : [p, undefined];
+  const [addr, len] = p.includes('/') ? (p.split('/') as [string, string]) : [p, undefined];
   const ip = ipaddr.parse(addr);
   const bits = len ?? (ip.kind() === 'ipv6' ? '128' : '32');
   return `${ip.kind() === 'ipv6' ? (ip as ipaddr.IPv6).toRFC5952String() : ip.toString()}/${bits}`;
@@ -365,31 +402,43 @@ export async function startBGPTestBed(opts: BGPTestBedOptions): Promise<BGPTestB
     const proc = spawn(cmd, args, { stdio: ['ignore', fd, fd], detached: true, cwd: '/', env: { ...childEnv, ...extraEnv } });
     closeSync(fd);
     proc.unref();
-    proc.once('error', () => { /* seen as an exit */ });
+    proc.once('error', () => {
+      /* seen as an exit */
+    });
     const exited = new Promise<void>((r) => proc.once('exit', () => r()));
     const p = { name, proc, log, exited };
     bed.procs.push(p);
     return p;
   };
 
-  const logTail = (lines = 40): string =>
-    bed.procs.map((p) => `--- ${p.name} (${p.log})${alive(p.proc) ? '' : ` exited ${p.proc.exitCode ?? p.proc.signalCode}`} ---\n${tail(p.log, lines)}`).join('\n');
+  const logTail = (lines = 40): string => bed.procs.map((p) => `--- ${p.name} (${p.log})${alive(p.proc) ? '' : ` exited ${p.proc.exitCode ?? p.proc.signalCode}`} ---\n${tail(p.log, lines)}`).join('\n');
 
   const vtysh = (side: 'node' | 'router', commands: string[]): string =>
-    run('vtysh', ['--config_dir', sideDir(side, 'etc'), '--vty_socket', sideDir(side, 'run'), ...commands.flatMap((c) => ['-c', c])],
-      `vtysh (${side}) ${commands.join('; ')}`);
+    run('vtysh', ['--config_dir', sideDir(side, 'etc'), '--vty_socket', sideDir(side, 'run'), ...commands.flatMap((c) => ['-c', c])], `vtysh (${side}) ${commands.join('; ')}`);
 
   const renderedConfig = (): string => {
-    try { return readFileSync(join(reloaderDir, 'frr.conf'), 'utf8'); } catch { return ''; }
+    try {
+      return readFileSync(join(reloaderDir, 'frr.conf'), 'utf8');
+    } catch {
+      return '';
+    }
   };
   const lastReload = (): { time: number; result: string } | null => {
     let s: string;
-    try { s = readFileSync(join(reloaderDir, '.status'), 'utf8'); } catch { return null; }
+    try {
+      s = readFileSync(join(reloaderDir, '.status'), 'utf8');
+    } catch {
+      return null;
+    }
     const [time, result] = s.trim().split(/\s+/);
     return time && result ? { time: Number(time), result } : null;
   };
   const reloadCount = (): number => {
-    try { return (readFileSync(join(logs, 'reloader.log'), 'utf8').match(/^(FRR reloaded successfully|Failed to fully apply|Syntax error spotted)/gm) ?? []).length; } catch { return 0; }
+    try {
+      return (readFileSync(join(logs, 'reloader.log'), 'utf8').match(/^(FRR reloaded successfully|Failed to fully apply|Syntax error spotted)/gm) ?? []).length;
+    } catch {
+      return 0;
+    }
   };
 
   const routerRoutes = (): RouterRoute[] => {
@@ -446,9 +495,19 @@ export async function startBGPTestBed(opts: BGPTestBedOptions): Promise<BGPTestB
   };
 
   const diagnostics = (lines = 40): string => {
-    const safe = (f: () => string): string => { try { return f(); } catch (e) { return `(${(e as Error).message})`; } };
+    const safe = (f: () => string): string => {
+      try {
+        return f();
+      } catch (e) {
+        return `(${(e as Error).message})`;
+      }
+    };
     let lastError = '';
-    try { lastError = readFileSync(join(reloaderDir, 'last-error'), 'utf8').trim(); } catch { /* none */ }
+    try {
+      lastError = readFileSync(join(reloaderDir, 'last-error'), 'utf8').trim();
+    } catch {
+      /* none */
+    }
     return [
       `--- router kernel routes (proto bgp) ---\n${safe(() => JSON.stringify(routerRoutes()))}`,
       `--- router: show bgp summary ---\n${safe(() => vtysh('router', ['show bgp summary']))}`,
@@ -474,7 +533,9 @@ export async function startBGPTestBed(opts: BGPTestBedOptions): Promise<BGPTestB
       const dead = bed.procs.find((p) => !alive(p.proc));
       if (dead) throw new Error(`waiting for ${want} ${present ? 'at' : 'gone from'} the router: ${dead.name} exited (${dead.proc.exitCode ?? dead.proc.signalCode})\n${diagnostics()}`);
       if (Date.now() > end) {
-        throw new Error(`timed out after ${o.timeoutMs ?? 30_000} ms waiting for ${want} ${present ? 'to reach' : 'to leave'} the router's kernel table${lastErr ? ` (last error: ${lastErr})` : ''}\n${diagnostics()}`);
+        throw new Error(
+          `timed out after ${o.timeoutMs ?? 30_000} ms waiting for ${want} ${present ? 'to reach' : 'to leave'} the router's kernel table${lastErr ? ` (last error: ${lastErr})` : ''}\n${diagnostics()}`,
+        );
       }
       await sleep(200);
     }
@@ -488,14 +549,16 @@ export async function startBGPTestBed(opts: BGPTestBedOptions): Promise<BGPTestB
     const order = ['frr-k8s', 'reloader'];
     const groups = [bed.procs.filter((p) => p.name === 'frr-k8s'), bed.procs.filter((p) => p.name === 'reloader'), bed.procs.filter((p) => !order.includes(p.name))];
     for (const group of groups) {
-      await Promise.all(group.map(async (p) => {
-        if (!alive(p.proc)) return;
-        killGroup(p.proc, 'SIGTERM');
-        const t = setTimeout(() => killGroup(p.proc, 'SIGKILL'), 5000);
-        await p.exited;
-        clearTimeout(t);
-        killGroup(p.proc, 'SIGKILL'); // what the leader left in its group (the reloader's sleep, a reload in progress)
-      }));
+      await Promise.all(
+        group.map(async (p) => {
+          if (!alive(p.proc)) return;
+          killGroup(p.proc, 'SIGTERM');
+          const t = setTimeout(() => killGroup(p.proc, 'SIGKILL'), 5000);
+          await p.exited;
+          clearTimeout(t);
+          killGroup(p.proc, 'SIGKILL'); // what the leader left in its group (the reloader's sleep, a reload in progress)
+        }),
+      );
     }
     for (const ns of bed.netns) deleteNetns(ns);
     live.delete(bed);
@@ -522,7 +585,10 @@ export async function startBGPTestBed(opts: BGPTestBedOptions): Promise<BGPTestB
     }
     run('ip', ['-n', nodeNetns, 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', routerNetns]);
     const L = BGP_LINK;
-    for (const [ns, v4, v6] of [[nodeNetns, L.nodeIPv4, L.nodeIPv6], [routerNetns, L.routerIPv4, L.routerIPv6]] as const) {
+    for (const [ns, v4, v6] of [
+      [nodeNetns, L.nodeIPv4, L.nodeIPv6],
+      [routerNetns, L.routerIPv4, L.routerIPv6],
+    ] as const) {
       run('ip', ['-n', ns, 'addr', 'add', `${v4}/${L.ipv4PrefixLength}`, 'dev', 'eth0']);
       run('ip', ['-n', ns, 'addr', 'add', `${v6}/${L.ipv6PrefixLength}`, 'dev', 'eth0', 'nodad']);
       run('ip', ['-n', ns, 'link', 'set', 'eth0', 'up']);
@@ -566,19 +632,40 @@ export async function startBGPTestBed(opts: BGPTestBedOptions): Promise<BGPTestB
     // --- FRR daemons, zebra first in each namespace
     const startDaemon = (side: 'node' | 'router', ns: string, d: string): Proc => {
       const run_ = sideDir(side, 'run');
-      return start(`${side}-${d}`, 'ip', ['netns', 'exec', ns, join(FRR_LIBEXEC, d),
-        '-f', join(sideDir(side, 'etc'), `${d}.conf`), '-i', join(run_, `${d}.pid`), '-z', join(run_, 'zserv.api'),
-        '--vty_socket', run_, '-P', '0', '--log', 'stdout',
+      return start(`${side}-${d}`, 'ip', [
+        'netns',
+        'exec',
+        ns,
+        join(FRR_LIBEXEC, d),
+        '-f',
+        join(sideDir(side, 'etc'), `${d}.conf`),
+        '-i',
+        join(run_, `${d}.pid`),
+        '-z',
+        join(run_, 'zserv.api'),
+        '--vty_socket',
+        run_,
+        '-P',
+        '0',
+        '--log',
+        'stdout',
         ...(d === 'bfdd' ? ['--bfdctl', join(run_, 'bfdd.sock')] : []),
-        ...(d === 'zebra' ? ['-s', '16777216'] : [])]);
+        ...(d === 'zebra' ? ['-s', '16777216'] : []),
+      ]);
     };
     const vtyUp = (side: 'node' | 'router', d: string): boolean => existsSync(join(sideDir(side, 'run'), `${d}.vty`));
-    for (const [side, ns, daemons] of [['node', nodeNetns, FRR_DAEMONS_NODE], ['router', routerNetns, FRR_DAEMONS_ROUTER]] as const) {
+    for (const [side, ns, daemons] of [
+      ['node', nodeNetns, FRR_DAEMONS_NODE],
+      ['router', routerNetns, FRR_DAEMONS_ROUTER],
+    ] as const) {
       startDaemon(side, ns, 'zebra');
       await waitUntil(`${side} zebra did not start`, () => vtyUp(side, 'zebra'));
       for (const d of daemons.slice(1)) startDaemon(side, ns, d);
     }
-    for (const [side, daemons] of [['node', FRR_DAEMONS_NODE], ['router', FRR_DAEMONS_ROUTER]] as const) {
+    for (const [side, daemons] of [
+      ['node', FRR_DAEMONS_NODE],
+      ['router', FRR_DAEMONS_ROUTER],
+    ] as const) {
       for (const d of daemons) await waitUntil(`${side} ${d} did not start`, () => vtyUp(side, d));
     }
 
@@ -586,7 +673,11 @@ export async function startBGPTestBed(opts: BGPTestBedOptions): Promise<BGPTestB
     const kc = opts.cluster.kubeConfig;
     const ext = kc.makeApiClient(ApiextensionsV1Api);
     let crdsPresent = true;
-    try { await ext.readCustomResourceDefinition({ name: 'frrconfigurations.frrk8s.metallb.io' }); } catch { crdsPresent = false; }
+    try {
+      await ext.readCustomResourceDefinition({ name: 'frrconfigurations.frrk8s.metallb.io' });
+    } catch {
+      crdsPresent = false;
+    }
     if (!crdsPresent) await installCrds(kc, join(FRRK8S_DIR, 'crds'), deadline);
     const core = kc.makeApiClient(CoreV1Api);
     try {
@@ -629,23 +720,41 @@ export async function startBGPTestBed(opts: BGPTestBedOptions): Promise<BGPTestB
       'fi',
       'exec "$@"',
     ].join('\n');
-    start('frr-k8s', 'unshare', ['-m', '--propagation', 'private', 'sh', '-c', frrk8sScript, 'sh',
-      join(FRRK8S_DIR, 'frr-k8s-controller'),
-      '--node-name', opts.node,
-      '--namespace', namespace,
-      '--metrics-bind-address', '0',
-      '--health-probe-bind-address', '0',
-      '--log-level', opts.frrk8sLogLevel ?? 'info',
-      '--kubeconfig', opts.cluster.kubeconfigPath,
-    ], {
-      MLBTS_FRRK8S_ETC: join(dir, 'frrk8s-etc'),
-      MLBTS_RELOADER_DIR: reloaderDir,
-      FRR_CONFIG_FILE: join(reloaderDir, 'frr.conf'),
-      FRR_RELOADER_PID_FILE: join(reloaderDir, 'reloader.pid'),
-      ...(opts.frrk8sDebounceMs !== undefined ? { FRR_K8S_BGP_DEBOUNCE_TIMEOUT: String(opts.frrk8sDebounceMs) } : {}),
-    });
+    start(
+      'frr-k8s',
+      'unshare',
+      [
+        '-m',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        frrk8sScript,
+        'sh',
+        join(FRRK8S_DIR, 'frr-k8s-controller'),
+        '--node-name',
+        opts.node,
+        '--namespace',
+        namespace,
+        '--metrics-bind-address',
+        '0',
+        '--health-probe-bind-address',
+        '0',
+        '--log-level',
+        opts.frrk8sLogLevel ?? 'info',
+        '--kubeconfig',
+        opts.cluster.kubeconfigPath,
+      ],
+      {
+        MLBTS_FRRK8S_ETC: join(dir, 'frrk8s-etc'),
+        MLBTS_RELOADER_DIR: reloaderDir,
+        FRR_CONFIG_FILE: join(reloaderDir, 'frr.conf'),
+        FRR_RELOADER_PID_FILE: join(reloaderDir, 'reloader.pid'),
+        ...(opts.frrk8sDebounceMs !== undefined ? { FRR_K8S_BGP_DEBOUNCE_TIMEOUT: String(opts.frrk8sDebounceMs) } : {}),
+      },
+    );
     // ready: frr-k8s rendered its first (empty) configuration and the reloader applied it
-    await waitUntil('frr-k8s\'s first reload did not succeed', () => {
+    await waitUntil("frr-k8s's first reload did not succeed", () => {
       const r = lastReload();
       if (r?.result === 'failure') throw new Error(`frr-k8s's first reload failed: ${readFileSync(join(reloaderDir, 'last-error'), 'utf8')}`);
       return r?.result === 'success';
@@ -657,12 +766,29 @@ export async function startBGPTestBed(opts: BGPTestBedOptions): Promise<BGPTestB
   }
 
   return {
-    node: opts.node, namespace, nodeASN: opts.nodeASN, routerASN: opts.routerASN, nodeNetns, routerNetns,
-    nodeIPv4: BGP_LINK.nodeIPv4, nodeIPv6: BGP_LINK.nodeIPv6, routerIPv4: BGP_LINK.routerIPv4, routerIPv6: BGP_LINK.routerIPv6,
-    dir, routerRoutes, waitForRoute, routerBGP, routerSessions,
+    node: opts.node,
+    namespace,
+    nodeASN: opts.nodeASN,
+    routerASN: opts.routerASN,
+    nodeNetns,
+    routerNetns,
+    nodeIPv4: BGP_LINK.nodeIPv4,
+    nodeIPv6: BGP_LINK.nodeIPv6,
+    routerIPv4: BGP_LINK.routerIPv4,
+    routerIPv6: BGP_LINK.routerIPv6,
+    dir,
+    routerRoutes,
+    waitForRoute,
+    routerBGP,
+    routerSessions,
     routerVtysh: (...c: string[]) => vtysh('router', c),
     nodeVtysh: (...c: string[]) => vtysh('node', c),
-    renderedConfig, lastReload, reloadCount, logTail, diagnostics, stop,
+    renderedConfig,
+    lastReload,
+    reloadCount,
+    logTail,
+    diagnostics,
+    stop,
   };
 }
 

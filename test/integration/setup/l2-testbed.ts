@@ -92,7 +92,11 @@ export class L2Testbed {
   /** Deletes every namespace of the testbed (their interfaces go with them); never throws. */
   destroy(): void {
     for (const ns of this.all) {
-      try { execFileSync('ip', ['netns', 'del', ns], { stdio: 'ignore' }); } catch { /* not created */ }
+      try {
+        execFileSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
+      } catch {
+        /* not created */
+      }
     }
   }
 

@@ -24,8 +24,10 @@ export interface ControllerProc {
 
 /** Starts `metallb-ts controller --namespace NS` against the cluster's admin kubeconfig, metrics on a free loopback port. */
 export function spawnController(cluster: TestCluster, namespace: string): ControllerProc {
-  const proc = spawn(BIN, ['controller', '--kubeconfig', cluster.kubeconfigPath, '--namespace', namespace, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', METALLB_NAMESPACE: '' } });
+  const proc = spawn(BIN, ['controller', '--kubeconfig', cluster.kubeconfigPath, '--namespace', namespace, '--metrics-bind-address', '127.0.0.1', '--metrics-port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, KUBECONFIG: '', METALLB_NAMESPACE: '' },
+  });
   const lines: string[] = [];
   let buf = '';
   const take = (d: Buffer): void => {
@@ -40,7 +42,8 @@ export function spawnController(cluster: TestCluster, namespace: string): Contro
   proc.stderr!.on('data', take);
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   return {
-    proc, lines,
+    proc,
+    lines,
     stop: async () => {
       if (proc.exitCode !== null) return proc.exitCode;
       proc.kill('SIGTERM');
@@ -67,18 +70,31 @@ export async function stopSpeaker(s: SpeakerProc): Promise<void> {
 }
 
 const PLURALS: Record<string, [string, string]> = {
-  Namespace: ['/api/v1', 'namespaces'], Service: ['/api/v1', 'services'], Secret: ['/api/v1', 'secrets'], ConfigMap: ['/api/v1', 'configmaps'],
-  Node: ['/api/v1', 'nodes'], EndpointSlice: ['/apis/discovery.k8s.io/v1', 'endpointslices'], Event: ['/api/v1', 'events'],
-  IPAddressPool: ['/apis/metallb.io/v1beta1', 'ipaddresspools'], BGPAdvertisement: ['/apis/metallb.io/v1beta1', 'bgpadvertisements'],
-  BGPPeer: ['/apis/metallb.io/v1beta2', 'bgppeers'], Community: ['/apis/metallb.io/v1beta1', 'communities'],
-  BFDProfile: ['/apis/metallb.io/v1beta1', 'bfdprofiles'], L2Advertisement: ['/apis/metallb.io/v1beta1', 'l2advertisements'],
-  ServiceBGPStatus: ['/apis/metallb.io/v1beta1', 'servicebgpstatuses'], ConfigurationState: ['/apis/metallb.io/v1beta1', 'configurationstates'],
+  Namespace: ['/api/v1', 'namespaces'],
+  Service: ['/api/v1', 'services'],
+  Secret: ['/api/v1', 'secrets'],
+  ConfigMap: ['/api/v1', 'configmaps'],
+  Node: ['/api/v1', 'nodes'],
+  EndpointSlice: ['/apis/discovery.k8s.io/v1', 'endpointslices'],
+  Event: ['/api/v1', 'events'],
+  IPAddressPool: ['/apis/metallb.io/v1beta1', 'ipaddresspools'],
+  BGPAdvertisement: ['/apis/metallb.io/v1beta1', 'bgpadvertisements'],
+  BGPPeer: ['/apis/metallb.io/v1beta2', 'bgppeers'],
+  Community: ['/apis/metallb.io/v1beta1', 'communities'],
+  BFDProfile: ['/apis/metallb.io/v1beta1', 'bfdprofiles'],
+  L2Advertisement: ['/apis/metallb.io/v1beta1', 'l2advertisements'],
+  ServiceBGPStatus: ['/apis/metallb.io/v1beta1', 'servicebgpstatuses'],
+  ConfigurationState: ['/apis/metallb.io/v1beta1', 'configurationstates'],
   FRRConfiguration: ['/apis/frrk8s.metallb.io/v1beta1', 'frrconfigurations'],
 };
 
 /** `/api…/namespaces/NS/plural[/name]` for a kind this file knows. */
 export function pathOf(kind: string, namespace: string | undefined, name?: string): string {
-  const [base, plural] = PLURALS[kind] ?? (() => { throw new Error(`unknown kind ${kind}`); })();
+  const [base, plural] =
+    PLURALS[kind]
+    ?? (() => {
+      throw new Error(`unknown kind ${kind}`);
+    })();
   const ns = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   return `${base}${ns}/${plural}${name ? `/${encodeURIComponent(name)}` : ''}`;
 }
@@ -135,7 +151,9 @@ export function secondsSince(t0: number): string {
 export function dualStackService(name: string, namespace: string, node: string, etp: 'Local' | 'Cluster'): KubeObject[] {
   return [
     {
-      apiVersion: 'v1', kind: 'Service', metadata: { name, namespace },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace },
       spec: { type: 'LoadBalancer', ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv4', 'IPv6'], externalTrafficPolicy: etp, ports: [{ port: 80, protocol: 'TCP' }] },
     },
     endpointSlice(name, namespace, node),
@@ -145,7 +163,11 @@ export function dualStackService(name: string, namespace: string, node: string, 
 /** The EndpointSlice `<svc>-ep` with one ready endpoint on `node`. */
 export function endpointSlice(service: string, namespace: string, node: string): KubeObject {
   return {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${service}-ep`, namespace, labels: { 'kubernetes.io/service-name': service } },
-    addressType: 'IPv4', endpoints: [{ addresses: ['10.244.1.10'], nodeName: node, conditions: { ready: true } }], ports: [{ port: 8080, protocol: 'TCP' }],
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${service}-ep`, namespace, labels: { 'kubernetes.io/service-name': service } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['10.244.1.10'], nodeName: node, conditions: { ready: true } }],
+    ports: [{ port: 8080, protocol: 'TCP' }],
   };
 }

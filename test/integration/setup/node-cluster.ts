@@ -133,8 +133,17 @@ export interface NodeCluster {
   stop(): Promise<void>;
 }
 
-export interface ExecOptions { input?: string; timeoutMs?: number; env?: Record<string, string> }
-export interface ExecResult { code: number | null; stdout: string; stderr: string; ms: number }
+export interface ExecOptions {
+  input?: string;
+  timeoutMs?: number;
+  env?: Record<string, string>;
+}
+export interface ExecResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
 
 /** Why the real-node tests cannot run here, or null. */
 export function realNodeSkipReason(binDir = DEFAULT_BIN_DIR): string | null {
@@ -143,27 +152,51 @@ export function realNodeSkipReason(binDir = DEFAULT_BIN_DIR): string | null {
   const missingBins = NODE_BINARIES.filter((b) => !existsSync(join(binDir, b)));
   if (missingBins.length) return `${missingBins.join(', ')} not built in ${binDir}: run bash test/setup.d/60-real-node.sh (needs Go)`;
   if (!existsSync(PAUSE_ARCHIVE)) return `no pause image ${PAUSE_ARCHIVE}: run bash test/setup.d/60-real-node.sh`;
-  const tools: [string, string][] = [['containerd', 'containerd'], ['ctr', 'containerd'], ['runc', 'runc'], ['containerd-shim-runc-v2', 'containerd'],
-    ['unshare', 'util-linux'], ['nsenter', 'util-linux'], ['ip', 'iproute2'], ['arping', 'iputils-arping'], ['openssl', 'openssl']];
+  const tools: [string, string][] = [
+    ['containerd', 'containerd'],
+    ['ctr', 'containerd'],
+    ['runc', 'runc'],
+    ['containerd-shim-runc-v2', 'containerd'],
+    ['unshare', 'util-linux'],
+    ['nsenter', 'util-linux'],
+    ['ip', 'iproute2'],
+    ['arping', 'iputils-arping'],
+    ['openssl', 'openssl'],
+  ];
   const missing = tools.filter(([t]) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
   if (missing.length) return `${missing.map(([t]) => t).join(', ')} not installed (apt-get install ${[...new Set(missing.map(([, p]) => p))].join(' ')}; test/setup.d/60-real-node.sh does)`;
   for (const p of ['bridge', 'host-local', 'loopback']) {
     if (!existsSync(`/usr/lib/cni/${p}`)) return `/usr/lib/cni/${p} missing (apt-get install containernetworking-plugins)`;
   }
-  if (!readFileSync('/proc/filesystems', 'utf8').includes('overlay')) return 'no overlayfs (containerd\'s snapshotter)';
+  if (!readFileSync('/proc/filesystems', 'utf8').includes('overlay')) return "no overlayfs (containerd's snapshotter)";
   return null;
 }
 
 /** The names of a run's namespaces and cgroups derive from its work directory /tmp/mlbe2e-XXXXXX. */
 function runPrefix(dir: string): string {
-  return `mlbe2e-${dir.slice(-6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`;
+  return `mlbe2e-${dir
+    .slice(-6)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, 'x')}`;
 }
 
 /** The work directories of the runs whose owner process is alive (this one's included). */
 function liveRuns(): string[] {
   let dirs: string[] = [];
-  try { dirs = readdirSync(tmpdir()).filter((d) => /^mlbe2e-[A-Za-z0-9]{6}$/.test(d)).map((d) => join(tmpdir(), d)); } catch { return []; }
-  return dirs.filter((d) => { try { return alive(Number(readFileSync(join(d, 'owner'), 'utf8'))); } catch { return false; } });
+  try {
+    dirs = readdirSync(tmpdir())
+      .filter((d) => /^mlbe2e-[A-Za-z0-9]{6}$/.test(d))
+      .map((d) => join(tmpdir(), d));
+  } catch {
+    return [];
+  }
+  return dirs.filter((d) => {
+    try {
+      return alive(Number(readFileSync(join(d, 'owner'), 'utf8')));
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**
@@ -173,7 +206,14 @@ function liveRuns(): string[] {
  */
 function removeHostDirs(dirs: string[], self: string | null): void {
   if (liveRuns().some((d) => d !== self)) return;
-  for (const d of dirs) if (PRIVATE_TMPFS.includes(d)) { try { rmdirSync(d); } catch { /* not empty */ } }
+  for (const d of dirs)
+    if (PRIVATE_TMPFS.includes(d)) {
+      try {
+        rmdirSync(d);
+      } catch {
+        /* not empty */
+      }
+    }
 }
 
 /**
@@ -185,32 +225,73 @@ function removeHostDirs(dirs: string[], self: string | null): void {
 export function reapStaleRuns(): string[] {
   const done: string[] = [];
   let dirs: string[] = [];
-  try { dirs = readdirSync(tmpdir()).filter((d) => /^mlbe2e-[A-Za-z0-9]{6}$/.test(d)).map((d) => join(tmpdir(), d)); } catch { return done; }
+  try {
+    dirs = readdirSync(tmpdir())
+      .filter((d) => /^mlbe2e-[A-Za-z0-9]{6}$/.test(d))
+      .map((d) => join(tmpdir(), d));
+  } catch {
+    return done;
+  }
   const netns = existsSync('/run/netns') ? readdirSync('/run/netns') : [];
   for (const dir of dirs) {
     let owner = NaN;
-    try { owner = Number(readFileSync(join(dir, 'owner'), 'utf8')); } catch { continue; }
+    try {
+      owner = Number(readFileSync(join(dir, 'owner'), 'utf8'));
+    } catch {
+      continue;
+    }
     if (!Number.isInteger(owner) || alive(owner)) continue;
     const prefix = runPrefix(dir);
     const mine = netns.filter((n) => n.startsWith(`${prefix}-`));
-    const nsInodes = new Set(mine.map((n) => { try { return `net:[${statSync(`/run/netns/${n}`).ino}]`; } catch { return ''; } }));
+    const nsInodes = new Set(
+      mine.map((n) => {
+        try {
+          return `net:[${statSync(`/run/netns/${n}`).ino}]`;
+        } catch {
+          return '';
+        }
+      }),
+    );
     const pids = new Set<number>();
     for (const pid of allPids()) {
       if (pid === process.pid) continue;
       const cl = cmdline(pid);
       if (cl.includes(dir) || (cl.startsWith('sleep infinity') && nsInodes.has(readLinkOr(`/proc/${pid}/ns/net`) ?? ''))) pids.add(pid);
     }
-    const roots = cgroupMounts().flatMap((m) => { try { return readdirSync(m).filter((d) => d.startsWith(`${prefix}-`)).map((d) => join(m, d)); } catch { return []; } });
+    const roots = cgroupMounts().flatMap((m) => {
+      try {
+        return readdirSync(m)
+          .filter((d) => d.startsWith(`${prefix}-`))
+          .map((d) => join(m, d));
+      } catch {
+        return [];
+      }
+    });
     for (const r of roots) {
       for (const d of dirsDeepestFirst(r)) {
-        try { for (const l of readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n')) if (l) pids.add(Number(l)); } catch { /* gone */ }
+        try {
+          for (const l of readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n')) if (l) pids.add(Number(l));
+        } catch {
+          /* gone */
+        }
       }
     }
     for (const pid of pids) killPid(pid);
     for (let i = 0; i < 50 && [...pids].some(alive); i++) spawnSync('sleep', ['0.1']);
-    for (const r of roots) for (const d of dirsDeepestFirst(r)) { try { rmdirSync(d); } catch { /* busy: left */ } }
+    for (const r of roots)
+      for (const d of dirsDeepestFirst(r)) {
+        try {
+          rmdirSync(d);
+        } catch {
+          /* busy: left */
+        }
+      }
     for (const n of mine) spawnSync('ip', ['netns', 'del', n]);
-    try { removeHostDirs(readFileSync(join(dir, 'host-dirs'), 'utf8').split('\n'), null); } catch { /* none made */ }
+    try {
+      removeHostDirs(readFileSync(join(dir, 'host-dirs'), 'utf8').split('\n'), null);
+    } catch {
+      /* none made */
+    }
     const kept = existsSync(join(dir, 'keep'));
     if (!kept) rmSync(dir, { recursive: true, force: true });
     if (pids.size || roots.length || mine.length || !kept) {
@@ -236,11 +317,23 @@ function run(cmd: string, args: string[], opts: ExecOptions = {}): Promise<ExecR
     const p = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
     let stdout = '';
     let stderr = '';
-    p.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    p.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    const timer = setTimeout(() => { stderr += `\n(killed after ${opts.timeoutMs} ms)`; p.kill('SIGKILL'); }, opts.timeoutMs ?? 60_000);
-    p.on('error', (e) => { stderr += e.message; });
-    p.on('close', (code) => { clearTimeout(timer); res({ code, stdout, stderr, ms: Date.now() - t0 }); });
+    p.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    p.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => {
+      stderr += `\n(killed after ${opts.timeoutMs} ms)`;
+      p.kill('SIGKILL');
+    }, opts.timeoutMs ?? 60_000);
+    p.on('error', (e) => {
+      stderr += e.message;
+    });
+    p.on('close', (code) => {
+      clearTimeout(timer);
+      res({ code, stdout, stderr, ms: Date.now() - t0 });
+    });
     p.stdin.end(opts.input ?? '');
   });
 }
@@ -252,23 +345,42 @@ function tail(file: string, lines: number): string {
 }
 
 function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function killPid(pid: number, sig: NodeJS.Signals = 'SIGKILL'): void {
-  try { process.kill(pid, sig); } catch { /* gone */ }
+  try {
+    process.kill(pid, sig);
+  } catch {
+    /* gone */
+  }
 }
 
 function allPids(): number[] {
-  return readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number);
+  return readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number);
 }
 
 function readLinkOr(p: string): string | null {
-  try { return readlinkSync(p); } catch { return null; }
+  try {
+    return readlinkSync(p);
+  } catch {
+    return null;
+  }
 }
 
 function cmdline(pid: number): string {
-  try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' '); } catch { return ''; }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
 }
 
 /** The mount points of the v1 cgroup hierarchies and of cgroup2 (hybrid machines have both). */
@@ -288,7 +400,13 @@ function dirsDeepestFirst(root: string): string[] {
   const out: string[] = [];
   const walk = (d: string): void => {
     let entries: string[] = [];
-    try { entries = readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name); } catch { return; }
+    try {
+      entries = readdirSync(d, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
+    } catch {
+      return;
+    }
     for (const e of entries) walk(join(d, e));
     out.push(d);
   };
@@ -308,25 +426,44 @@ function openssl(args: string[], cwd: string): void {
 function makePki(pki: string, nodeNames: string[], nodeIps: string[]): void {
   mkdirSync(pki, { recursive: true });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=metallb-ts-e2e-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'], pki);
+  openssl(
+    [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=metallb-ts-e2e-ca',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+    ],
+    pki,
+  );
   let serial = Date.now() % 1e9;
   const leaf = (name: string, subj: string, ext: string): void => {
     writeFileSync(join(pki, `${name}.ext`), ext);
     openssl(['req', '-new', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj], pki);
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', String(serial++),
-      '-days', '2', '-sha256', '-extfile', `${name}.ext`, '-out', `${name}.crt`], pki);
+    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', String(serial++), '-days', '2', '-sha256', '-extfile', `${name}.ext`, '-out', `${name}.crt`], pki);
   };
   const client = 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n';
-  leaf('apiserver', '/CN=kube-apiserver',
-    'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' +
-    `subjectAltName=IP:${CP_IP},IP:${KUBERNETES_SERVICE_IP},IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\n`);
+  leaf(
+    'apiserver',
+    '/CN=kube-apiserver',
+    'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n'
+      + `subjectAltName=IP:${CP_IP},IP:${KUBERNETES_SERVICE_IP},IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\n`,
+  );
   leaf('admin', '/O=system:masters/CN=metallb-ts-e2e-admin', client);
   nodeNames.forEach((n, i) => {
     leaf(`node-${i + 1}`, `/O=system:nodes/CN=system:node:${n}`, client);
     // the kubelet's serving certificate (the API server's logs/exec and its pod proxy do not verify it)
-    leaf(`kubelet-${i + 1}`, `/CN=${n}`,
-      `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:${nodeIps[i]},DNS:${n}\n`);
+    leaf(`kubelet-${i + 1}`, `/CN=${n}`, `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:${nodeIps[i]},DNS:${n}\n`);
   });
   const sa = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   writeFileSync(join(pki, 'sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }));
@@ -336,20 +473,45 @@ function makePki(pki: string, nodeNames: string[], nodeIps: string[]): void {
 function kubeconfigYaml(server: string, pki: string, user: string, certName: string): string {
   const b64 = (f: string): string => readFileSync(join(pki, f)).toString('base64');
   return [
-    'apiVersion: v1', 'kind: Config',
-    'clusters:', '- name: e2e', '  cluster:', `    server: ${server}`, `    certificate-authority-data: ${b64('ca.crt')}`,
-    'users:', `- name: ${user}`, '  user:', `    client-certificate-data: ${b64(`${certName}.crt`)}`, `    client-key-data: ${b64(`${certName}.key`)}`,
-    'contexts:', '- name: e2e', '  context:', '    cluster: e2e', `    user: ${user}`,
-    'current-context: e2e', '',
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: e2e',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority-data: ${b64('ca.crt')}`,
+    'users:',
+    `- name: ${user}`,
+    '  user:',
+    `    client-certificate-data: ${b64(`${certName}.crt`)}`,
+    `    client-key-data: ${b64(`${certName}.key`)}`,
+    'contexts:',
+    '- name: e2e',
+    '  context:',
+    '    cluster: e2e',
+    `    user: ${user}`,
+    'current-context: e2e',
+    '',
   ].join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------
 // bookkeeping for the process-exit hook: whatever a test forgot (or a crash left) is torn down
 
-interface Teardown { sync(): void }
+interface Teardown {
+  sync(): void;
+}
 const live = new Set<Teardown>();
-onProcessExit(() => { for (const t of live) { try { t.sync(); } catch { /* best effort */ } } live.clear(); });
+onProcessExit(() => {
+  for (const t of live) {
+    try {
+      t.sync();
+    } catch {
+      /* best effort */
+    }
+  }
+  live.clear();
+});
 
 // ---------------------------------------------------------------------------------------------
 
@@ -370,7 +532,12 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
   const timings: Record<string, number> = {};
   const t0 = Date.now();
   let tStep = t0;
-  const step = (name: string): void => { const now = Date.now(); timings[name] = now - tStep; tStep = now; log(`${name}: ${((now - t0) / 1000).toFixed(1)} s`); };
+  const step = (name: string): void => {
+    const now = Date.now();
+    timings[name] = now - tStep;
+    tStep = now;
+    log(`${name}: ${((now - t0) / 1000).toFixed(1)} s`);
+  };
 
   for (const line of reapStaleRuns()) log(line);
   const dir = mkdtempSync(join(tmpdir(), 'mlbe2e-'));
@@ -393,7 +560,10 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
   const teardownTimes: Record<string, number> = {};
   const teardownSync = (): void => {
     let t = Date.now();
-    const lap = (what: string): void => { teardownTimes[what] = Date.now() - t; t = Date.now(); };
+    const lap = (what: string): void => {
+      teardownTimes[what] = Date.now() - t;
+      t = Date.now();
+    };
     for (const n of nodeState) n.killAllSync();
     for (const p of cpProcs) if (p.proc.pid && alive(p.proc.pid)) killPid(p.proc.pid);
     for (const n of nodeState) n.killHolderSync();
@@ -413,7 +583,11 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
       for (let attempt = 0; attempt < 50; attempt++) {
         let left = 0;
         for (const d of dirsDeepestFirst(root)) {
-          try { rmdirSync(d); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'ENOENT') left++; }
+          try {
+            rmdirSync(d);
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code !== 'ENOENT') left++;
+          }
         }
         if (left === 0) break;
         // tasks leave a cgroup a moment after they die
@@ -425,8 +599,7 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
   const entry: Teardown = { sync: teardownSync };
   live.add(entry);
 
-  const execIn = (netns: string, cmd: string, args: string[], o?: ExecOptions): Promise<ExecResult> =>
-    run('nsenter', [`--net=/run/netns/${netns}`, '--', cmd, ...args], o);
+  const execIn = (netns: string, cmd: string, args: string[], o?: ExecOptions): Promise<ExecResult> => run('nsenter', [`--net=/run/netns/${netns}`, '--', cmd, ...args], o);
   const kubectl = async (args: string[], o?: ExecOptions): Promise<string> => {
     const r = await execIn(ns.cp, bin('kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], o);
     if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: exit ${r.code}: ${r.stderr.trim()}`);
@@ -439,7 +612,9 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     const proc = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', fd, fd], env: { ...process.env, KUBECONFIG: '' } });
     closeSync(fd);
     proc.unref();
-    proc.on('error', () => { /* seen as an exit */ });
+    proc.on('error', () => {
+      /* seen as an exit */
+    });
     log(`started ${name} (pid ${proc.pid})`);
     return proc;
   };
@@ -449,17 +624,21 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     for (;;) {
       const d = check();
       if (d) throw new Error(`${what}: ${d}`);
-      try { if (await probe()) return; } catch (e) { last = (e as Error).message; }
+      try {
+        if (await probe()) return;
+      } catch (e) {
+        last = (e as Error).message;
+      }
       if (Date.now() > deadline) throw new Error(`${what}: timed out${last ? ` (last error: ${last.slice(0, 500)})` : ''}`);
       await sleep(250);
     }
   };
 
-  const logFiles = (): string[] => [
-    ...['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((n) => join(dir, `${n}.log`)),
-    ...nodeState.flatMap((n) => [n.containerdLog, n.kubeletLog]),
-  ];
-  const logTail = (lines = 40): string => logFiles().map((f) => `--- ${f} ---\n${tail(f, lines)}`).join('\n');
+  const logFiles = (): string[] => [...['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((n) => join(dir, `${n}.log`)), ...nodeState.flatMap((n) => [n.containerdLog, n.kubeletLog])];
+  const logTail = (lines = 40): string =>
+    logFiles()
+      .map((f) => `--- ${f} ---\n${tail(f, lines)}`)
+      .join('\n');
 
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -478,7 +657,11 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     const tCp = Date.now();
     teardownSync();
     live.delete(entry);
-    log(`stopped: nodes ${tNodes - t} ms, control plane ${tCp - tNodes} ms, then ${Object.entries(teardownTimes).map(([k, v]) => `${k} ${v} ms`).join(', ')}`);
+    log(
+      `stopped: nodes ${tNodes - t} ms, control plane ${tCp - tNodes} ms, then ${Object.entries(teardownTimes)
+        .map(([k, v]) => `${k} ${v} ms`)
+        .join(', ')}`,
+    );
   };
 
   try {
@@ -517,50 +700,86 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
 
     // --- nodes' mount namespaces and containerd, then the image imports (they overlap the control plane's start)
     for (const d of PRIVATE_TMPFS) {
-      if (!existsSync(d)) { mkdirSync(d, { recursive: true }); hostDirsMade.push(d); }
+      if (!existsSync(d)) {
+        mkdirSync(d, { recursive: true });
+        hostDirsMade.push(d);
+      }
     }
     // for reapStaleRuns, should this process die without its exit hook
     writeFileSync(join(dir, 'host-dirs'), hostDirsMade.join('\n'));
     const mounts = cgroupMounts();
     for (let i = 0; i < nNodes; i++) {
       const node = new NodeInternal({
-        index: i + 1, name: nodeNames[i]!, ip: nodeIps[i]!, netns: nodeNetns[i]!, dir: join(dir, `n${i + 1}`),
-        cgroupRoot: `/${prefix}-n${i + 1}`, cgroupMounts: mounts, server, pki, bin, startDaemon, log,
+        index: i + 1,
+        name: nodeNames[i]!,
+        ip: nodeIps[i]!,
+        netns: nodeNetns[i]!,
+        dir: join(dir, `n${i + 1}`),
+        cgroupRoot: `/${prefix}-n${i + 1}`,
+        cgroupMounts: mounts,
+        server,
+        pki,
+        bin,
+        startDaemon,
+        log,
       });
       nodeState.push(node);
       cgroupDirsMade.push(...node.makeCgroupRoot());
       await node.startHolder();
       node.startContainerd();
     }
-    for (const n of nodeState) await waitUntil(`containerd on ${n.name}`, async () => existsSync(n.sock), () => n.diedContainerd());
+    for (const n of nodeState)
+      await waitUntil(
+        `containerd on ${n.name}`,
+        async () => existsSync(n.sock),
+        () => n.diedContainerd(),
+      );
     step('containerd');
     const images = [PAUSE_ARCHIVE, ...(opts.images ?? [])];
     const imports = Promise.all(nodeState.map((n) => n.importImages(images)));
 
     // --- control plane in the cp namespace
     const cpIn = (b: string): string[] => ['nsenter', `--net=/run/netns/${ns.cp}`, '--', bin(b)];
-    const etcd = startDaemon('etcd', join(dir, 'etcd.log'), [...cpIn('etcd'),
-      '--name=e2e', `--data-dir=${join(dir, 'etcd-data')}`,
-      '--listen-client-urls=http://127.0.0.1:2379', '--advertise-client-urls=http://127.0.0.1:2379',
-      '--listen-peer-urls=http://127.0.0.1:2380', '--initial-advertise-peer-urls=http://127.0.0.1:2380',
-      '--initial-cluster=e2e=http://127.0.0.1:2380', '--initial-cluster-state=new', '--unsafe-no-fsync', '--log-level=warn']);
+    const etcd = startDaemon('etcd', join(dir, 'etcd.log'), [
+      ...cpIn('etcd'),
+      '--name=e2e',
+      `--data-dir=${join(dir, 'etcd-data')}`,
+      '--listen-client-urls=http://127.0.0.1:2379',
+      '--advertise-client-urls=http://127.0.0.1:2379',
+      '--listen-peer-urls=http://127.0.0.1:2380',
+      '--initial-advertise-peer-urls=http://127.0.0.1:2380',
+      '--initial-cluster=e2e=http://127.0.0.1:2380',
+      '--initial-cluster-state=new',
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ]);
     cpProcs.push({ name: 'etcd', proc: etcd });
-    const api = startDaemon('kube-apiserver', join(dir, 'kube-apiserver.log'), [...cpIn('kube-apiserver'),
+    const api = startDaemon('kube-apiserver', join(dir, 'kube-apiserver.log'), [
+      ...cpIn('kube-apiserver'),
       '--etcd-servers=http://127.0.0.1:2379',
-      '--bind-address=0.0.0.0', '--secure-port=443', `--advertise-address=${CP_IP}`,
+      '--bind-address=0.0.0.0',
+      '--secure-port=443',
+      `--advertise-address=${CP_IP}`,
       `--cert-dir=${join(dir, 'apiserver-certs')}`,
-      `--tls-cert-file=${join(pki, 'apiserver.crt')}`, `--tls-private-key-file=${join(pki, 'apiserver.key')}`,
+      `--tls-cert-file=${join(pki, 'apiserver.crt')}`,
+      `--tls-private-key-file=${join(pki, 'apiserver.key')}`,
       `--client-ca-file=${join(pki, 'ca.crt')}`,
-      `--kubelet-client-certificate=${join(pki, 'admin.crt')}`, `--kubelet-client-key=${join(pki, 'admin.key')}`,
+      `--kubelet-client-certificate=${join(pki, 'admin.crt')}`,
+      `--kubelet-client-key=${join(pki, 'admin.key')}`,
       `--service-account-issuer=${server}`,
-      `--service-account-key-file=${join(pki, 'sa.pub')}`, `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
-      '--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction',
+      `--service-account-key-file=${join(pki, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
+      '--authorization-mode=Node,RBAC',
+      '--enable-admission-plugins=NodeRestriction',
       '--service-cluster-ip-range=10.96.0.0/16',
       // no kube-proxy: webhooks and aggregated APIs are called on their endpoints, not the ClusterIP
       '--enable-aggregator-routing=true',
       // kubectl logs/exec: the nodes' names resolve nowhere (no DNS), their InternalIP does
       '--kubelet-preferred-address-types=InternalIP',
-      '--allow-privileged=true', '--profiling=false', '--v=1']);
+      '--allow-privileged=true',
+      '--profiling=false',
+      '--v=1',
+    ]);
     cpProcs.push({ name: 'kube-apiserver', proc: api });
     const cpDied = (): string | null => {
       const d = cpProcs.find((p) => died(p.proc));
@@ -569,35 +788,68 @@ export async function startNodeCluster(opts: NodeClusterOptions = {}): Promise<N
     await waitUntil('kube-apiserver ready', async () => (await kubectl(['get', '--raw', '/readyz'], { timeoutMs: 10_000 })).trim() === 'ok', cpDied);
     step('apiserver');
     const ctlArgs = [`--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`, '--leader-elect=false', '--v=1'];
-    cpProcs.push({ name: 'kube-controller-manager', proc: startDaemon('kube-controller-manager', join(dir, 'kube-controller-manager.log'), [...cpIn('kube-controller-manager'), ...ctlArgs,
-      `--root-ca-file=${join(pki, 'ca.crt')}`, `--service-account-private-key-file=${join(pki, 'sa.key')}`,
-      '--use-service-account-credentials=true', '--bind-address=127.0.0.1', `--cert-dir=${join(dir, 'kcm-certs')}`]) });
-    cpProcs.push({ name: 'kube-scheduler', proc: startDaemon('kube-scheduler', join(dir, 'kube-scheduler.log'), [...cpIn('kube-scheduler'), ...ctlArgs,
-      '--bind-address=127.0.0.1', `--cert-dir=${join(dir, 'scheduler-certs')}`]) });
+    cpProcs.push({
+      name: 'kube-controller-manager',
+      proc: startDaemon('kube-controller-manager', join(dir, 'kube-controller-manager.log'), [
+        ...cpIn('kube-controller-manager'),
+        ...ctlArgs,
+        `--root-ca-file=${join(pki, 'ca.crt')}`,
+        `--service-account-private-key-file=${join(pki, 'sa.key')}`,
+        '--use-service-account-credentials=true',
+        '--bind-address=127.0.0.1',
+        `--cert-dir=${join(dir, 'kcm-certs')}`,
+      ]),
+    });
+    cpProcs.push({
+      name: 'kube-scheduler',
+      proc: startDaemon('kube-scheduler', join(dir, 'kube-scheduler.log'), [...cpIn('kube-scheduler'), ...ctlArgs, '--bind-address=127.0.0.1', `--cert-dir=${join(dir, 'scheduler-certs')}`]),
+    });
 
     await imports;
     step('images');
     for (const n of nodeState) n.startKubelet();
     const nodesDied = (): string | null => cpDied() ?? nodeState.map((n) => n.diedContainerd() ?? n.diedKubelet()).find((d) => d) ?? null;
-    await waitUntil('nodes Ready', async () => {
-      const list = await kubectlJson<{ items: any[] }>(['get', 'nodes'], { timeoutMs: 10_000 });
-      const ready = new Set(list.items.filter((n) => n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')).map((n) => n.metadata.name));
-      return nodeNames.every((n) => ready.has(n));
-    }, nodesDied);
+    await waitUntil(
+      'nodes Ready',
+      async () => {
+        const list = await kubectlJson<{ items: any[] }>(['get', 'nodes'], { timeoutMs: 10_000 });
+        const ready = new Set(list.items.filter((n) => n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')).map((n) => n.metadata.name));
+        return nodeNames.every((n) => ready.has(n));
+      },
+      nodesDied,
+    );
     // the default ServiceAccount, which pods need, comes from the controller-manager
-    await waitUntil('default ServiceAccount', async () => { await kubectl(['get', 'serviceaccount', 'default', '-n', 'default'], { timeoutMs: 10_000 }); return true; }, nodesDied);
+    await waitUntil(
+      'default ServiceAccount',
+      async () => {
+        await kubectl(['get', 'serviceaccount', 'default', '-n', 'default'], { timeoutMs: 10_000 });
+        return true;
+      },
+      nodesDied,
+    );
     step('nodes Ready');
     timings.total = Date.now() - t0;
 
     return {
-      dir, kubeconfig, server, nodes: nodeState, netns: ns, client: { iface: 'eth0', ip: CLIENT_IP }, timings,
-      exec: execIn, kubectl, kubectlJson: kubectlJson as NodeCluster['kubectlJson'],
+      dir,
+      kubeconfig,
+      server,
+      nodes: nodeState,
+      netns: ns,
+      client: { iface: 'eth0', ip: CLIENT_IP },
+      timings,
+      exec: execIn,
+      kubectl,
+      kubectlJson: kubectlJson as NodeCluster['kubectlJson'],
       metallbTs: (args, o) => execIn(ns.cp, join(REPO_ROOT, 'bin/metallb-ts'), args, { ...o, env: { ...o?.env, KUBECONFIG: kubeconfig } }),
-      logTail, stop,
+      logTail,
+      stop,
     };
   } catch (e) {
     const logs = logTail(30);
-    await stop().catch(() => { teardownSync(); });
+    await stop().catch(() => {
+      teardownSync();
+    });
     throw new Error(`real-node cluster failed to start: ${(e as Error).message}\n${logs}`, { cause: e });
   }
 }
@@ -660,7 +912,12 @@ class NodeInternal implements RealNode {
     const made: string[] = [];
     for (const m of this.o.cgroupMounts) {
       const d = join(m, this.cgroupRoot);
-      try { mkdirSync(d); made.push(d); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
+      try {
+        mkdirSync(d);
+        made.push(d);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
       for (const f of ['cpuset.cpus', 'cpuset.mems']) {
         if (existsSync(join(d, f)) && readFileSync(join(d, f), 'utf8').trim() === '') writeFileSync(join(d, f), readFileSync(join(m, f), 'utf8'));
       }
@@ -682,13 +939,16 @@ class NodeInternal implements RealNode {
       lines.push(`mount --bind ${f} ${host}`);
     }
     lines.push('echo ready', 'exec sleep infinity');
-    const p = spawn('nsenter', [`--net=/run/netns/${this.netns}`, '--', 'unshare', '--mount', '--propagation', 'slave', '--', 'sh', '-c', lines.join('\n')],
-      { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn('nsenter', [`--net=/run/netns/${this.netns}`, '--', 'unshare', '--mount', '--propagation', 'slave', '--', 'sh', '-c', lines.join('\n')], { stdio: ['ignore', 'pipe', 'pipe'] });
     p.unref();
     this.holder = p;
     let out = '';
-    p.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    p.stderr!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    p.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    p.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
     const t0 = Date.now();
     while (!out.includes('ready')) {
       if (p.exitCode !== null || Date.now() - t0 > 15_000) throw new Error(`mount namespace of ${this.name}: ${out.trim() || 'no answer'}`);
@@ -708,15 +968,31 @@ class NodeInternal implements RealNode {
     const d = this.o.dir;
     const cni = join(d, 'cni');
     mkdirSync(cni, { recursive: true });
-    writeFileSync(join(cni, '10-e2e.conflist'), JSON.stringify({
-      cniVersion: '0.4.0', name: 'e2e',
-      plugins: [{
-        type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: false, hairpinMode: true,
-        ipam: { type: 'host-local', ranges: [[{ subnet: this.podCidr }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: join(d, 'cni-ipam') },
-      }],
-    }, null, 2));
+    writeFileSync(
+      join(cni, '10-e2e.conflist'),
+      JSON.stringify(
+        {
+          cniVersion: '0.4.0',
+          name: 'e2e',
+          plugins: [
+            {
+              type: 'bridge',
+              bridge: 'cni0',
+              isGateway: true,
+              ipMasq: false,
+              hairpinMode: true,
+              ipam: { type: 'host-local', ranges: [[{ subnet: this.podCidr }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: join(d, 'cni-ipam') },
+            },
+          ],
+        },
+        null,
+        2,
+      ),
+    );
     const q = JSON.stringify;
-    writeFileSync(join(d, 'containerd.toml'), `version = 2
+    writeFileSync(
+      join(d, 'containerd.toml'),
+      `version = 2
 root = ${q(join(d, 'containerd'))}
 state = "/run/containerd"
 disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
@@ -740,7 +1016,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = ${q(cni)}
-`);
+`,
+    );
     this.containerd = this.o.startDaemon(`containerd (${this.name})`, this.containerdLog, [...this.enter(), 'containerd', '--config', join(d, 'containerd.toml')]);
   }
 
@@ -757,38 +1034,52 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     const pki = this.o.pki;
     writeFileSync(join(d, 'kubelet.kubeconfig'), kubeconfigYaml(this.o.server, pki, `system:node:${this.name}`, `node-${this.o.index}`), { mode: 0o600 });
     writeFileSync(join(d, 'resolv.conf'), 'nameserver 127.0.0.1\n');
-    writeFileSync(join(d, 'kubelet.yaml'), JSON.stringify({
-      apiVersion: 'kubelet.config.k8s.io/v1beta1',
-      kind: 'KubeletConfiguration',
-      authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: join(pki, 'ca.crt') } },
-      authorization: { mode: 'Webhook' },
-      tlsCertFile: join(pki, `kubelet-${this.o.index}.crt`),
-      tlsPrivateKeyFile: join(pki, `kubelet-${this.o.index}.key`),
-      containerRuntimeEndpoint: `unix://${this.sock}`,
-      // cgroup v1 (this machine's hybrid layout), containerd 1.6 without the CRI RuntimeConfig call
-      failCgroupV1: false,
-      cgroupDriver: 'cgroupfs',
-      cgroupRoot: this.cgroupRoot,
-      // no CAP_SYS_RESOURCE in this sandbox: ask for no negative oom_score_adj
-      oomScoreAdj: 0,
-      failSwapOn: false,
-      // paths kubelet would otherwise create on the host
-      podLogsDir: this.podLogsDir,
-      volumePluginDir: join(d, 'volume-plugins'),
-      resolvConf: join(d, 'resolv.conf'),
-      // a shared test machine: never garbage-collect the imported images, never evict for its disk
-      imageGCHighThresholdPercent: 100,
-      imageGCLowThresholdPercent: 99,
-      evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
-      readOnlyPort: 0,
-      healthzBindAddress: '127.0.0.1',
-      clusterDomain: 'cluster.local',
-      serializeImagePulls: false,
-      registerNode: true,
-    }, null, 2));
-    this.kubelet = this.o.startDaemon(`kubelet (${this.name})`, this.kubeletLog, [...this.enter(), this.o.bin('kubelet'),
-      `--config=${join(d, 'kubelet.yaml')}`, `--kubeconfig=${join(d, 'kubelet.kubeconfig')}`,
-      `--hostname-override=${this.name}`, `--node-ip=${this.ip}`, '--root-dir=/var/lib/kubelet', '--v=1']);
+    writeFileSync(
+      join(d, 'kubelet.yaml'),
+      JSON.stringify(
+        {
+          apiVersion: 'kubelet.config.k8s.io/v1beta1',
+          kind: 'KubeletConfiguration',
+          authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: join(pki, 'ca.crt') } },
+          authorization: { mode: 'Webhook' },
+          tlsCertFile: join(pki, `kubelet-${this.o.index}.crt`),
+          tlsPrivateKeyFile: join(pki, `kubelet-${this.o.index}.key`),
+          containerRuntimeEndpoint: `unix://${this.sock}`,
+          // cgroup v1 (this machine's hybrid layout), containerd 1.6 without the CRI RuntimeConfig call
+          failCgroupV1: false,
+          cgroupDriver: 'cgroupfs',
+          cgroupRoot: this.cgroupRoot,
+          // no CAP_SYS_RESOURCE in this sandbox: ask for no negative oom_score_adj
+          oomScoreAdj: 0,
+          failSwapOn: false,
+          // paths kubelet would otherwise create on the host
+          podLogsDir: this.podLogsDir,
+          volumePluginDir: join(d, 'volume-plugins'),
+          resolvConf: join(d, 'resolv.conf'),
+          // a shared test machine: never garbage-collect the imported images, never evict for its disk
+          imageGCHighThresholdPercent: 100,
+          imageGCLowThresholdPercent: 99,
+          evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
+          readOnlyPort: 0,
+          healthzBindAddress: '127.0.0.1',
+          clusterDomain: 'cluster.local',
+          serializeImagePulls: false,
+          registerNode: true,
+        },
+        null,
+        2,
+      ),
+    );
+    this.kubelet = this.o.startDaemon(`kubelet (${this.name})`, this.kubeletLog, [
+      ...this.enter(),
+      this.o.bin('kubelet'),
+      `--config=${join(d, 'kubelet.yaml')}`,
+      `--kubeconfig=${join(d, 'kubelet.kubeconfig')}`,
+      `--hostname-override=${this.name}`,
+      `--node-ip=${this.ip}`,
+      '--root-dir=/var/lib/kubelet',
+      '--v=1',
+    ]);
   }
 
   diedContainerd(): string | null {
@@ -807,7 +1098,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       for (const d of dirsDeepestFirst(join(m, this.cgroupRoot))) {
         try {
           for (const l of readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n')) if (l) pids.add(Number(l));
-        } catch { /* gone */ }
+        } catch {
+          /* gone */
+        }
       }
     }
     return [...pids];
@@ -872,17 +1165,30 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 export function hostSysctls(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const s of KUBELET_SYSCTLS) {
-    try { out[s] = readFileSync(`/proc/sys/${s}`, 'utf8').trim(); } catch { /* absent */ }
+    try {
+      out[s] = readFileSync(`/proc/sys/${s}`, 'utf8').trim();
+    } catch {
+      /* absent */
+    }
   }
   return out;
 }
 
 /** For the host checks: the host's mount points (this process's mount namespace). */
 export function hostMountPoints(): string[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')[4]!).sort();
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(' ')[4]!)
+    .sort();
 }
 
 /** For the host checks: whether a path still exists (a cgroup, a directory this harness made). */
 export function pathExists(p: string): boolean {
-  try { statSync(p); return true; } catch { return false; }
+  try {
+    statSync(p);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -73,7 +73,9 @@ export async function createL2Service(c: NodeCluster, o: { namespace: string; na
     { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: o.pool, namespace: METALLB_NS }, spec: { addresses: [o.addresses] } },
     { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: o.pool, namespace: METALLB_NS }, spec: { ipAddressPools: [o.pool] } },
     {
-      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: o.name, namespace: o.namespace },
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: o.name, namespace: o.namespace },
       spec: {
         selector: { matchLabels: { app: o.name } },
         template: {
@@ -83,7 +85,9 @@ export async function createL2Service(c: NodeCluster, o: { namespace: string; na
       },
     },
     {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: o.name, namespace: o.namespace },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: o.name, namespace: o.namespace },
       spec: { type: 'LoadBalancer', selector: { app: o.name }, ports: [{ port: 80, targetPort: 8080 }] },
     },
   ];
@@ -103,7 +107,9 @@ export async function untilValue<T>(what: string, ms: number, probe: () => Promi
     try {
       const v = await probe();
       if (v !== undefined) return v;
-    } catch (e) { last = (e as Error).message; }
+    } catch (e) {
+      last = (e as Error).message;
+    }
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${last.slice(0, 600)})` : ''}`);
     await sleep(everyMs);
   }
@@ -166,18 +172,35 @@ export class NeighbourWatch {
       const hit = this.events.find((e) => e.ip === ip && e.mac === mac && e.t >= since);
       if (hit) return hit.t;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`the client's neighbour entry for ${ip} never showed ${mac}; seen: ${this.events.filter((e) => e.ip === ip).map((e) => `${e.t - since} ms ${e.mac}`).join(', ') || 'nothing'}`);
-      await new Promise<void>((res) => { const t = setTimeout(res, Math.min(left, 500)); this.waiters.push(() => { clearTimeout(t); res(); }); });
+      if (left <= 0)
+        throw new Error(
+          `the client's neighbour entry for ${ip} never showed ${mac}; seen: ${
+            this.events
+              .filter((e) => e.ip === ip)
+              .map((e) => `${e.t - since} ms ${e.mac}`)
+              .join(', ') || 'nothing'
+          }`,
+        );
+      await new Promise<void>((res) => {
+        const t = setTimeout(res, Math.min(left, 500));
+        this.waiters.push(() => {
+          clearTimeout(t);
+          res();
+        });
+      });
     }
   }
 
-  stop(): void { this.proc.kill(); }
+  stop(): void {
+    this.proc.kill();
+  }
 }
 
 /** The ServiceL2Status objects of a Service: the nodes they name (sorted). */
 export async function l2StatusNodes(c: NodeCluster, namespace: string, name: string): Promise<string[]> {
-  const list = await c.kubectlJson<{ items: any[] }>(['-n', METALLB_NS, 'get', 'servicel2statuses.metallb.io',
-    '-l', `metallb.io/service-name=${name},metallb.io/service-namespace=${namespace}`], { timeoutMs: 15_000 });
+  const list = await c.kubectlJson<{ items: any[] }>(['-n', METALLB_NS, 'get', 'servicel2statuses.metallb.io', '-l', `metallb.io/service-name=${name},metallb.io/service-namespace=${namespace}`], {
+    timeoutMs: 15_000,
+  });
   return list.items.map((s) => (s.status?.node ?? s.metadata?.labels?.['metallb.io/node'] ?? '?') as string).sort();
 }
 
@@ -195,9 +218,15 @@ export interface Explained {
 export async function explain(c: NodeCluster, namespace: string, name: string): Promise<Explained> {
   const r = await c.metallbTs(['explain', `svc/${name}`, '-n', namespace, '-o', 'json'], { timeoutMs: 60_000 });
   let raw: any;
-  try { raw = JSON.parse(r.stdout); } catch { throw new Error(`explain exit ${r.code}: ${r.stderr.trim() || r.stdout.slice(0, 500)}`); }
+  try {
+    raw = JSON.parse(r.stdout);
+  } catch {
+    throw new Error(`explain exit ${r.code}: ${r.stderr.trim() || r.stdout.slice(0, 500)}`);
+  }
   return {
-    code: r.code, ms: r.ms, raw,
+    code: r.code,
+    ms: r.ms,
+    raw,
     announcer: raw.announcer ?? null,
     l2Status: ((raw.l2Status ?? []) as { node: string }[]).map((s) => s.node).sort(),
     speakers: raw.speakers,
@@ -227,15 +256,23 @@ export function nodeByMac(c: NodeCluster, mac: string): RealNode | undefined {
 
 /** Whether every side names `node` alone: explain's announcer, its view of the statuses, the objects, the ARP answers. */
 export function agreesOn(o: Observation, node: string): boolean {
-  return o.explain.code === 0 && o.explain.announcer === node && o.explain.l2Status.join() === node && o.statuses.join() === node && o.arping.join() === node
-    && !o.explain.findings.some((f) => f.id === 'l2status-disagrees');
+  return (
+    o.explain.code === 0
+    && o.explain.announcer === node
+    && o.explain.l2Status.join() === node
+    && o.statuses.join() === node
+    && o.arping.join() === node
+    && !o.explain.findings.some((f) => f.id === 'l2status-disagrees')
+  );
 }
 
 export function describeObservation(o: Observation): string {
-  return `explain (exit ${o.explain.code}, ${o.explain.ms} ms, speakers ${o.explain.speakers?.source}${o.explain.speakers?.nodes ? ` [${o.explain.speakers.nodes.join(', ')}]` : ''}): ` +
-    `announcer ${o.explain.announcer ?? 'none'}, ServiceL2Status as explain read them [${o.explain.l2Status.join(', ')}]` +
-    `${o.explain.findings.length ? `, findings ${o.explain.findings.map((f) => f.id).join(', ')}` : ''}; ` +
-    `ServiceL2Status objects [${o.statuses.join(', ')}]; arping answered by [${o.arping.join(', ')}]`;
+  return (
+    `explain (exit ${o.explain.code}, ${o.explain.ms} ms, speakers ${o.explain.speakers?.source}${o.explain.speakers?.nodes ? ` [${o.explain.speakers.nodes.join(', ')}]` : ''}): `
+    + `announcer ${o.explain.announcer ?? 'none'}, ServiceL2Status as explain read them [${o.explain.l2Status.join(', ')}]`
+    + `${o.explain.findings.length ? `, findings ${o.explain.findings.map((f) => f.id).join(', ')}` : ''}; `
+    + `ServiceL2Status objects [${o.statuses.join(', ')}]; arping answered by [${o.arping.join(', ')}]`
+  );
 }
 
 /**
@@ -266,7 +303,13 @@ export async function speakerPodOn(c: NodeCluster, node: string): Promise<{ name
 }
 
 /** One line a container of `namespace` logged (kubelet's CRI log files, read from disk: also a stopped node's). */
-export interface LogLine { node: string; pod: string; container: string; text: string; json: Record<string, unknown> | null }
+export interface LogLine {
+  node: string;
+  pod: string;
+  container: string;
+  text: string;
+  json: Record<string, unknown> | null;
+}
 
 export function containerLogs(c: NodeCluster, namespace = METALLB_NS): LogLine[] {
   const out: LogLine[] = [];
@@ -276,12 +319,18 @@ export function containerLogs(c: NodeCluster, namespace = METALLB_NS): LogLine[]
       const [ns, pod] = podDir.split('_');
       if (ns !== namespace) continue;
       for (const container of readdirSync(join(n.podLogsDir, podDir))) {
-        for (const f of readdirSync(join(n.podLogsDir, podDir, container)).filter((x) => x.endsWith('.log')).sort()) {
+        for (const f of readdirSync(join(n.podLogsDir, podDir, container))
+          .filter((x) => x.endsWith('.log'))
+          .sort()) {
           for (const l of readFileSync(join(n.podLogsDir, podDir, container, f), 'utf8').split('\n')) {
             const text = /^\S+ (?:stdout|stderr) [FP] (.*)$/.exec(l)?.[1];
             if (text === undefined) continue;
             let json: Record<string, unknown> | null = null;
-            try { json = JSON.parse(text) as Record<string, unknown>; } catch { /* not JSON */ }
+            try {
+              json = JSON.parse(text) as Record<string, unknown>;
+            } catch {
+              /* not JSON */
+            }
             out.push({ node: n.name, pod: pod!, container, text, json });
           }
         }

@@ -28,9 +28,10 @@ export interface SpeakerProc {
  * (test/integration/l2-netns.test.ts does, in namespaces it creates).
  */
 export function spawnSpeaker(kubeconfig: string, node: string, args: string[], env: NodeJS.ProcessEnv = {}): SpeakerProc {
-  const proc = spawn(BIN, ['speaker', '--node-name', node, '--kubeconfig', kubeconfig, '--l2-data-plane', 'log',
-    '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0', ...args],
-  { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '', ...env } });
+  const proc = spawn(BIN, ['speaker', '--node-name', node, '--kubeconfig', kubeconfig, '--l2-data-plane', 'log', '--metrics-bind-address', '127.0.0.1', '--port', '0', '--health-probe-port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, METALLB_NAMESPACE: '', METALLB_NODE_NAME: '', ...env },
+  });
   const s: SpeakerProc = { node, proc, lines: [], stderr: [], exit: new Promise((r) => proc.on('exit', (code) => r(code))) };
   let buf = '';
   proc.stdout!.on('data', (chunk: Buffer) => {
@@ -55,5 +56,15 @@ export function spawnSpeaker(kubeconfig: string, node: string, args: string[], e
 
 /** The last log lines and stderr of each speaker and of the API server, for assertion messages. */
 export function speakerLogs(speakers: readonly SpeakerProc[], cluster: TestCluster | undefined): string {
-  return speakers.map((s) => `--- ${s.node}\n${s.lines.slice(-15).map((l) => JSON.stringify(l)).join('\n')}\n${s.stderr.join('').slice(-800)}`).join('\n') + `\n${cluster?.logTail(20) ?? ''}`;
+  return (
+    speakers
+      .map(
+        (s) =>
+          `--- ${s.node}\n${s.lines
+            .slice(-15)
+            .map((l) => JSON.stringify(l))
+            .join('\n')}\n${s.stderr.join('').slice(-800)}`,
+      )
+      .join('\n') + `\n${cluster?.logTail(20) ?? ''}`
+  );
 }

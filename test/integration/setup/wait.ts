@@ -39,7 +39,11 @@ export function onProcessExit(cleanup: () => void): void {
   exitHooksInstalled = true;
   const runAll = (): void => {
     for (const fn of exitCleanups) {
-      try { fn(); } catch { /* best effort */ }
+      try {
+        fn();
+      } catch {
+        /* best effort */
+      }
     }
   };
   process.on('exit', runAll);
