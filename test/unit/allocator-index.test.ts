@@ -10,6 +10,7 @@ import { OrderedMap, IntervalSet } from '../../src/core/allocator/ordered.ts';
 import { parsePool } from '../../src/core/config/index.ts';
 import { cidrLast, formatIP, to16, type IP } from '../../src/core/ip.ts';
 import type { Pool } from '../../src/core/config/types.ts';
+import { mulberry32 as rng } from '../helpers/rng.ts';
 
 function mkPool(name: string, addresses: string[], avoidBuggyIPs = false): Pool {
   return parsePool({ apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name, namespace: 'm' }, spec: { addresses, avoidBuggyIPs } }, []);
@@ -81,16 +82,6 @@ class Reference {
     this.holders.get(a)!.add(req.key);
     return [formatIP(chosen)];
   }
-}
-
-/** Small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const scenarios: Array<[string, Pool, 'ipv4' | 'ipv6']> = [

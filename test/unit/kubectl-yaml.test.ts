@@ -7,6 +7,7 @@ import { stringify } from 'yaml';
 import { parseKubectlYaml } from '../../src/kube/kubectl-yaml.ts';
 import { parseSnapshotText } from '../../src/kube/snapshot.ts';
 import { originOf } from '../../src/core/kube.ts';
+import { mulberry32 as rng } from '../helpers/rng.ts';
 
 const root = join(import.meta.dirname, '../..');
 
@@ -130,16 +131,6 @@ const TRICKY = [
   '\nleading newline',
   'ends with spaces   \n',
 ];
-
-/** A deterministic pseudo-random generator (mulberry32). */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomValue(r: () => number, depth: number): unknown {
   const k = r();
