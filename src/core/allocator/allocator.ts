@@ -1,6 +1,6 @@
 /**
  * The IP allocator: MetalLB v0.16.1's `internal/allocator` semantics (see
- * test/shared/conformance/allocator/README.md), with an address index so that finding "the first
+ * the conformance cases test/conformance/allocator.ts runs), with an address index so that finding "the first
  * address of a range that passes the sharing check" never walks the range.
  *
  * Index (all addresses as 128-bit `to16` values, so IPv4 and IPv6 share one key space):

@@ -1,6 +1,6 @@
 /**
  * The normalized, implementation-neutral view of a parsed configuration (the `effective` shape of
- * the conformance fixtures, see test/shared/conformance/config/README.md), also fit for
+ * the conformance fixtures, which test/conformance/config.ts compares), also fit for
  * `-o json|yaml` output. Plain JSON values only.
  */
 import { formatCIDR } from '../ip.ts';

@@ -3,7 +3,7 @@
  * SetPools and controller/service.go convergeBalancer / allocateIPs), as a pure function over a
  * ControllerState: a Service goes in; the result, the status and annotations to write, and the
  * events to emit come out. No Kubernetes I/O: the live controller loop applies the outcome.
- * Semantics: test/shared/conformance/controller/README.md.
+ * Semantics: the conformance cases test/conformance/controller.ts runs.
  */
 import type { Pool } from '../config/types.ts';
 import type { LoadBalancerIngress, Service } from '../kube.ts';
