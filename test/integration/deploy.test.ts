@@ -27,6 +27,7 @@ import { DEFAULT_CRD_DIR, installCrds, REPO_ROOT, startTestCluster, type TestClu
 import { sleep, waitFor } from './setup/wait.ts';
 import { SPEAKER_BGP_KINDS } from '../../src/speaker/speaker.ts';
 import { RESOURCES } from '../../src/kube/live.ts';
+import { createMetalLBObject } from './setup/metallb-objects.ts';
 
 const NS = 'metallb-system';
 const DEPLOY = join(REPO_ROOT, 'deploy');
@@ -403,28 +404,8 @@ describe('deploy/ on a real API server', () => {
 
   test('the controller and the speaker do their job with their own tokens', async () => {
     await core.createNode({ body: { metadata: { name: 'node-x', labels: { 'kubernetes.io/hostname': 'node-x' } } } });
-    await custom.createNamespacedCustomObject({
-      ...G,
-      namespace: NS,
-      plural: 'ipaddresspools',
-      body: {
-        apiVersion: 'metallb.io/v1beta1',
-        kind: 'IPAddressPool',
-        metadata: { name: 'lab' },
-        spec: { addresses: ['192.0.2.0/28'] },
-      },
-    });
-    await custom.createNamespacedCustomObject({
-      ...G,
-      namespace: NS,
-      plural: 'l2advertisements',
-      body: {
-        apiVersion: 'metallb.io/v1beta1',
-        kind: 'L2Advertisement',
-        metadata: { name: 'l2' },
-        spec: { ipAddressPools: ['lab'] },
-      },
-    });
+    await createMetalLBObject(custom, 'IPAddressPool', 'lab', { addresses: ['192.0.2.0/28'] });
+    await createMetalLBObject(custom, 'L2Advertisement', 'l2', { ipAddressPools: ['lab'] });
     // BGP through frr-k8s: one peer for node-x only, the pool advertised over BGP too. peerPort is
     // the CRD's default, spelled out: installCrds (client-node's CRD serializer) drops schema defaults.
     await custom.createNamespacedCustomObject({

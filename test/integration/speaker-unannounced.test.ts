@@ -11,9 +11,8 @@ import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, PatchStrategy, setHeaderOp
 import { startTestCluster, type TestCluster } from './setup/cluster.ts';
 import { sleep, waitFor } from './setup/wait.ts';
 import { spawnSpeaker, speakerLogs, type SpeakerProc } from './setup/speaker.ts';
+import { createMetalLBObject } from './setup/metallb-objects.ts';
 
-const NS = 'metallb-system';
-const G = { group: 'metallb.io', version: 'v1beta1' } as const;
 const NODES = ['node-a', 'node-b', 'node-c'];
 const EXCL = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
@@ -48,28 +47,8 @@ describe('metallb-ts speaker: the notAnnounced Warning Event, once per cluster',
       if (n === 'node-c') labels[EXCL] = '';
       await core.createNode({ body: { metadata: { name: n, labels } } });
     }
-    await custom.createNamespacedCustomObject({
-      ...G,
-      namespace: NS,
-      plural: 'ipaddresspools',
-      body: {
-        apiVersion: 'metallb.io/v1beta1',
-        kind: 'IPAddressPool',
-        metadata: { name: 'lab' },
-        spec: { addresses: ['192.0.2.0/24'] },
-      },
-    });
-    await custom.createNamespacedCustomObject({
-      ...G,
-      namespace: NS,
-      plural: 'l2advertisements',
-      body: {
-        apiVersion: 'metallb.io/v1beta1',
-        kind: 'L2Advertisement',
-        metadata: { name: 'l2-node-c' },
-        spec: { ipAddressPools: ['lab'], nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': 'node-c' } }] },
-      },
-    });
+    await createMetalLBObject(custom, 'IPAddressPool', 'lab', { addresses: ['192.0.2.0/24'] });
+    await createMetalLBObject(custom, 'L2Advertisement', 'l2-node-c', { ipAddressPools: ['lab'], nodeSelectors: [{ matchLabels: { 'kubernetes.io/hostname': 'node-c' } }] });
     await core.createNamespacedService({
       namespace: 'default',
       body: {

@@ -26,6 +26,7 @@ import { waitFor } from './setup/wait.ts';
 import { spawnSpeaker, speakerLogs, type SpeakerProc } from './setup/speaker.ts';
 import { electionDigestHex } from '../../src/core/election/index.ts';
 import { runCliAsync } from '../helpers/cli.ts';
+import { createMetalLBObject } from './setup/metallb-objects.ts';
 
 const NS = 'metallb-system';
 const G = { group: 'metallb.io', version: 'v1beta1' } as const;
@@ -115,28 +116,8 @@ describe("explain and members use a running speaker's memberlist view", () => {
     const custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
     const discovery = cluster.kubeConfig.makeApiClient(DiscoveryV1Api);
     for (const n of NODES) await core.createNode({ body: { metadata: { name: n, labels: { 'kubernetes.io/hostname': n } } } });
-    await custom.createNamespacedCustomObject({
-      ...G,
-      namespace: NS,
-      plural: 'ipaddresspools',
-      body: {
-        apiVersion: 'metallb.io/v1beta1',
-        kind: 'IPAddressPool',
-        metadata: { name: 'lab' },
-        spec: { addresses: ['192.0.2.0/24'] },
-      },
-    });
-    await custom.createNamespacedCustomObject({
-      ...G,
-      namespace: NS,
-      plural: 'l2advertisements',
-      body: {
-        apiVersion: 'metallb.io/v1beta1',
-        kind: 'L2Advertisement',
-        metadata: { name: 'l2' },
-        spec: { ipAddressPools: ['lab'] },
-      },
-    });
+    await createMetalLBObject(custom, 'IPAddressPool', 'lab', { addresses: ['192.0.2.0/24'] });
+    await createMetalLBObject(custom, 'L2Advertisement', 'l2', { ipAddressPools: ['lab'] });
     await core.createNamespacedService({
       namespace: 'default',
       body: {

@@ -14,6 +14,7 @@ import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, PatchStrategy, setHeaderOp
 import { REPO_ROOT, startTestCluster, type TestCluster } from './setup/cluster.ts';
 import { sleep, waitFor } from './setup/wait.ts';
 import { spawnSpeaker, speakerLogs, type SpeakerProc } from './setup/speaker.ts';
+import { createMetalLBObject } from './setup/metallb-objects.ts';
 
 const NS = 'metallb-system';
 const G = { group: 'metallb.io', version: 'v1beta1' } as const;
@@ -118,28 +119,8 @@ describe('metallb-ts speaker on 3 simulated nodes', () => {
     for (const n of NODES) {
       await core.createNode({ body: { metadata: { name: n, labels: { 'kubernetes.io/hostname': n, 'kubernetes.io/os': 'linux' } } } });
     }
-    await custom.createNamespacedCustomObject({
-      ...G,
-      namespace: NS,
-      plural: 'ipaddresspools',
-      body: {
-        apiVersion: 'metallb.io/v1beta1',
-        kind: 'IPAddressPool',
-        metadata: { name: 'lab' },
-        spec: { addresses: ['192.0.2.0/24'] },
-      },
-    });
-    await custom.createNamespacedCustomObject({
-      ...G,
-      namespace: NS,
-      plural: 'l2advertisements',
-      body: {
-        apiVersion: 'metallb.io/v1beta1',
-        kind: 'L2Advertisement',
-        metadata: { name: 'l2' },
-        spec: { ipAddressPools: ['lab'] },
-      },
-    });
+    await createMetalLBObject(custom, 'IPAddressPool', 'lab', { addresses: ['192.0.2.0/24'] });
+    await createMetalLBObject(custom, 'L2Advertisement', 'l2', { ipAddressPools: ['lab'] });
     await createService('web-a', '192.0.2.10', 'Cluster', NODES);
     await createService('web-b', '192.0.2.11', 'Cluster', NODES);
     await createService('web-local', '192.0.2.12', 'Local', NODES);
