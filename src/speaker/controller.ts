@@ -17,13 +17,14 @@ import { communityLimitError, routesFor, type BGPRoute } from '../core/bgp/route
 import type { L2Announcer } from './announcer.ts';
 import type { LogFields, Logger } from '../runtime/log.ts';
 import type { SpeakerMetrics } from './metrics.ts';
+import { nodeAssignedMessage, type AnnounceProtocol, type SpeakerEventReason } from '../core/speaker/events.ts';
 
 /** MetalLB's protocol names (`config.Proto`), in the order MetalLB handles them. */
-export type Protocol = 'bgp' | 'layer2';
+export type Protocol = AnnounceProtocol;
 export const PROTOCOLS: readonly Protocol[] = ['bgp', 'layer2'];
 
 /** Asks for a Kubernetes Event on a Service (MetalLB `client.Infof` / `Errorf`). */
-export type EventSink = (service: Service, type: 'Normal' | 'Warning', reason: string, message: string) => void;
+export type EventSink = (service: Service, type: 'Normal' | 'Warning', reason: SpeakerEventReason, message: string) => void;
 
 /** What the controller needs from outside. */
 export interface ControllerPorts {
@@ -271,7 +272,7 @@ export class SpeakerController {
     log.info({ event: 'serviceAnnounced', protocol, msg: 'service has IP, announcing' });
     // MetalLB emits this on every sync and client-go folds repeats into one Event's count; we
     // emit it when this node starts announcing the service (or its IPs) with the protocol.
-    if (fresh) this.p.event(service, 'Normal', 'nodeAssigned', `announcing from node "${this.p.node}" with protocol "${protocol}"`);
+    if (fresh) this.p.event(service, 'Normal', 'nodeAssigned', nodeAssignedMessage(this.p.node, protocol));
   }
 
   private deleteBalancer(log: Logger, key: string, reason: string): void {

@@ -20,9 +20,10 @@ import { reportingSpeaker, unannouncedService, type Unannounced } from '../core/
 import type { EventSink, SyncContext } from './controller.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Gauge } from 'prom-client';
+import type { SpeakerEventReason } from '../core/speaker/events.ts';
 
 /** The Event reason of the report. */
-export const UNANNOUNCED_REASON = 'notAnnounced';
+export const UNANNOUNCED_REASON = 'notAnnounced' satisfies SpeakerEventReason;
 
 /** What the reporter needs. */
 export interface UnannouncedOptions {

@@ -13,7 +13,7 @@ import { allocRequest, backendKey, ipFamilyPolicy, requestedPool, serviceFamily,
 import { cidrContains, parseIP } from '../ip.ts';
 import type { KubeObject, Service } from '../kube.ts';
 import { objectRef } from '../kube.ts';
-import type { Severity } from './types.ts';
+import type { FindingId, Severity } from './types.ts';
 
 /** What diagnoseAllocation reads. */
 export interface AllocationDiagnosisInput {
@@ -35,7 +35,7 @@ export interface AllocationDiagnosisInput {
 
 /** One finding about the allocation (the shape of types.ts's Finding). */
 export interface AllocationFinding {
-  readonly id: string;
+  readonly id: FindingId;
   readonly severity: Severity;
   readonly message: string;
   readonly fix: string;

@@ -31,10 +31,11 @@ import { objectRef } from '../kube.ts';
 import { compareStrings, parseSelector, type Selector } from '../labels.ts';
 import { neighborFamily, peerAddressOf } from './bgp.ts';
 import type { SpeakerConfigs } from './speakers.ts';
+import type { FindingId } from './types.ts';
 
 /** One trap: the object to fix, what is wrong and the fix; `pools` it affects (for explain). */
 export interface BGPTrap {
-  readonly id: string;
+  readonly id: FindingId;
   /** objectRef of the object to fix. */
   readonly object: string;
   readonly message: string;

@@ -30,6 +30,7 @@ import { LAN_CONFIG, WAN_CONFIG, parseMemberlistConfigFile, type MemberlistConfi
 import { GRATUITOUS_INTERVAL_MS, GRATUITOUS_WINDOW_MS } from '../arp/schedule.ts';
 import { isSpeakerPod } from '../election/speakers.ts';
 import type { ClusterState, Pod } from '../kube.ts';
+import type { FindingId } from './types.ts';
 
 /** MetalLB's fixed path of the memberlist config file (a ConfigMap mount). */
 export const MEMBERLIST_CONFIG_PATH = '/etc/metallb/memberlist/config.json';
@@ -313,7 +314,7 @@ export function failoverBudget(input: { readonly announcer: string; readonly nex
  * Finding `no-failover` (warning) when the budget says a dead announcer is never replaced
  * (memberlist disabled, or ProbeInterval 0): the Service goes dark with its node.
  */
-export function failoverFindings(b: FailoverBudget | null): Array<{ id: string; severity: 'warning'; message: string; fix: string }> {
+export function failoverFindings(b: FailoverBudget | null): Array<{ id: FindingId; severity: 'warning'; message: string; fix: string }> {
   if (!b || b.total !== null) return [];
   return [
     {

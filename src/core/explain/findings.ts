@@ -21,6 +21,7 @@ import { ignoredInputFindings, withoutPoolAdvice } from './inputs.ts';
 import { handManagedEndpoints } from './hand-endpoints.ts';
 import { hazardFindings } from './hazards.ts';
 import { rejectedEverywhere, type SpeakerConfigs } from './speakers.ts';
+import { parseNodeAssigned, type SpeakerEventReason } from '../speaker/events.ts';
 
 /** What findingsFor reads: the explanation's parts plus the snapshot. */
 export interface FindingsInput {
@@ -371,8 +372,11 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
   nodeAssignedEventFindings(f, out);
 }
 
-/** `announcing from node "X" with protocol "layer2"`: the message of the speaker's nodeAssigned event. */
-const NODE_ASSIGNED = /^announcing from node "([^"]*)" with protocol "layer2"/;
+/** The node a Layer 2 nodeAssigned message names, or null (see parseNodeAssigned). */
+function l2NodeAssigned(message: string | undefined): string | null {
+  const m = parseNodeAssigned(message ?? '');
+  return m?.protocol === 'layer2' ? m.node : null;
+}
 
 /**
  * The Service's newest `nodeAssigned` event (the speaker emits it on every L2 announce; events
@@ -384,16 +388,16 @@ function nodeAssignedEventFindings(f: FindingsInput, out: Finding[]): void {
   const when = (e: (typeof f.state.events)[number]): number => Date.parse(String(e.lastTimestamp ?? e['eventTime'] ?? e.metadata?.creationTimestamp ?? '')) || 0;
   const events = f.state.events.filter(
     (e) =>
-      e.reason === 'nodeAssigned'
+      e.reason === ('nodeAssigned' satisfies SpeakerEventReason)
       && e.involvedObject?.kind === 'Service'
       && e.involvedObject.namespace === ns
       && e.involvedObject.name === name
       && !(uid && e.involvedObject.uid && e.involvedObject.uid !== uid)
-      && NODE_ASSIGNED.test(e.message ?? ''),
+      && l2NodeAssigned(e.message) !== null,
   );
   if (events.length === 0) return;
   const latest = events.reduce((a, b) => (when(b) >= when(a) ? b : a));
-  const node = NODE_ASSIGNED.exec(latest.message ?? '')![1]!;
+  const node = l2NodeAssigned(latest.message)!;
   if (node === f.announcer) return;
   const at = latest.lastTimestamp ?? latest['eventTime'] ?? latest.metadata?.creationTimestamp;
   out.push({

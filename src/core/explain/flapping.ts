@@ -18,9 +18,11 @@
  */
 import { isSpeakerPod } from '../election/speakers.ts';
 import type { ClusterState, Service } from '../kube.ts';
+import { parseNodeAssigned, type SpeakerEventReason } from '../speaker/events.ts';
+import type { FindingId } from './types.ts';
 
-/** The speaker's nodeAssigned message in Layer 2. */
-const NODE_ASSIGNED_L2 = /^announcing from node "([^"]*)" with protocol "layer2"/;
+/** The speaker's Event reason read here. */
+const NODE_ASSIGNED = 'nodeAssigned' satisfies SpeakerEventReason;
 
 /** A speaker pod on a node the announcement moved through, with its restarts. */
 export interface SpeakerRestarts {
@@ -114,7 +116,7 @@ function nodeAssignedByService(events: readonly unknown[]): Map<string, RawEvent
   if (m) return m;
   m = new Map();
   for (const raw of events as (RawEvent | null | undefined)[]) {
-    if (raw?.reason !== 'nodeAssigned') continue;
+    if (raw?.reason !== NODE_ASSIGNED) continue;
     const obj = raw.involvedObject ?? raw.regarding;
     if (!obj || (obj.kind && obj.kind !== 'Service')) continue;
     const key = `${obj.namespace ?? raw.metadata?.namespace ?? ''}/${obj.name ?? ''}`;
@@ -135,13 +137,13 @@ function nodeAssignedEvents(state: Pick<ClusterState, 'events'>, service: Servic
   for (const raw of nodeAssignedByService(state.events).get(`${ns}/${name}`) ?? []) {
     const obj = raw.involvedObject ?? raw.regarding;
     if (uid && obj!.uid && obj!.uid !== uid) continue; // an earlier Service of the same name (nodeAssignedByService kept Events with an object only)
-    const m = NODE_ASSIGNED_L2.exec(String(raw.message ?? raw.note ?? ''));
-    if (!m) continue;
+    const m = parseNodeAssigned(String(raw.message ?? raw.note ?? ''));
+    if (m?.protocol !== 'layer2') continue;
     const series = raw.series ?? {};
     const count = Number(raw.count ?? raw.deprecatedCount ?? series.count ?? 1);
     const first = timeOf(raw.firstTimestamp, raw.deprecatedFirstTimestamp, raw.eventTime, raw.metadata?.creationTimestamp);
     const last = timeOf(raw.lastTimestamp, raw.deprecatedLastTimestamp, series.lastObservedTime, raw.eventTime, raw.firstTimestamp, raw.metadata?.creationTimestamp);
-    out.push({ node: m[1]!, count: Number.isFinite(count) && count > 0 ? Math.floor(count) : 1, first, last });
+    out.push({ node: m.node, count: Number.isFinite(count) && count > 0 ? Math.floor(count) : 1, first, last });
   }
   return out;
 }
@@ -231,7 +233,7 @@ function names(xs: readonly string[], max = 6): string {
  * which speaker's restarts move it; the fix: L2Advertisement nodeSelectors on stable nodes (and
  * the restarts themselves). `advertisements`: the L2Advertisements that apply to the Service.
  */
-export function flappingFindings(f: Flapping | null, advertisements: readonly string[], namespace: string): Array<{ id: string; severity: 'warning'; message: string; fix: string }> {
+export function flappingFindings(f: Flapping | null, advertisements: readonly string[], namespace: string): Array<{ id: FindingId; severity: 'warning'; message: string; fix: string }> {
   if (!f) return [];
   const when = f.windowMs !== null && f.windowMs > 0 ? ` in ${span(f.windowMs)} of events` : ' (nodeAssigned events)';
   const times = f.movesAtMost > f.moves ? `${f.moves}–${f.movesAtMost} times` : `${f.moves} times`;

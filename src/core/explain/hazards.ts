@@ -20,6 +20,7 @@ import { DEFAULT_EXCLUDE_L2, excludeRegExp, parseExcludeL2 } from '../arp/interf
 import type { Config, L2Adv } from '../config/types.ts';
 import { cidrContains, cidrLast, familyBits, formatCIDR, formatIP, parseCIDR, parseIP, prefixMask, type CIDR, type IP } from '../ip.ts';
 import { objectRef, type ClusterState } from '../kube.ts';
+import type { FindingId } from './types.ts';
 
 /** One hazard: the object to fix (objectRef), what is wrong, the fix, and the pools it concerns. */
 export interface Hazard {
@@ -317,7 +318,7 @@ function serviceInterfacesFinding(
   h: Hazard,
   here: NonNullable<Hazard['interfaces']>,
   statuses: ClusterState['serviceL2Statuses'],
-): { id: string; severity: 'warning'; message: string; fix: string } | null {
+): { id: FindingId; severity: 'warning'; message: string; fix: string } | null {
   const ips = f.allocation.ips.length > 0 ? list([...f.allocation.ips], 2) : "the Service's address";
   const ads =
     f.l2Advertisements === undefined
@@ -358,13 +359,13 @@ function serviceInterfacesFinding(
  * Service's own address is a node's, a warning otherwise), and the unintended interfaces its own
  * ServiceL2Status lists. Nothing for a Service MetalLB ignores.
  */
-export function hazardFindings(f: HazardFindingsInput): Array<{ id: string; severity: 'error' | 'warning'; message: string; fix: string }> {
+export function hazardFindings(f: HazardFindingsInput): Array<{ id: FindingId; severity: 'error' | 'warning'; message: string; fix: string }> {
   if (f.allocation.status === 'ignored') return [];
   const pool = f.allocation.pool ?? f.poolName;
   const [ns, name] = f.service.split('/');
   const statuses = f.state.serviceL2Statuses.filter((s) => s.status?.serviceNamespace === ns && s.status?.serviceName === name);
   const mine = new Set(statuses.flatMap((s) => (s.status?.interfaces ?? []).map((i) => `${s.status?.node ?? ''}\u0000${i?.name ?? ''}`)));
-  const out: Array<{ id: string; severity: 'error' | 'warning'; message: string; fix: string }> = [];
+  const out: Array<{ id: FindingId; severity: 'error' | 'warning'; message: string; fix: string }> = [];
   for (const h of cachedHazards(f.state, f.controllerConfig, f.metallbNamespace)) {
     if (h.id === 'l2-unintended-interfaces') {
       const here = (h.interfaces ?? []).filter((i) => mine.has(`${i.node}\u0000${i.name}`));

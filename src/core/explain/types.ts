@@ -12,6 +12,67 @@ import type { SpeakerConfigView } from './speakers.ts';
 /** `error`: the service is not announced because of it; `warning`: likely a mistake; `info`: worth knowing. */
 export type Severity = 'error' | 'warning' | 'info';
 
+/** Every finding's id (the list in Finding's comment); a rename fails the type check where a finding is looked up. */
+export type FindingId =
+  | 'advertisement-selects-no-node'
+  | 'all-nodes'
+  | 'allocation-failed'
+  | 'allocation-family-changed'
+  | 'allocation-nondeterministic'
+  | 'allocation-oscillates'
+  | 'allocation-pass-limit'
+  | 'bgp-advertisement-peer-no-session'
+  | 'bgp-advertisement-unknown-peer'
+  | 'bgp-family-filtered'
+  | 'bgp-localpref-conflict'
+  | 'bgp-no-peer-session'
+  | 'bgp-too-many-communities'
+  | 'bgppeer-selects-no-node'
+  | 'cluster-ip-invalid'
+  | 'config-rejected'
+  | 'config-rejected-on-nodes'
+  | 'configuration-state-disagrees'
+  | 'controller-internal-error'
+  | 'deprecated-annotation'
+  | 'exclusion-label-empty-value'
+  | 'external-ips-not-handled'
+  | 'family-not-dual-stack'
+  | 'foreign-address-in-pool'
+  | 'ingress-from-other-controller'
+  | 'ip-not-in-pool'
+  | 'ip-predicted'
+  | 'l2-unintended-interfaces'
+  | 'l2status-disagrees'
+  | 'load-balancer-ip-from-other-controller'
+  | 'local-no-endpoint-on-candidate'
+  | 'memberlist-disabled'
+  | 'network-unavailable'
+  | 'no-advertisement'
+  | 'no-cluster-ip'
+  | 'no-failover'
+  | 'no-live-speakers'
+  | 'no-nodes'
+  | 'no-pools'
+  | 'no-ready-endpoints'
+  | 'nodeassigned-event-disagrees'
+  | 'nodeselector-only-excluded'
+  | 'not-load-balancer'
+  | 'other-load-balancer-class'
+  | 'pool-contains-node-address'
+  | 'pool-exhausted'
+  | 'pool-lacks-family'
+  | 'pool-overlaps-pod-cidr'
+  | 'pool-overlaps-service-cidr'
+  | 'pool-refuses-service'
+  | 'requested-ips-invalid'
+  | 'sharing-conflict'
+  | 'speaker-pods'
+  | 'status-ip-not-kept'
+  | 'unknown-annotation'
+  | 'unknown-pool'
+  | 'unknown-speaker-nodes'
+  | 'unstable-announcer';
+
 /**
  * One finding. `id` is stable (documented in the README): `config-rejected`,
  * `config-rejected-on-nodes`, `not-load-balancer`, `other-load-balancer-class`, `ip-predicted`,
@@ -31,7 +92,7 @@ export type Severity = 'error' | 'warning' | 'info';
  * `l2-unintended-interfaces`.
  */
 export interface Finding {
-  readonly id: string;
+  readonly id: FindingId;
   readonly severity: Severity;
   readonly message: string;
   readonly fix: string;
