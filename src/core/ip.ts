@@ -191,3 +191,59 @@ export function isBuggyIP(ip: IP): boolean {
   const last = ip.value & 255n;
   return last === 0n || last === 255n;
 }
+
+// --- wire bytes -------------------------------------------------------------------------------
+// The one text/bytes codec of the tree: the ARP and NDP codecs (src/core/arp/addr.ts), memberlist
+// (node addresses in its messages) and the speaker's socket calls read and write addresses here.
+
+/** The 4 (ipv4) or 16 (ipv6) network-order bytes of an address, as Go's `To4()` / `To16()` give them. */
+export function ipToBytes(ip: IP): Uint8Array {
+  if (ip.family === 'ipv4') {
+    const v = Number(ip.value); // < 2^32: exact
+    return Uint8Array.of(Math.floor(v / 16777216) % 256, Math.floor(v / 65536) % 256, Math.floor(v / 256) % 256, v % 256);
+  }
+  const out = new Uint8Array(16);
+  let v = ip.value;
+  for (let i = 15; i >= 0; i--) {
+    out[i] = Number(v & 255n);
+    v >>= 8n;
+  }
+  return out;
+}
+
+/**
+ * The address in `length` (4 or 16) bytes of `b` at `offset`, as Go's `net.IP` reads them: 16
+ * bytes of an IPv4-mapped address (`::ffff:a.b.c.d`) are that IPv4 address. Undefined for any other
+ * length or when the bytes run past the end of `b`.
+ */
+export function ipFromBytes(b: Uint8Array, offset = 0, length = b.length - offset): IP | undefined {
+  if ((length !== 4 && length !== 16) || offset < 0 || offset + length > b.length) return undefined;
+  if (length === 4) return { family: 'ipv4', value: BigInt(b[offset]! * 16777216 + b[offset + 1]! * 65536 + b[offset + 2]! * 256 + b[offset + 3]!) };
+  let mapped = b[offset + 10] === 0xff && b[offset + 11] === 0xff;
+  for (let i = 0; mapped && i < 10; i++) mapped = b[offset + i] === 0;
+  if (mapped) return { family: 'ipv4', value: BigInt(b[offset + 12]! * 16777216 + b[offset + 13]! * 65536 + b[offset + 14]! * 256 + b[offset + 15]!) };
+  let value = 0n;
+  for (let i = 0; i < 16; i++) value = (value << 8n) | BigInt(b[offset + i]!);
+  return { family: 'ipv6', value };
+}
+
+/**
+ * The text of an address given as wire bytes (Go's `net.IP.String()`): 4 bytes as a dotted quad,
+ * 16 bytes as RFC 5952 IPv6 (IPv4-mapped as a dotted quad); '' for any other length (an absent
+ * address field in a memberlist message).
+ */
+export function formatIPBytes(b: Uint8Array, offset = 0, length = b.length - offset): string {
+  const ip = ipFromBytes(b, offset, length);
+  return ip ? formatIP(ip) : '';
+}
+
+/**
+ * The wire bytes of an address literal as written (Go's `net.ParseIP` then `To4()` for a dotted
+ * quad): 4 bytes for IPv4, 16 for IPv6, an IPv4-mapped literal (`::ffff:1.2.3.4`) included.
+ * Undefined when `s` is not an address (parseIP's rules: no zones, no leading zeros).
+ */
+export function parseIPBytes(s: string): Uint8Array | undefined {
+  const ip = parseIP(s);
+  if (!ip) return undefined;
+  return ip.family === 'ipv4' && s.includes(':') ? ipToBytes({ family: 'ipv6', value: V4_MAPPED_PREFIX | ip.value }) : ipToBytes(ip);
+}

@@ -39,6 +39,7 @@ import { LAN_CONFIG, parseMemberlistConfigFile, type MemberlistConfig, type Memb
 import { HandoffQueue, handoffRoute } from '../core/membership/handoff.ts';
 import { DecodeAllowance, type DecodeAllowanceLimits } from '../core/membership/decode-allowance.ts';
 import { InputError } from '../core/errors.ts';
+import { parseIPBytes } from '../core/ip.ts';
 import { ENCRYPT_OVERHEAD_BYTES, Keyring, metallbSecretKey } from '../core/membership/crypto.ts';
 import {
   IncompleteError,
@@ -234,28 +235,14 @@ export interface MemberlistStats {
   handlerCpuMaxMs: number;
 }
 
-/** Parses an IP literal to its raw bytes (4 for IPv4, 16 for IPv6). */
+/**
+ * Parses an IP literal to its raw bytes (4 for IPv4, 16 for IPv6, IPv4-mapped IPv6 included;
+ * src/core/ip.ts parseIPBytes). Throws RangeError for anything else.
+ */
 export function ipToBytes(ip: string): Uint8Array {
-  if (net.isIPv4(ip)) return Uint8Array.from(ip.split('.').map(Number));
-  if (!net.isIPv6(ip)) throw new RangeError(`not an IP address: ${ip}`);
-  let text = ip;
-  let tail: number[] = [];
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4) {
-    tail = v4[1]!.split('.').map(Number);
-    text = text.slice(0, -v4[1]!.length) + '0:0';
-  }
-  const [head, rest] = text.split('::');
-  const hs = head ? head.split(':') : [];
-  const rs = rest !== undefined && rest !== '' ? rest.split(':') : [];
-  const groups = [...hs, ...Array(8 - hs.length - rs.length).fill('0'), ...rs].map((g) => parseInt(g, 16));
-  const out = new Uint8Array(16);
-  groups.forEach((g, i) => {
-    out[2 * i] = g >> 8;
-    out[2 * i + 1] = g & 0xff;
-  });
-  if (tail.length) out.set(tail, 12);
-  return out;
+  const b = parseIPBytes(ip);
+  if (!b) throw new RangeError(`not an IP address: ${ip}`);
+  return b;
 }
 
 function view(m: MemberEntry): MemberView {

@@ -3,7 +3,7 @@
  * the strings the rest of metallb-ts uses (`aa:bb:cc:dd:ee:ff`, dotted quad, RFC 5952 IPv6).
  * Pure; no I/O.
  */
-import { formatIP, parseIP } from '../ip.ts';
+import { formatIPBytes, parseIP, parseIPBytes } from '../ip.ts';
 
 /** The Ethernet broadcast address. */
 export const BROADCAST_MAC = 'ff:ff:ff:ff:ff:ff';
@@ -31,32 +31,24 @@ export function isMac(s: string): boolean {
   return MAC_RE.test(s.toLowerCase());
 }
 
-/** Formats 4 bytes at `offset` as a dotted quad. */
+/** Formats 4 bytes at `offset` as a dotted quad (src/core/ip.ts formatIPBytes). */
 export function ipv4At(b: Uint8Array, offset: number): string {
-  return `${b[offset]}.${b[offset + 1]}.${b[offset + 2]}.${b[offset + 3]}`;
+  return formatIPBytes(b, offset, 4);
 }
 
-/** Formats 16 bytes at `offset` as RFC 5952 IPv6 (IPv4-mapped addresses print as IPv4, as Go's net.IP). */
+/** Formats 16 bytes at `offset` as RFC 5952 IPv6 (IPv4-mapped addresses print as IPv4, as Go's net.IP; src/core/ip.ts formatIPBytes). */
 export function ipv6At(b: Uint8Array, offset: number): string {
-  let v = 0n;
-  for (let i = 0; i < 16; i++) v = (v << 8n) | BigInt(b[offset + i]!);
-  return formatIP({ family: 'ipv6', value: v });
+  return formatIPBytes(b, offset, 16);
 }
 
-/** The 4 (IPv4) or 16 (IPv6) wire bytes of an address literal; TypeError when it is not `family`. */
+/**
+ * The 4 (IPv4) or 16 (IPv6) wire bytes of an address literal (src/core/ip.ts parseIPBytes); an
+ * IPv4-mapped literal is IPv6 here (16 bytes). TypeError when it is not `family`.
+ */
 export function ipBytes(ip: string, family: 'ipv4' | 'ipv6'): Uint8Array {
-  const p = parseIP(ip);
-  if (family === 'ipv6') {
-    // parseIP folds IPv4-mapped IPv6 into IPv4; for IPv6 wire fields keep the 16-byte form.
-    if (!p) throw new TypeError(`not an IPv6 address: ${ip}`);
-    const v = p.family === 'ipv4' ? (0xffffn << 32n) | p.value : p.value;
-    if (p.family === 'ipv4' && !ip.includes(':')) throw new TypeError(`not an IPv6 address: ${ip}`);
-    const out = new Uint8Array(16);
-    for (let i = 0; i < 16; i++) out[i] = Number((v >> BigInt((15 - i) * 8)) & 255n);
-    return out;
-  }
-  if (p?.family !== 'ipv4' || ip.includes(':')) throw new TypeError(`not an IPv4 address: ${ip}`);
-  return Uint8Array.of(Number(p.value >> 24n) & 255, Number(p.value >> 16n) & 255, Number(p.value >> 8n) & 255, Number(p.value) & 255);
+  const b = parseIPBytes(ip);
+  if (b?.length !== (family === 'ipv4' ? 4 : 16)) throw new TypeError(`not an ${family === 'ipv4' ? 'IPv4' : 'IPv6'} address: ${ip}`);
+  return b;
 }
 
 /** The address family of a literal, or undefined when it is not an address. */

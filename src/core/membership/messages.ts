@@ -8,6 +8,7 @@ import { crc32 } from 'node:zlib';
 import { ByteWriter, MsgpackError, MsgpackTruncatedError, decodeStruct, encodeStruct, field, writeStruct, type MsgpackValue } from './msgpack.ts';
 import { LzwError, LzwLimitError, lzwDecode, lzwEncode } from './lzw.ts';
 import { type Keyring, decryptPayload, encryptPayload } from './crypto.ts';
+import { formatIPBytes } from '../ip.ts';
 
 /** One UTF-8 encoder and decoder for labels (not a new one per packet). */
 const utf8 = new TextEncoder();
@@ -704,27 +705,12 @@ export function decodeStreamMessage(buf: Uint8Array, opts: WireOptions, maxUnpac
   }
 }
 
-/** Formats a raw IP (4 or 16 bytes) as text; IPv4-mapped IPv6 as dotted quad. */
+/**
+ * Formats a raw IP (4 or 16 bytes) as text: dotted quad, RFC 5952 IPv6, IPv4-mapped IPv6 as a
+ * dotted quad; '' for any other length (src/core/ip.ts formatIPBytes).
+ */
 export function ipToString(ip: Uint8Array): string {
-  if (ip.length === 4) return Array.from(ip).join('.');
-  if (ip.length === 16) {
-    const mapped = ip.subarray(0, 10).every((x) => x === 0) && ip[10] === 0xff && ip[11] === 0xff;
-    if (mapped) return Array.from(ip.subarray(12)).join('.');
-    const groups: number[] = [];
-    for (let i = 0; i < 16; i += 2) groups.push((ip[i]! << 8) | ip[i + 1]!);
-    // RFC 5952 4.2: "::" replaces the longest run of two or more zero groups, the first if tied.
-    let best = -1;
-    let bestLen = 1;
-    for (let i = 0; i < 8; ) {
-      let j = i;
-      while (j < 8 && groups[j] === 0) j++;
-      if (j - i > bestLen) [best, bestLen] = [i, j - i];
-      i = j === i ? i + 1 : j;
-    }
-    const hex = (gs: number[]): string => gs.map((g) => g.toString(16)).join(':');
-    return best < 0 ? hex(groups) : `${hex(groups.slice(0, best))}::${hex(groups.slice(best + bestLen))}`;
-  }
-  return '';
+  return formatIPBytes(ip);
 }
 
 export { encodeStruct };
