@@ -4,10 +4,11 @@
  */
 import type { Config } from '../config/types.ts';
 import type { Service } from '../kube.ts';
-import { canonicalIP, formatIP, parseIP, type IP } from '../ip.ts';
+import { formatIP, parseIP, type IP } from '../ip.ts';
 import { poolCompatibility, type AllocationFailure, type PoolAttempt } from '../allocator/index.ts';
 import { newController, reconcileService, setControllerPools, statusKept, type ControllerState, type ReconcileEvent, type ReconcileOutcome } from './reconcile.ts';
-import { ANNOTATION_IP_ALLOCATED_FROM_POOL, allocRequest, familyOfAddresses, ipFamilyPolicy, requestedIPs, requestedPool, serviceFamily, serviceKey, statusIPs } from './service.ts';
+import { ANNOTATION_IP_ALLOCATED_FROM_POOL, allocRequest, ipFamilyPolicy, requestedIPs, requestedPool, serviceKey, statusIPs } from './service.ts';
+import { canonical, finalAt, settled } from './settled.ts';
 import { WriteHistory, type WriteCycle } from './write-history.ts';
 
 /** A count that may exceed 2^53: a number when it is a safe integer, else its decimal string. */
@@ -26,6 +27,14 @@ export interface AllocateAllOptions {
    * this cap ended the run instead.
    */
   readonly maxPasses?: number;
+  /**
+   * `namespace/name` of the one Service whose outcome the caller needs (`explain`): the other
+   * executions MetalLB can take (see allocateAll) are not run when none of them can change its
+   * answer (it is final before the first tie group whose order matters: see finalAt). Its
+   * outcome and `pools` are then exactly those of a run without `focus`; other Services may
+   * lack a `nondeterministic` note.
+   */
+  readonly focus?: string;
 }
 
 /** The dry-run outcome for one Service. */
@@ -216,6 +225,7 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
   // that had tied pools taking another one), and flag every Service whose answer changes.
   // Rotating moves every member of a group, so a Service that takes the n-th free address of a
   // pool shared with its group gets another one.
+  if (opts.focus !== undefined && focusFinal(first, opts.focus)) return first.result;
   const orders = orderVariants(first);
   const run = (v: Variant): { variant: Variant; tied: ReadonlyMap<string, readonly string[]>; outcomes: ReadonlyMap<string, ServiceAllocationOutcome> } => {
     // Each resumes from the latest state of the name order's run its changes leave alone (Fork).
@@ -255,6 +265,20 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
     return o;
   });
   return { ...first.result, services: services_ };
+}
+
+/**
+ * Whether no other execution allocateAll runs after the name-order run `first` can change
+ * `focus`'s answer: it already has a `nondeterministic` note (the others only add one), or it is
+ * not handled; or every other run resumes from `first.fork` (no reconcile before it had tied
+ * pools, so that the pool variants resume there too) and its answer is final there (finalAt).
+ */
+function focusFinal(first: NameRun, focus: string): boolean {
+  const mine = first.result.services.find((o) => o.service === focus);
+  if (mine === undefined || mine.nondeterministic !== undefined) return true;
+  const fork = first.fork;
+  if (fork === undefined || (first.firstTiedAt ?? Infinity) < fork.index) return false;
+  return finalAt(fork, focus);
 }
 
 /** One other execution MetalLB can take: an order within the tie groups and pool choices. */
@@ -1033,38 +1057,6 @@ function allocateAllInOrder(
 }
 
 /**
- * Whether reconciling `svc` — the object the previous reconcile of `key` wrote, without failing —
- * again is certain to change nothing, so that the dry run may skip it: the allocator holds exactly
- * its status addresses, of exactly the Service's family (no PreferDualStack, whose reconcile may
- * add or drop a family), and it asks for no address or pool it does not have (requested addresses
- * sit in the status in text order, as MetalLB's isEqualIPs leaves them). Reconciling such an
- * object re-assigns its own addresses (idempotent) and writes the same status and annotation.
- */
-function settled(ctrl: ControllerState, key: string, svc: Service): boolean {
-  if (ipFamilyPolicy(svc) === 'PreferDualStack') return false;
-  const status = statusIPs(svc);
-  const held = ctrl.allocator.ipsOf(key);
-  if (status.length === 0 || status.length !== held.length || status.some((s, i) => canonical(s) !== held[i])) return false;
-  if (svc.metadata?.annotations?.[ANNOTATION_IP_ALLOCATED_FROM_POOL] !== ctrl.allocator.poolOf(key)) return false;
-  const family = serviceFamily(svc);
-  if (family === 'unknown' || familyOfAddresses(status) !== family) return false;
-  const pool = requestedPool(svc);
-  if (pool !== '' && pool !== ctrl.allocator.poolOf(key)) return false;
-  const desired = requestedIPs(svc);
-  if (!desired.ok) return false;
-  if (desired.ips.length > 0) {
-    const want = desired.ips.map(formatIP).sort();
-    const have = [...held].sort();
-    if (want.length !== have.length || want.some((x, i) => x !== have[i])) return false;
-    // MetalLB's isEqualIPs sorts the status addresses in place by their text and convergeBalancer
-    // writes them back (controller/service.go): a status not in that order is rewritten sorted
-    // on the next reconcile.
-    if (status.some((s, i) => i > 0 && canonical(status[i - 1]!) > canonical(s))) return false;
-  }
-  return true;
-}
-
-/**
  * The pools a Service could take addresses from: the one it requests, else the pools its
  * allocation may walk (autoAssign, and selecting it or without serviceAllocation), and those
  * owning its status addresses.
@@ -1104,19 +1096,6 @@ function poolOfFailure(reason: AllocationFailure | undefined): string | undefine
   if (!reason) return undefined;
   if (reason.kind === 'noAvailableIPs' || reason.kind === 'poolLacksFamily' || reason.kind === 'noIPsForFamily') return reason.pool;
   return undefined;
-}
-
-/** Canonical texts already computed (a dry run asks for the same few thousand again and again). */
-const canonicalMemo = new Map<string, string>();
-
-/** The canonical form of an address text (canonicalIP), or the text itself when it is not one. */
-function canonical(s: string): string {
-  let c = canonicalMemo.get(s);
-  if (c === undefined) {
-    if (canonicalMemo.size >= 100_000) canonicalMemo.clear();
-    canonicalMemo.set(s, (c = canonicalIP(s) ?? s));
-  }
-  return c;
 }
 
 /** Pools a failed allocation could have used, had an address been free. */

@@ -30,6 +30,12 @@ export interface DiagnosticOptions {
   readonly loadBalancerClass?: string;
   /** The namespace MetalLB runs in (default `metallb-system`): it reads its CRs, Secrets and ConfigMaps only there. */
   readonly metallbNamespace?: string;
+  /**
+   * `namespace/name` of the only Service the caller explains: the dry run may then skip the other
+   * executions MetalLB can take when they cannot change its answer (allocateAll's `focus`), and
+   * other Services' outcomes in `dryRun` may lack their `nondeterministic` notes.
+   */
+  readonly focus?: string;
 }
 
 /** ClusterState lists MetalLB reads from its own namespace only (internal/k8s/k8s.go caches them there). */
@@ -72,7 +78,7 @@ export interface DiagnosticContext {
   readonly ignoreExcludeLB: boolean;
   /** MetalLB's `--lb-class` ("" = only Services without a class). */
   readonly loadBalancerClass: string;
-  /** The controller's dry run over the whole snapshot, with its own configuration. */
+  /** The controller's dry run over the whole snapshot, with its own configuration (complete for `focus` only, when given). */
   readonly dryRun: AllocateAllResult;
   readonly index: ElectionIndex;
   /**
@@ -267,7 +273,7 @@ export function diagnosticContext(state: ClusterState, opts: DiagnosticOptions =
     speakersSource,
     ignoreExcludeLB: opts.ignoreExcludeLB === true,
     loadBalancerClass,
-    dryRun: allocateAll(controller, state.services, { loadBalancerClass }),
+    dryRun: allocateAll(controller, state.services, { loadBalancerClass, ...(opts.focus !== undefined ? { focus: opts.focus } : {}) }),
     index,
     repaired: () => {
       if (repaired === undefined) repaired = repairedContext(state, configs, opts);
