@@ -1,6 +1,7 @@
 /**
- * `metallb-ts speaker --node-name NODE`: MetalLB v0.16.1's speaker for one node. Watches the
- * cluster, makes the core's Layer 2 and BGP decisions for this node, logs `serviceAnnounced` /
+ * `metallb-ts speaker --node-name NODE`: parses the flags and makes one call, runSpeaker of
+ * src/speaker/daemon.ts (speakerDryRunOf with `--dry-run`). MetalLB v0.16.1's speaker for one
+ * node: watches the cluster, makes the core's Layer 2 and BGP decisions for this node, logs `serviceAnnounced` /
  * `serviceWithdrawn`, records `nodeAssigned` Events, keeps this node's ServiceL2Status and
  * ServiceBGPStatus objects and its FRRConfiguration `metallb-<node>` (BGP through frr-k8s), answers
  * ARP/NDP for what it wins in Layer 2, and serves `/metrics`, `/healthz`, `/readyz`. Runs until
@@ -20,15 +21,13 @@
 import { Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { metallbNamespaceOf, portNumber } from './runtime-options.ts';
-import type { Pod } from '../core/kube.ts';
-import { DEFAULT_METALLB_NAMESPACE, type ClusterState } from '../core/kube.ts';
-import type { EndpointServer } from '../speaker/http.ts';
-import { jsonLogger, LOG_LEVELS, type LogLevel } from '../runtime/log.ts';
-import type { OwnerRef } from '../speaker/l2status.ts';
+import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
+import { LOG_LEVELS, type LogLevel } from '../runtime/log.ts';
 import type { L2DataPlane } from '../speaker/announcer.ts';
-import type { Membership } from '../core/membership/types.ts';
-import { VERSION } from '../runtime/version.ts';
+import { DEFAULT_ML_CONFIG_PATH, runSpeaker, speakerDryRunOf, type MemberlistSettings, type SpeakerOptions } from '../speaker/daemon.ts';
 import { isIP } from 'node:net';
+
+export type { MemberlistSettings } from '../speaker/daemon.ts';
 
 /** Parsed flags (commander's camel-cased names). */
 interface SpeakerFlags {
@@ -95,26 +94,6 @@ export function checkBGPType(value: string): 'frr-k8s' {
   }
   throw new UserError(`unknown BGP type "${value}" (METALLB_BGP_TYPE / --bgp-type): MetalLB knows native, frr and frr-k8s; metallb-ts runs frr-k8s`);
 }
-
-/** Memberlist settings from the flags; null when memberlist is off (MetalLB: no bind address or no labels). */
-export interface MemberlistSettings {
-  bindAddr: string;
-  bindPort: number;
-  labels: string;
-  /** namespace of the speaker pods; undefined = the MetalLB namespace */
-  namespace?: string;
-  secretKeyPath?: string;
-  wan: boolean;
-  /**
-   * MetalLB's optional memberlist config file (JSON; replaces the LAN/WAN timings when it exists).
-   * MetalLB reads the fixed path /etc/metallb/memberlist/config.json; `--ml-config-path` moves it.
-   * undefined = MetalLB's path.
-   */
-  configPath?: string;
-}
-
-/** MetalLB's fixed path of the optional memberlist config file (a ConfigMap mount); `--ml-config-path` default. */
-const DEFAULT_ML_CONFIG_PATH = '/etc/metallb/memberlist/config.json';
 
 /** The memberlist settings the `--ml-*` flags ask for, or null (memberlist off). Throws UserError for a bad port. */
 export function memberlistSettings(f: Pick<SpeakerFlags, 'mlBindaddr' | 'mlBindport' | 'mlLabels' | 'mlNamespace' | 'mlSecretKeyPath' | 'mlWanConfig'> & { mlConfigPath?: string }): MemberlistSettings | null {
@@ -202,7 +181,7 @@ export function registerSpeaker(program: Command): void {
     for (const k of ['filename', 'output', 'speakers'] as const) {
       if (command.getOptionValueSource(k) === 'cli') throw new UserError(`--${k} is only for --dry-run`);
     }
-    process.exitCode = await runSpeaker(opts, { configPathGiven: command.getOptionValueSource('mlConfigPath') === 'cli' });
+    process.exitCode = await runSpeaker(speakerOptions(opts, command.getOptionValueSource('mlConfigPath') === 'cli'));
     // Shut down: a request still waiting on the API server (a watch, a list) must not keep the
     // process alive past the pod's grace period. stdout/stderr are synchronous here (files, pipes).
     process.exit();
@@ -210,221 +189,45 @@ export function registerSpeaker(program: Command): void {
 }
 
 /**
- * Runs the speaker until SIGINT/SIGTERM; resolves with the exit status. `configPathGiven`: whether
- * `--ml-config-path` was on the command line (warned about as ignored when memberlist is off).
- * Throws UserError for bad flags or an unreachable cluster, InputError for a bad memberlist config file.
+ * The daemon's options from the flags: the node, the BGP type, the debounce, memberlist, the
+ * namespaces. `configPathGiven`: whether `--ml-config-path` was on the command line (logged as
+ * ignored when memberlist is off).
+ * @throws UserError (exit 2) for a missing node name, an unsupported BGP type, a bad debounce or
+ *   memberlist flag.
  */
-async function runSpeaker(opts: SpeakerFlags, { configPathGiven = false }: { configPathGiven?: boolean } = {}): Promise<number> {
-  // The Kubernetes client and the runtime load here, not at start-up: every other command
-  // (explain, validate, completion...) would otherwise pay about a second for them.
-  const [
-    { apiError, KubeClient, loadClusterAccess, serverOf },
-    { ClusterStateWatcher },
-    { createL2Announcer },
-    { restL2StatusApi, restBGPStatusApi, restFRRConfigurationApi },
-    { SpeakerEvents },
-    { serveEndpoints },
-    { NodeListMembership },
-    { speakerMetrics },
-    { Speaker, SPEAKER_BGP_KINDS, nodeChangeMatters },
-    { frrConfigurationName },
-    { ConfigurationStateWriter },
-  ] = await Promise.all([
-    import('../kube/client.ts'),
-    import('../kube/live.ts'),
-    import('../speaker/announcer.ts'),
-    import('../speaker/api.ts'),
-    import('../speaker/events.ts'),
-    import('../speaker/http.ts'),
-    import('../speaker/membership.ts'),
-    import('../speaker/metrics.ts'),
-    import('../speaker/speaker.ts'),
-    import('../core/frrk8s/config.ts'),
-    import('../kube/configuration-state.ts'),
-  ]);
+function speakerOptions(opts: SpeakerFlags, configPathGiven: boolean): SpeakerOptions {
   const node = opts.nodeName;
   if (!node) throw new UserError('missing --node-name (or METALLB_NODE_NAME): the name of the node this speaker runs on');
   const bgpType = checkBGPType(opts.bgpType);
   const frrDebounceMs = bgpDebounceMs(opts.bgpDebounceTimeout);
-  const ml = memberlistSettings(opts);
+  const memberlist = memberlistSettings(opts);
   const namespace = metallbNamespaceOf(opts.namespace);
-  const frrk8sNamespace = opts.frrk8sNamespace || namespace;
-  // Without client-node for a service account or a plain kubeconfig (src/kube/access.ts).
-  const kc = loadClusterAccess({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
-  const server = serverOf(kc);
-  const log = jsonLogger({ level: opts.logLevel });
-  log.info({ op: 'startup', version: VERSION, node, namespace, frrk8sNamespace, bgpType, server, msg: `metallb-ts speaker starting ${VERSION}` });
-
-  // The L2 data plane first: a missing raw-socket addon or CAP_NET_RAW is one line, before any API call.
-  const metrics = speakerMetrics({ processMetrics: true });
-  const l2 = await createL2Announcer(opts.l2DataPlane, log, undefined, metrics.layer2);
-  // One client for the speaker's reads of single objects and its writes (ServiceL2Status, Events).
-  const api = new KubeClient(kc, { timeoutMs: 15_000, userAgent: 'metallb-ts-speaker' });
-  let owner: OwnerRef | null = null;
-  if (opts.podName) {
-    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(opts.podName)}`;
-    let pod: Pod;
-    try {
-      pod = await api.request<Pod>({ path, timeoutMs: 30_000 });
-    } catch (err) {
-      throw apiError(err, { verb: 'get', resource: `v1 pods ${namespace}/${opts.podName}`, server });
-    }
-    owner = { apiVersion: 'v1', kind: 'Pod', name: opts.podName, uid: String(pod.metadata?.uid ?? '') };
-  } else {
-    log.info({ op: 'startup', msg: 'no --pod-name: ServiceL2Status objects get no owner reference' });
-  }
-
-  const events = new SpeakerEvents(api, log);
-  const source = new ClusterStateWatcher(kc, {
-    metallbNamespace: namespace,
-    frrk8sNamespace,
-    kinds: SPEAKER_BGP_KINDS,
-    trim: true, // no managedFields or node images in the caches (issue #14)
-    fieldSelectors: { frrConfigurations: `metadata.name=${frrConfigurationName(node)}` },
-    log: ({ level, ...rest }) => (level === 'error' ? log.error(rest) : log.info(rest)),
-  });
-  // metallb_k8s_client_sync_age_seconds: how long the current API server outage has lasted (0: none)
-  (await import('../kube/watch-metrics.ts')).registerSyncMetrics(metrics.registry, source);
-  let membership: Membership;
-  // The view served on /debug/members (`metallb-ts members`): every Node when memberlist is off.
-  let membersView: () => unknown = () => ({
-    memberlist: false,
-    alive: source
-      .state()
-      .nodes.map((n) => n.metadata?.name ?? '')
-      .filter(Boolean)
-      .sort(),
-  });
-  if (ml) {
-    const [{ MemberlistMember, readMemberlistKey, readMemberlistConfigFile }, { SpeakerListMembership, speakerPodIPs }, { LAN_CONFIG, WAN_CONFIG }, { registerMemberlistMetrics }] = await Promise.all([
-      import('../speaker/membership-memberlist.ts'),
-      import('../speaker/membership-speakerlist.ts'),
-      import('../core/membership/config.ts'),
-      import('../speaker/memberlist-metrics.ts'),
-    ]);
-    // MetalLB: a file there replaces the LAN/WAN defaults; absent = defaults; unreadable or invalid = exit (here: one line, exit 2).
-    // Unknown fields: MetalLB (Go's encoding/json) ignores them; here each is a warn line with a "did you mean".
-    const configPath = ml.configPath ?? DEFAULT_ML_CONFIG_PATH;
-    const file = readMemberlistConfigFile(configPath, (path) => log.info({ op: 'startup', msg: 'loading memberlist config from file', path }));
-    if (file) for (const warning of file.warnings) log.warn({ op: 'startup', path: configPath, warning });
-    else log.info({ op: 'startup', msg: `no memberlist config file, using memberlist's default ${ml.wan ? 'WAN' : 'LAN'} configuration`, path: configPath });
-    const fileConfig = file?.config;
-    let key: Uint8Array | null = null;
-    if (ml.secretKeyPath) {
-      try {
-        key = readMemberlistKey(ml.secretKeyPath);
-      } catch (err) {
-        throw new UserError(`cannot read the memberlist secret key (--ml-secret-key-path ${ml.secretKeyPath}): ${(err as Error).message}`);
-      }
-    }
-    if (!key) log.warn({ op: 'startup', warning: 'no ml-secret-key set, memberlist traffic will not be encrypted' });
-    const mlNamespace = ml.namespace ?? namespace;
-    const mlLog = (message: string) => log.info({ op: 'memberDiscovery', msg: message });
-    const member = new MemberlistMember({ name: node, bindAddr: ml.bindAddr, bindPort: ml.bindPort, keys: key ? [key] : null, config: fileConfig ?? (ml.wan ? WAN_CONFIG : LAN_CONFIG), log: mlLog });
-    registerMemberlistMetrics(metrics.registry, member);
-    membersView = () => ({ self: node, members: member.members().map((m) => ({ name: m.name, address: m.addr, port: m.port, state: m.state, incarnation: m.incarnation })) });
-    const list = new SpeakerListMembership({
-      member,
-      log: mlLog,
-      speakerIPs: () => speakerPodIPs((path, query) => api.request({ path, query, timeoutMs: 30_000 }), mlNamespace, ml.labels, ml.bindAddr),
-    });
-    // MetalLB's layer 2 controller calls Rejoin() on every Node change it handles.
-    // MetalLB's layer 2 controller rejoins on SetNode of its own Node, which the NodeReconciler calls
-    // for a create or a label / NetworkUnavailable change (not heartbeats; a delete finds no Node).
-    source.onChange((c) => {
-      if (c.list === 'nodes' && c.type !== 'delete' && c.object.metadata?.name === node && nodeChangeMatters(c)) void list.rejoin();
-    });
-    member.onChange(({ alive }) => log.info({ op: 'memberDiscovery', alive, msg: 'memberlist membership changed - forcing sync' }));
-    log.info({ op: 'startup', bindAddr: ml.bindAddr, bindPort: ml.bindPort, labels: ml.labels, namespace: mlNamespace, msg: 'memberlist on: joining the speaker pods' });
-    membership = {
-      // A bind failure (address not on this host, port taken) is one line, exit 2, like bad flags.
-      start: () =>
-        list.start().catch((err: Error) => {
-          throw new UserError(`memberlist cannot start on ${ml.bindAddr}:${ml.bindPort}: ${err.message.replace(/^memberlist: /, '')}`);
-        }),
-      stop: () => list.stop(),
-      alive: () => list.alive(),
-      onChange: (cb) => list.onChange(cb),
-    };
-  } else {
-    log.info({ op: 'startup', msg: 'not starting fast dead node detection (memberlist), need ml-bindaddr / ml-labels config; every Node counts as a live speaker' });
-    if (configPathGiven) log.warn({ op: 'startup', path: opts.mlConfigPath, warning: '--ml-config-path is ignored: memberlist is off (it needs --ml-bindaddr and --ml-labels)' });
-    membership = new NodeListMembership();
-  }
-  const configState = new ConfigurationStateWriter({ api, namespace, component: { speaker: node }, type: 'configReconcilerValid', owner, log });
-  const speaker = new Speaker({
+  return {
     node,
     namespace,
-    source,
-    membership,
-    l2,
-    log,
-    metrics,
-    l2StatusApi: restL2StatusApi(api),
-    bgpStatusApi: restBGPStatusApi(api),
-    frrApi: restFRRConfigurationApi(api),
-    bgpType,
-    frrk8sNamespace,
-    event: events.sink,
-    owner,
-    configReported: (error) => configState.report(error),
-    ...(frrDebounceMs !== undefined ? { frrDebounceMs } : {}),
+    frrk8sNamespace: opts.frrk8sNamespace || namespace,
+    ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}),
+    ...(opts.context ? { context: opts.context } : {}),
+    port: opts.port,
+    healthProbePort: opts.healthProbePort,
+    metricsBindAddress: opts.metricsBindAddress,
+    logLevel: opts.logLevel,
+    ...(opts.podName ? { podName: opts.podName } : {}),
+    ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
     ignoreExcludeLB: opts.ignoreExcludeLb === true,
     unannouncedEvents: opts.unannouncedEvents !== false,
-    ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
-  });
-
-  const servers: EndpointServer[] = [];
-  const closeServers = () => Promise.all(servers.map((s) => s.close()));
-  try {
-    servers.push(await serveEndpoints(opts.metricsBindAddress, opts.port, { registry: metrics.registry, members: membersView }));
-    servers.push(await serveEndpoints(opts.metricsBindAddress, opts.healthProbePort, { ready: () => speaker.isReady }));
-  } catch (err) {
-    await closeServers();
-    throw new UserError((err as Error).message);
-  }
-  log.info({ op: 'startup', metrics: servers[0]!.address, health: servers[1]!.address, msg: 'serving /metrics on the metrics address, /healthz and /readyz on the health address' });
-
-  let signalled: (sig: string) => void = () => {};
-  const stopRequested = new Promise<string>((r) => {
-    signalled = r;
-  });
-  const onSignal = (sig: NodeJS.Signals) => signalled(sig);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  const shutdown = async (): Promise<void> => {
-    log.info({ op: 'shutdown', msg: 'starting shutdown' });
-    await speaker.stop();
-    await configState.stop();
-    await events.close();
-    await closeServers();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    log.info({ op: 'shutdown', msg: 'done' });
+    l2DataPlane: opts.l2DataPlane,
+    bgpType,
+    ...(frrDebounceMs !== undefined ? { frrDebounceMs } : {}),
+    memberlist,
+    ...(configPathGiven && memberlist === null ? { ignoredConfigPath: opts.mlConfigPath } : {}),
   };
-
-  try {
-    await Promise.race([speaker.start(), stopRequested, speaker.crashed]);
-  } catch (err) {
-    await closeServers();
-    source.stop();
-    throw err;
-  }
-  if (!speaker.isReady) {
-    // a signal before the first sync
-    await shutdown();
-    return 0;
-  }
-  log.info({ op: 'startup', node, msg: 'speaker ready' });
-  await Promise.race([stopRequested, speaker.crashed]);
-  await shutdown();
-  return 0;
 }
 
 /**
  * `speaker --dry-run`: runs the speaker of `--node-name` once over a snapshot (`-f`) or a
- * read-only read of the live cluster and prints what it would write. Exit 0; 1 when its
- * configuration is rejected; 2 bad input; 3 cluster unreachable.
+ * read-only read of the live cluster (speakerDryRunOf of src/speaker/daemon.ts) and prints what it
+ * would write. Exit 0; 1 when its configuration is rejected; 2 bad input; 3 cluster unreachable.
  */
 async function runDryRun(opts: SpeakerFlags, command: Command): Promise<number> {
   const node = opts.nodeName;
@@ -438,22 +241,9 @@ async function runDryRun(opts: SpeakerFlags, command: Command): Promise<number> 
     if (command.getOptionValueSource(k) === 'cli') throw new UserError(`${flag} has no effect with --dry-run (use --speakers for the live speakers)`);
   }
   const namespace = opts.namespace || process.env.METALLB_NAMESPACE || DEFAULT_METALLB_NAMESPACE;
-  const frrk8sNamespace = opts.frrk8sNamespace || namespace;
-  let state: ClusterState;
-  if (opts.filename && opts.filename.length > 0) {
-    if (opts.kubeconfig !== undefined || opts.context !== undefined) {
-      throw new UserError('-f reads a snapshot; --kubeconfig and --context are for the live cluster: give one or the other');
-    }
-    const { loadSnapshot } = await import('../kube/snapshot.ts');
-    state = await loadSnapshot(opts.filename);
-  } else {
-    const [{ loadKubeConfig }, { readClusterState }] = await Promise.all([import('../kube/client.ts'), import('../kube/live.ts')]);
-    const kc = loadKubeConfig({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
-    state = await readClusterState(kc, { metallbNamespace: namespace, frrk8sNamespace });
-  }
-  if (!state.nodes.some((n) => n.metadata?.name === node)) {
-    const known = state.nodes.map((n) => n.metadata?.name).filter(Boolean);
-    throw new UserError(`no Node "${node}" in the ${opts.filename ? 'snapshot' : 'cluster'}${known.length ? ` (nodes: ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', …' : ''})` : ''}`);
+  const snapshot = opts.filename !== undefined && opts.filename.length > 0;
+  if (snapshot && (opts.kubeconfig !== undefined || opts.context !== undefined)) {
+    throw new UserError('-f reads a snapshot; --kubeconfig and --context are for the live cluster: give one or the other');
   }
   const speakers =
     opts.speakers === undefined
@@ -462,24 +252,21 @@ async function runDryRun(opts: SpeakerFlags, command: Command): Promise<number> 
           .split(',')
           .map((s) => s.trim())
           .filter(Boolean);
-  const [{ speakerDryRun, redactPasswords }, { renderSpeakerDryRun }, { writeResult }] = await Promise.all([
-    import('../speaker/dry-run.ts'),
-    import('../render/speaker-dry-run.ts'),
-    import('../render/output.ts'),
-  ]);
-  const result = redactPasswords(
-    await speakerDryRun(state, {
-      node,
-      namespace,
-      frrk8sNamespace,
-      bgpType,
-      speakers,
-      ignoreExcludeLB: opts.ignoreExcludeLb === true,
-      unannouncedEvents: opts.unannouncedEvents !== false,
-      ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
-      ...(opts.podName ? { podName: opts.podName } : {}),
-    }),
-  );
+  const result = await speakerDryRunOf({
+    node,
+    namespace,
+    frrk8sNamespace: opts.frrk8sNamespace || namespace,
+    bgpType,
+    ...(opts.filename ? { filename: opts.filename } : {}),
+    ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}),
+    ...(opts.context ? { context: opts.context } : {}),
+    speakers,
+    ignoreExcludeLB: opts.ignoreExcludeLb === true,
+    unannouncedEvents: opts.unannouncedEvents !== false,
+    ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
+    ...(opts.podName ? { podName: opts.podName } : {}),
+  });
+  const [{ renderSpeakerDryRun }, { writeResult }] = await Promise.all([import('../render/speaker-dry-run.ts'), import('../render/output.ts')]);
   writeResult((opts.output ?? 'table') as 'table' | 'json' | 'yaml', result, () => renderSpeakerDryRun(result));
   return result.configuration.accepted ? 0 : 1;
 }
