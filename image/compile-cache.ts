@@ -44,11 +44,12 @@ export function daemonNodeFlags(binText: string): Record<Daemon, string[]> {
 
 /**
  * Every distinct set of V8 flags bin/metallb-ts starts Node with (its `exec "$node" ...
- * "$root/src/cli.ts"` lines: the daemons', explain's, none for the other commands), in order.
+ * "$root/src/cli.ts"` lines and its `exec "$node" ... "$entry"` lines, src/cli.ts or the bundle in
+ * dist/ that the image does not ship: the daemons', explain's, none for the other commands), in order.
  */
 export function nodeFlagSets(binText: string): string[][] {
   const seen = new Map<string, string[]>();
-  for (const m of binText.matchAll(/exec "\$node" (.*?)\s*"\$root\/src\/cli\.ts"/g)) {
+  for (const m of binText.matchAll(/exec "\$node" (.*?)\s*"\$(?:root\/src\/cli\.ts|entry)"/g)) {
     const flags = m[1]!.split(/\s+/).filter(Boolean);
     seen.set(flags.join(' '), flags);
   }

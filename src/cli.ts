@@ -8,10 +8,11 @@
  * What it runs on is checked first, so a broken setup is one line and exit 2 rather than a stack:
  * a Node older than 24 (Node 22.18+ strips types too, so it gets this far), and runtime
  * dependencies missing from node_modules (a copy without `npm ci`). That is why this file imports
- * only node: modules and errors.ts statically and the program (commander, yaml, ...) dynamically.
+ * only node: modules, errors.ts and package-root.ts statically and the program (commander, yaml, ...) dynamically.
  */
 import { fileURLToPath } from 'node:url';
 import { UserError, EXIT_BAD_INPUT } from './core/errors.ts';
+import { PACKAGE_ROOT } from './package-root.ts';
 
 /** Exit status of a crash (a programming error). */
 export const EXIT_CRASH = 70;
@@ -19,8 +20,8 @@ export const EXIT_CRASH = 70;
 /** The oldest Node major metallb-ts runs on (package.json engines; bin/metallb-ts checks it too). */
 export const MIN_NODE_MAJOR = 24;
 
-/** The package's root directory (where `npm ci` is to be run). */
-const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+/** The package's root directory (where `npm ci` is to be run), from src/ and from the bundle in dist/ alike. */
+const ROOT = PACKAGE_ROOT;
 
 /** One line when `version` (process.versions.node) is too old, else null. */
 export function nodeVersionProblem(version: string = process.versions.node, execPath: string = process.execPath): string | null {
@@ -103,4 +104,7 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-process.exitCode = await main(process.argv.slice(2));
+// Not a top-level await: the bundle (scripts/bundle.ts) is a script, where there is none.
+void main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

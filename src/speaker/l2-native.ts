@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../package-root.ts';
 
 /** An opaque receive handle (libuv poll on the socket). */
 export type WatchHandle = { readonly __brand: 'WatchHandle' };
@@ -43,10 +43,11 @@ export interface L2Native {
 }
 
 /**
- * Path of the built addon. `METALLB_TS_L2_ADDON` replaces it (for tests: a missing or broken addon
- * without touching native/build/l2.node).
+ * Path of the built addon, from the package root (right from src/ and from the bundle, dist/cli.cjs).
+ * `METALLB_TS_L2_ADDON` replaces it (for tests: a missing or broken addon without touching
+ * native/build/l2.node).
  */
-export const ADDON_PATH = process.env.METALLB_TS_L2_ADDON || fileURLToPath(new URL('../../native/build/l2.node', import.meta.url));
+export const ADDON_PATH = process.env.METALLB_TS_L2_ADDON || `${PACKAGE_ROOT}/native/build/l2.node`;
 
 /** Where native/build.sh writes why it could not build the addon (one line). */
 export const ADDON_UNAVAILABLE_PATH = `${ADDON_PATH}.unavailable`;

@@ -1,0 +1,171 @@
+/**
+ * Bundles src/ and the runtime dependencies it imports into one script, dist/cli.cjs, with esbuild
+ * (devDependency, pinned), and writes its starter, dist/metallb-ts.cjs: bin/metallb-ts runs the
+ * starter instead of src/cli.ts when it is there and no file under src/ is newer (issue #12 item
+ * 11). The program then starts from one script instead of about 84 ES modules, which Node's ESM
+ * loader resolved, read, compiled and linked one by one: about 100 ms of explain's 230 ms on
+ * examples/cluster.yaml.
+ *
+ *   node scripts/bundle.ts                 (npm run build; exit 1 when the build fails)
+ *   node scripts/bundle.ts --if-available  (npm's prepare: exit 0, one line, when esbuild or src/
+ *                                           is not installed, as in `npm ci --omit=dev`, and when
+ *                                           the build fails: bin/metallb-ts then runs src/)
+ *
+ * What the bundle keeps of the source layout:
+ * - Lazy loading. Modules the program imports dynamically (each command, the daemons) stay behind
+ *   esbuild's lazy initialisers, and Node's built-in modules are taken with
+ *   process.getBuiltinModule when the module that imports them first runs, not at the top of the
+ *   bundle: otherwise explain would load node:tls, node:https, undici and node:crypto it never uses
+ *   (about 120 ms).
+ * - Run-time paths. The bundle sits one directory below the package root, as src/cli.ts does, so
+ *   src/package-root.ts is right in both; packages loaded with createRequire(import.meta.url)
+ *   (client-node, chalk, yaml, js-yaml, cli-table3) are resolved from dist/ as from src/ and loaded
+ *   from node_modules when used, as before. The source is strict code, as ES modules are.
+ * - Freshness. The bundle's modification time is set to when the build started reading src/: a
+ *   file saved during the build is newer than the bundle, so bin/metallb-ts does not run it. Both
+ *   files are written under temporary names and renamed, the starter last (bin/metallb-ts looks for
+ *   it): a half-written bundle is never run. A failed build removes the old one.
+ *
+ * Why a script and a starter rather than an ES module: V8 compiles a function when it is first
+ * called, and Node's compile cache holds only what was compiled before the module ran (the top
+ * level), so each run would compile again the few hundred functions explain calls (about 30 ms of
+ * CPU). The starter compiles the bundle with vm.Script and, when it had no usable cache, writes
+ * V8's code cache as the process exits, functions called included, next to Node's compile cache
+ * (NODE_COMPILE_CACHE/metallb-ts-bundle/, one file per build, Node version, V8 flags, user and
+ * command; the previous builds' files are removed then). An unwritable cache directory (the image's
+ * read-only one) only means no cache; V8 rejects a cache made for other flags or another V8, and the
+ * starter then writes a new one.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
+
+/** The package root (this file is scripts/bundle.ts). */
+const ROOT = join(import.meta.dirname, '..');
+
+/** The bundle (bin/metallb-ts does not run it directly: see STARTER). */
+export const BUNDLE = join(ROOT, 'dist/cli.cjs');
+
+/** What bin/metallb-ts runs (keep in step with its `bundle=` line). */
+export const STARTER = join(ROOT, 'dist/metallb-ts.cjs');
+
+const BUILTINS = new Set(builtinModules.filter((m) => !m.startsWith('_')));
+
+/** True when `spec` names a built-in module of Node (`node:fs`, `fs`, `fs/promises`). */
+export function isBuiltin(spec: string): boolean {
+  return spec.startsWith('node:') || BUILTINS.has(spec);
+}
+
+/**
+ * The starter's source for the bundle whose build id is `buildId` (a hex digest of the bundle: the
+ * cache files of other builds are never read, and are removed when a new one is written).
+ */
+export function starterSource(buildId: string): string {
+  return `'use strict';
+// Written by scripts/bundle.ts: runs cli.cjs (the bundle of src/) with V8's code cache of its last
+// run (see there). Everything that can fail about the cache only means no cache.
+const fs = require('node:fs');
+const path = require('node:path');
+const vm = require('node:vm');
+const BUILD_ID = '${buildId}';
+const file = path.join(__dirname, 'cli.cjs');
+const source = fs.readFileSync(file, 'utf8');
+let dir;
+let cacheFile;
+let cachedData;
+if (process.env.NODE_COMPILE_CACHE && !process.env.NODE_DISABLE_COMPILE_CACHE) {
+  let flags = 0x811c9dc5;
+  for (const c of process.execArgv.join(' ')) flags = Math.imul(flags ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  const command = /^[a-z][a-z-]{0,31}$/.test(process.argv[2] ?? '') ? process.argv[2] : '-';
+  dir = path.join(process.env.NODE_COMPILE_CACHE, 'metallb-ts-bundle');
+  cacheFile = path.join(dir, \`\${BUILD_ID}-\${process.version}-\${process.arch}-\${flags.toString(16)}-\${process.getuid?.() ?? 0}-\${command}\`);
+  try {
+    cachedData = fs.readFileSync(cacheFile);
+  } catch {}
+}
+const script = new vm.Script(\`(function (exports, require, module, __filename, __dirname) {\${source}\\n})\`, {
+  filename: file,
+  cachedData,
+  importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+});
+if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
+  process.once('exit', () => {
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      for (const name of fs.readdirSync(dir)) if (!name.startsWith(BUILD_ID)) fs.rmSync(path.join(dir, name), { force: true });
+      const tmp = \`\${cacheFile}.\${process.pid}\`;
+      fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+      fs.renameSync(tmp, cacheFile);
+    } catch {}
+  });
+}
+cachedData = undefined;
+const mod = { exports: {} };
+script.runInThisContext()(mod.exports, require('node:module').createRequire(file), mod, file, __dirname);
+`;
+}
+
+/**
+ * Builds dist/cli.cjs and dist/metallb-ts.cjs. Resolves when both are written; rejects with
+ * esbuild's error (its messages are already printed) when src/ does not build.
+ */
+export async function bundle(): Promise<void> {
+  const esbuild = await import('esbuild');
+  const started = new Date();
+  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  const tmp = `${BUNDLE}.${process.pid}.tmp`;
+  const starterTmp = `${STARTER}.${process.pid}.tmp`;
+  try {
+    await esbuild.build({
+      entryPoints: [join(ROOT, 'src/cli.ts')],
+      outfile: tmp,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node24',
+      logLevel: 'warning',
+      legalComments: 'eof',
+      // The starter hands the bundle a require() and its file name; import.meta.url is its URL.
+      banner: { js: "'use strict';\nconst __metallbTsUrl = require('node:url').pathToFileURL(__filename).href;" },
+      define: { 'import.meta.url': '__metallbTsUrl' },
+      plugins: [
+        {
+          name: 'lazy-node-builtins',
+          setup(build) {
+            build.onResolve({ filter: /^[a-z0-9_:/]+$/ }, (args) => (isBuiltin(args.path) ? { path: args.path.replace(/^(?!node:)/, 'node:'), namespace: 'node-builtin' } : undefined));
+            build.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({ contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`, loader: 'js' }));
+          },
+        },
+      ],
+    });
+    const buildId = createHash('sha256').update(readFileSync(tmp)).digest('hex').slice(0, 16);
+    writeFileSync(starterTmp, starterSource(buildId));
+    utimesSync(tmp, started, started);
+    utimesSync(starterTmp, started, started);
+    rmSync(STARTER, { force: true });
+    renameSync(tmp, BUNDLE);
+    renameSync(starterTmp, STARTER);
+  } catch (err) {
+    for (const f of [tmp, starterTmp, STARTER, BUNDLE]) rmSync(f, { force: true });
+    throw err;
+  }
+}
+
+if (import.meta.main) {
+  const ifAvailable = process.argv.includes('--if-available');
+  if (ifAvailable && !existsSync(join(ROOT, 'src/cli.ts'))) {
+    console.log('metallb-ts: no src/ to bundle; bin/metallb-ts runs src/cli.ts once it is there');
+  } else if (ifAvailable && !existsSync(join(ROOT, 'node_modules/esbuild/package.json'))) {
+    console.log('metallb-ts: esbuild is not installed (a devDependency): no bundle; bin/metallb-ts runs src/cli.ts');
+  } else {
+    try {
+      await bundle();
+    } catch (err) {
+      if (!(err instanceof Error && 'errors' in err)) console.error(err);
+      console.error('metallb-ts: the bundle (dist/cli.cjs) was not built; bin/metallb-ts runs src/cli.ts');
+      // npm ci goes on (the bundle only makes starts faster); npm run build fails.
+      process.exitCode = ifAvailable ? 0 : 1;
+    }
+  }
+}
