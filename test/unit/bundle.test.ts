@@ -1,0 +1,130 @@
+/**
+ * The bundle (scripts/bundle.ts → dist/cli.cjs and its starter dist/metallb-ts.cjs) against
+ * src/cli.ts, in a copy of the tree (bin/, src/, scripts/, examples/, package.json; node_modules
+ * linked): the copy's bin/metallb-ts runs the bundle when no file under src/ is newer than it and
+ * src/cli.ts otherwise, and the bundle prints byte for byte what src/cli.ts prints (stdout, stderr,
+ * exit status) for explain, validate, whois and allocate --dry-run on examples/, as text and JSON.
+ * Real processes; the working tree is not modified.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../helpers/cli.ts';
+
+const NODE = process.execPath;
+const copy = mkdtempSync(join(tmpdir(), 'metallb-ts-bundle-'));
+const cache = join(copy, '.node-compile-cache');
+for (const dir of ['bin', 'src', 'scripts', 'examples']) cpSync(join(ROOT, dir), join(copy, dir), { recursive: true });
+cpSync(join(ROOT, 'package.json'), join(copy, 'package.json'));
+symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
+mkdirSync(join(copy, 'native/build'), { recursive: true });
+if (existsSync(join(ROOT, 'native/build/l2.node'))) cpSync(join(ROOT, 'native/build/l2.node'), join(copy, 'native/build/l2.node'));
+const build = spawnSync(NODE, [join(copy, 'scripts/bundle.ts')], { encoding: 'utf8' });
+process.on('exit', () => rmSync(copy, { recursive: true, force: true }));
+
+const BIN = join(copy, 'bin/metallb-ts');
+const STARTER = join(copy, 'dist/metallb-ts.cjs');
+const EXAMPLE = join(copy, 'examples/cluster.yaml');
+const CP_ONLY = join(copy, 'examples/cluster-cp-only.yaml');
+const env = { ...process.env, NODE_COMPILE_CACHE: cache, NO_COLOR: '1' };
+delete env['METALLB_TS_NO_BUNDLE'];
+delete env['NODE_DISABLE_COMPILE_CACHE'];
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+const run = (cmd: string, args: string[], extra: Record<string, string> = {}): Run => {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', cwd: copy, env: { ...env, ...extra } });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+};
+
+test('npm run build (scripts/bundle.ts) writes dist/cli.cjs and its starter, dated when the build started', () => {
+  assert.equal(build.status, 0, build.stderr);
+  const started = statSync(STARTER).mtimeMs;
+  assert.equal(statSync(join(copy, 'dist/cli.cjs')).mtimeMs, started);
+  assert.ok(started <= Date.now());
+  // Node's built-in modules are taken when first used, never imported at the top of the bundle.
+  const bundle = readFileSync(join(copy, 'dist/cli.cjs'), 'utf8');
+  assert.doesNotMatch(bundle, /^import /m);
+  assert.match(bundle, /process\.getBuiltinModule\("node:tls"\)/);
+});
+
+test('bin/metallb-ts runs the bundle when no file under src/ is newer, src/cli.ts when one is or METALLB_TS_NO_BUNDLE is set', () => {
+  // A line only src/cli.ts prints; dated before the bundle, the copy's src/ is still "not newer".
+  const cli = join(copy, 'src/cli.ts');
+  const original = readFileSync(cli, 'utf8');
+  try {
+    writeFileSync(cli, `process.stderr.write('ran src/cli.ts\\n');\n${original}`);
+    const old = new Date(statSync(STARTER).mtimeMs - 60_000);
+    utimesSync(cli, old, old);
+    utimesSync(join(copy, 'src'), old, old);
+    const fromBundle = run(BIN, ['explain', 'svc/frontend', '-n', 'shop', '-f', EXAMPLE]);
+    assert.equal(fromBundle.status, 0, fromBundle.stderr);
+    assert.doesNotMatch(fromBundle.stderr, /ran src\/cli\.ts/);
+    assert.match(fromBundle.stdout, /^Verdict: +announced by /m);
+    assert.match(run(BIN, ['--version']).stderr, /^$/);
+
+    assert.match(run(BIN, ['--version'], { METALLB_TS_NO_BUNDLE: '1' }).stderr, /ran src\/cli\.ts/);
+
+    // A file deeper in src/ saved after the build: src/cli.ts runs, for explain and the rest.
+    const errors = join(copy, 'src/core/errors.ts');
+    utimesSync(errors, new Date(), new Date());
+    assert.match(run(BIN, ['explain', 'svc/frontend', '-n', 'shop', '-f', EXAMPLE]).stderr, /ran src\/cli\.ts/);
+    assert.match(run(BIN, ['--version']).stderr, /ran src\/cli\.ts/);
+  } finally {
+    writeFileSync(cli, original);
+  }
+  // Rebuilt: the bundle again.
+  const rebuilt = spawnSync(NODE, [join(copy, 'scripts/bundle.ts')], { encoding: 'utf8' });
+  assert.equal(rebuilt.status, 0, rebuilt.stderr);
+  assert.equal(run(BIN, ['--version']).stderr, '');
+});
+
+test('the bundle prints what src/cli.ts prints: explain, validate, whois, allocate --dry-run on examples/, text and JSON', () => {
+  const cases: string[][] = [
+    ['explain', 'svc/frontend', '-n', 'shop', '-f', EXAMPLE],
+    ['explain', 'svc/nonexistent', '-n', 'shop', '-f', EXAMPLE],
+    ['validate', '-f', EXAMPLE],
+    ['validate', '-f', CP_ONLY],
+    ['whois', '192.0.2.10', '-f', EXAMPLE],
+    ['whois', '198.51.100.200', '-f', EXAMPLE],
+    ['allocate', '--dry-run', '-f', EXAMPLE],
+    ['allocate', '--dry-run', '-f', CP_ONLY],
+    ['explain', '--help'],
+    ['--version'],
+  ];
+  let checked = 0;
+  for (const args of cases) {
+    for (const out of args.includes('-f') ? [[], ['-o', 'json']] : [[]]) {
+      const a = [...args, ...out];
+      const src = run(NODE, [join(copy, 'src/cli.ts'), ...a]);
+      const bundled = run(NODE, [STARTER, ...a]);
+      assert.deepEqual(bundled, src, `metallb-ts ${a.join(' ')}`);
+      assert.ok(src.stdout.length > 0 || src.stderr.length > 0, `metallb-ts ${a.join(' ')} printed nothing`);
+      checked++;
+    }
+  }
+  assert.equal(checked, 18);
+});
+
+test("the starter keeps V8's code cache of the bundle per command, writes it once and reuses it", () => {
+  const dir = join(cache, 'metallb-ts-bundle');
+  rmSync(dir, { recursive: true, force: true });
+  const args = ['explain', 'svc/frontend', '-n', 'shop', '-f', EXAMPLE];
+  const first = run(BIN, args);
+  assert.equal(first.status, 0, first.stderr);
+  const files = readdirSync(dir).filter((f) => f.endsWith('-explain'));
+  assert.equal(files.length, 1, readdirSync(dir).join(', '));
+  const written = statSync(join(dir, files[0]!)).mtimeMs;
+  const second = run(BIN, args);
+  assert.deepEqual(second, first);
+  assert.equal(statSync(join(dir, files[0]!)).mtimeMs, written, 'the cache was rejected and written again');
+  // An unwritable cache directory: the same output, no cache.
+  writeFileSync(join(copy, 'not-a-dir'), '');
+  assert.deepEqual(run(BIN, args, { NODE_COMPILE_CACHE: join(copy, 'not-a-dir') }), first);
+});
