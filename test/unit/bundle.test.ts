@@ -29,7 +29,7 @@ const BIN = join(copy, 'bin/metallb-ts');
 const STARTER = join(copy, 'dist/metallb-ts.cjs');
 const EXAMPLE = join(copy, 'examples/cluster.yaml');
 const CP_ONLY = join(copy, 'examples/cluster-cp-only.yaml');
-const env = { ...process.env, NODE_COMPILE_CACHE: cache, NO_COLOR: '1' };
+const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: cache, NO_COLOR: '1' };
 delete env['METALLB_TS_NO_BUNDLE'];
 delete env['NODE_DISABLE_COMPILE_CACHE'];
 
