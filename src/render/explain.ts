@@ -98,7 +98,13 @@ function verdictLine(e: Explanation, c: Palette): string {
   if (a.status === 'ignored') return c.yellow('ignored: MetalLB does not handle this Service');
   if (a.ips.length === 0) return c.red('pending: the controller gives it no address, so nobody announces it');
   const ips = a.ips.join(', ');
-  const l2 = e.announcer ? `announced by ${c.green(e.announcer)} over layer2` : null;
+  // The elected node's speaker recorded announceFailed: elected, but nothing answers there.
+  const failed = e.findings.some((f) => f.id === 'announce-failed');
+  const l2 = e.announcer
+    ? failed
+      ? `${c.red('elected')} ${e.announcer} over layer2 ${c.red('but its speaker answers on no interface (announceFailed)')}`
+      : `announced by ${c.green(e.announcer)} over layer2`
+    : null;
   const bgp = e.bgpAnnouncers.length > 0 ? `advertised over BGP by ${c.green(cutNames(e.bgpAnnouncers, false, 8, 80))}` : null;
   const predicted = a.status === 'predicted' ? ' (predicted: not in its status yet)' : '';
   if (l2 || bgp) return `${[l2, bgp].filter(Boolean).join(' and ')}: ${ips}${predicted}`;

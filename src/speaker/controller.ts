@@ -17,7 +17,8 @@ import { communityLimitError, routesFor, type BGPRoute } from '../core/bgp/route
 import type { L2Announcer } from './announcer.ts';
 import type { LogFields, Logger } from '../runtime/log.ts';
 import type { SpeakerMetrics } from './metrics.ts';
-import { nodeAssignedMessage, type AnnounceProtocol, type SpeakerEventReason } from '../core/speaker/events.ts';
+import { announceFailedMessage, nodeAssignedMessage, type AnnounceProtocol, type SpeakerEventReason } from '../core/speaker/events.ts';
+import { matchInterfaces } from '../core/election/l2.ts';
 
 /** MetalLB's protocol names (`config.Proto`), in the order MetalLB handles them. */
 export type Protocol = AnnounceProtocol;
@@ -87,6 +88,8 @@ export class SpeakerController {
   private readonly svcIPs = new Map<string, readonly string[]>();
   private readonly svcPool = new Map<string, string | null>();
   private readonly l2Interfaces = new Map<string, InterfaceSet>();
+  /** Services announced in Layer 2 whose advertisement's interfaces none exist here (MetalLB's announceFailed): no ServiceL2Status. */
+  private readonly l2Unmatched = new Set<string>();
   /** service → the BGP routes it is advertised with (MetalLB `svcAds`). */
   private readonly routes = new Map<string, readonly BGPRoute[]>();
   /** service → the last decision per protocol. */
@@ -150,7 +153,7 @@ export class SpeakerController {
       ips,
       pool: this.svcPool.get(service) ?? null,
       protocols,
-      interfaces: this.announced.layer2.has(service) ? (this.l2Interfaces.get(service) ?? 'all') : null,
+      interfaces: this.announced.layer2.has(service) && !this.l2Unmatched.has(service) ? (this.l2Interfaces.get(service) ?? 'all') : null,
     };
   }
 
@@ -249,8 +252,22 @@ export class SpeakerController {
     if (mine.decision !== 'announce') {
       this.deleteProtocol(slog.with({ protocol: 'layer2' }), 'layer2', key, mine.decision);
     } else {
-      this.p.l2.announce(key, ips, mine.interfaces);
-      this.l2Interfaces.set(key, mine.interfaces);
+      const local = this.p.l2.nodeInterfaces?.();
+      if (local && !matchInterfaces(mine.interfaces, local)) {
+        // MetalLB's layer2 SetBalancer: none of the advertisement's interfaces exists on this
+        // node: a warning and an announceFailed Event per address, nothing handed to the
+        // announcer (an earlier announcement of the service stays as it was), no status change;
+        // main.go still counts the service announced and records nodeAssigned.
+        for (const ip of ips) {
+          slog.warn({ op: 'SetBalancer', protocol: 'layer2', IPAdvertisement: { ip, interfaces: mine.interfaces }, localIfs: local, msg: "the specified interfaces used to announce LB IP don't exist" });
+          this.p.event(service, 'Warning', 'announceFailed', announceFailedMessage(ip, this.p.node));
+        }
+        if (!this.l2Interfaces.has(key)) this.l2Unmatched.add(key);
+      } else {
+        this.p.l2.announce(key, ips, mine.interfaces);
+        this.l2Interfaces.set(key, mine.interfaces);
+        this.l2Unmatched.delete(key);
+      }
       this.announced_(slog, 'layer2', key, ips, pool, service);
       this.p.l2StatusChanged(key);
     }
@@ -284,6 +301,7 @@ export class SpeakerController {
     if (protocol === 'layer2') {
       this.p.l2.withdraw(key);
       this.l2Interfaces.delete(key);
+      this.l2Unmatched.delete(key);
     } else if (this.routes.delete(key)) {
       this.routesVersion++;
     }

@@ -17,4 +17,10 @@ export interface L2Announcer {
   announce(service: string, ips: readonly string[], interfaces: InterfaceSet): void;
   /** Stops answering for every IP of `service` at once. No-op when it was not announced. */
   withdraw(service: string): void;
+  /**
+   * The node's interface names that the exclusion list leaves (MetalLB `Announce.GetInterfaces`:
+   * every interface, up or down, not matched by metallb-excludel2), or absent when this data plane
+   * does not know them (then an L2Advertisement's `interfaces` are not checked against the node).
+   */
+  nodeInterfaces?(): readonly string[];
 }

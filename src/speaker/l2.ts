@@ -191,6 +191,11 @@ export class RawL2Announcer implements L2Announcer {
     return this.choices;
   }
 
+  /** The interface names the exclusion list leaves (see L2Announcer.nodeInterfaces). */
+  nodeInterfaces(): readonly string[] {
+    return this.choices.filter((c) => c.skipped !== 'excluded').map((c) => c.name);
+  }
+
   /** Rescans interfaces: opens responders on new usable ones, closes those gone or unusable. */
   scan(): void {
     let links: LinkInfo[];

@@ -125,7 +125,7 @@ interface Rig {
 }
 
 /** One fake cluster and a speaker per node in `speakerNodes`, all started. */
-async function rig(objects: KubeObject[], speakerNodes: string[] = NODES): Promise<Rig> {
+async function rig(objects: KubeObject[], speakerNodes: string[] = NODES, nodeInterfaces?: readonly string[]): Promise<Rig> {
   const source = new FakeSource(objects);
   const membership = new FakeMembership();
   const statuses = fakeStatusApi(source);
@@ -151,7 +151,11 @@ async function rig(objects: KubeObject[], speakerNodes: string[] = NODES): Promi
         log,
         metrics: speakerMetrics(),
         l2StatusApi: statuses,
-        l2: { announce: (s, ips, ifs) => l2.push([n, 'announce', s, ips, ifs]), withdraw: (s) => l2.push([n, 'withdraw', s, null, null]) },
+        l2: {
+          announce: (s, ips, ifs) => l2.push([n, 'announce', s, ips, ifs]),
+          withdraw: (s) => l2.push([n, 'withdraw', s, null, null]),
+          ...(nodeInterfaces ? { nodeInterfaces: () => nodeInterfaces } : {}),
+        },
         bgpStatusApi: { create: async (_ns, o) => ({ ...o, metadata: { ...o.metadata, name: 'bgp-1' } }), patchStatus: async () => {}, delete: async () => {} },
         frrApi: { get: async () => null, create: async (o) => o, update: async (o) => o, delete: async () => {} },
         event: (svc, _type, reason, message) => events.push({ node: n, service: namespacedName(svc), reason, message }),
@@ -243,6 +247,51 @@ test('the winner losing its endpoint (Local policy) moves the announcement and t
       withdrawn.map((l) => [l.node, l.reason, l.protocol, l.ip]),
       [[first, 'notOwner', 'layer2', ['192.0.2.10']]],
     );
+  } finally {
+    await r.stop();
+  }
+});
+
+test("an advertisement's interfaces missing on the elected node: announceFailed per address, nothing on the wire, no ServiceL2Status, still nodeAssigned (MetalLB's layer2 SetBalancer)", async () => {
+  const r = await rig([...baseObjects().filter((o) => o.kind !== 'L2Advertisement'), l2ad({ interfaces: ['eth9'] })], NODES, ['lo', 'eth0']);
+  try {
+    await r.settle();
+    const winner = winnerOf(r.source.state(), 'default/web')!;
+    assert.deepEqual(
+      r.events.map((e) => [e.node, e.reason, e.message]),
+      [
+        [winner, 'announceFailed', `the interfaces specified by LB IP "192.0.2.10" doesn't exist in assigned node "${winner}" with protocol "layer2"`],
+        [winner, 'nodeAssigned', `announcing from node "${winner}" with protocol "layer2"`],
+      ],
+    );
+    const warn = r.logs.find((l) => l.op === 'SetBalancer')!;
+    assert.equal(warn.level, 'warn');
+    assert.equal(warn.msg, "the specified interfaces used to announce LB IP don't exist");
+    assert.deepEqual(warn.localIfs, ['lo', 'eth0']);
+    assert.deepEqual(
+      r.l2.filter((x) => x[1] === 'announce'),
+      [],
+    );
+    assert.deepEqual(statusNodes(r), []);
+  } finally {
+    await r.stop();
+  }
+});
+
+test('an advertisement whose interfaces one exists on the node announces on it (no announceFailed)', async () => {
+  const r = await rig([...baseObjects().filter((o) => o.kind !== 'L2Advertisement'), l2ad({ interfaces: ['eth9', 'eth0'] })], NODES, ['lo', 'eth0']);
+  try {
+    await r.settle();
+    const winner = winnerOf(r.source.state(), 'default/web')!;
+    assert.deepEqual(
+      r.events.map((e) => e.reason),
+      ['nodeAssigned'],
+    );
+    assert.deepEqual(
+      r.l2.filter((x) => x[1] === 'announce'),
+      [[winner, 'announce', 'default/web', ['192.0.2.10'], ['eth0', 'eth9']]],
+    );
+    assert.deepEqual(statusNodes(r), [winner]);
   } finally {
     await r.stop();
   }

@@ -59,6 +59,17 @@ export function interfacesFor(ads: readonly L2Adv[]): InterfaceSet {
   return [...set].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/**
+ * Whether a node with the interfaces `local` can announce on `interfaces` (MetalLB
+ * `IPAdvertisement.MatchInterfaces`): `all` always can; a list when one of its names is among
+ * `local`; null (no advertisement) never.
+ */
+export function matchInterfaces(interfaces: InterfaceSet, local: readonly string[]): boolean {
+  if (interfaces === 'all') return true;
+  if (interfaces === null) return false;
+  return interfaces.some((name) => local.includes(name));
+}
+
 const WHY_NO_AD = 'no L2Advertisement applying to the service selects it';
 const WHY_NOT_LOCAL = 'no usable endpoint on the node (externalTrafficPolicy: Local)';
 const WHY_NO_NODE = 'no Node object of that name';

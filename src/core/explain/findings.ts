@@ -370,6 +370,39 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
   }
   statusFindings(f, out);
   nodeAssignedEventFindings(f, out);
+  announceFailedFindings(f, out);
+}
+
+/**
+ * The speaker's announceFailed Events of the Service on the node that announces it now (MetalLB's
+ * layer2 SetBalancer: none of the interfaces the L2Advertisement names exists on that node, so
+ * nothing answers ARP/NDP there although the election picked it): finding `announce-failed`,
+ * naming the interfaces the node would need. Offline, the node's interfaces are unknown: only the
+ * Event tells. Events of an earlier Service of the same name (another uid) are left out.
+ */
+function announceFailedFindings(f: FindingsInput, out: Finding[]): void {
+  if (f.announcer === null) return;
+  const [ns, name] = f.service.split('/');
+  const uid = f.serviceObject.metadata?.uid;
+  const failed = f.state.events.filter(
+    (e) =>
+      e.reason === ('announceFailed' satisfies SpeakerEventReason)
+      && e.involvedObject?.kind === 'Service'
+      && e.involvedObject.namespace === ns
+      && e.involvedObject.name === name
+      && !(uid && e.involvedObject.uid && e.involvedObject.uid !== uid)
+      && (e.message ?? '').includes(`in assigned node "${f.announcer}"`),
+  );
+  if (failed.length === 0) return;
+  const at = failed.map((e) => e.lastTimestamp ?? e['eventTime'] ?? e.metadata?.creationTimestamp).find((t) => t !== undefined);
+  const ifs = f.l2?.nodes.find((n) => n.node === f.announcer)?.interfaces;
+  const names = Array.isArray(ifs) ? ifs.join(', ') : 'the listed interfaces';
+  out.push({
+    id: 'announce-failed',
+    severity: 'error',
+    message: `the speaker on ${f.announcer}, which the election picks, reports announceFailed${at ? ` (${String(at)})` : ''}: none of the interfaces its L2Advertisements name (${names}) exists on that node, so nothing answers ARP/NDP for the address`,
+    fix: `add ${f.announcer}'s interface to spec.interfaces of ${f.l2?.advertisements.map((a) => `L2Advertisement ${f.metallbNamespace}/${a}`).join(', ') || 'the L2Advertisement'}, or restrict its nodeSelectors to nodes that have ${names}`,
+  });
 }
 
 /** The node a Layer 2 nodeAssigned message names, or null (see parseNodeAssigned). */

@@ -17,6 +17,7 @@ export type FindingId =
   | 'advertisement-selects-no-node'
   | 'all-nodes'
   | 'allocation-failed'
+  | 'announce-failed'
   | 'allocation-family-changed'
   | 'allocation-nondeterministic'
   | 'allocation-oscillates'
@@ -82,7 +83,7 @@ export type FindingId =
  * `status-ip-not-kept`, `allocation-nondeterministic`, `no-ready-endpoints`, `no-advertisement`,
  * `advertisement-selects-no-node`, `nodeselector-only-excluded`, `exclusion-label-empty-value`,
  * `no-live-speakers`, `network-unavailable`, `local-no-endpoint-on-candidate`,
- * `l2status-disagrees`, `nodeassigned-event-disagrees`, `bgp-no-peer-session`,
+ * `l2status-disagrees`, `nodeassigned-event-disagrees`, `announce-failed`, `bgp-no-peer-session`,
  * `bgp-advertisement-unknown-peer`, `bgp-advertisement-peer-no-session`,
  * `bgppeer-selects-no-node`, `bgp-localpref-conflict`, `bgp-family-filtered`, `bgp-too-many-communities`, `no-cluster-ip`,
  * `unknown-speaker-nodes`, `no-nodes`; inputs MetalLB ignores (inputs.ts): `unknown-annotation`,
