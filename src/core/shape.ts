@@ -22,7 +22,13 @@ export type Shape =
   | { readonly t: 'bool' }
   | { readonly t: 'strMap' }
   | { readonly t: 'list'; readonly of: Shape }
-  | { readonly t: 'obj'; readonly fields: Readonly<Record<string, Shape>>; readonly required?: readonly string[] };
+  | {
+      readonly t: 'obj';
+      readonly fields: Readonly<Record<string, Shape>>;
+      /** `fields` as entries, in order (checkShape walks them for every object loaded). */
+      readonly entries: ReadonlyArray<readonly [string, Shape]>;
+      readonly required?: readonly string[];
+    };
 
 /** A string. */
 export const str: Shape = { t: 'str' };
@@ -38,7 +44,8 @@ export function list(of: Shape): Shape {
 }
 /** An object with the described `fields` (others are not checked); `required` must be present, non-null, non-empty. */
 export function obj(fields: Record<string, Shape>, required: readonly string[] = []): Shape {
-  return required.length > 0 ? { t: 'obj', fields, required } : { t: 'obj', fields };
+  const entries = Object.entries(fields);
+  return required.length > 0 ? { t: 'obj', fields, entries, required } : { t: 'obj', fields, entries };
 }
 
 const metadata = obj(
@@ -255,20 +262,21 @@ function check(v: unknown, shape: Shape, stack: (string | number)[], out: string
         bad();
         return;
       }
-      for (const k in shape.fields) {
+      for (const [k, field] of shape.entries) {
         const x = v[k];
         if (x === undefined || x === null) continue;
         stack.push(k);
-        check(x, shape.fields[k]!, stack, out);
+        check(x, field, stack, out);
         stack.pop();
       }
-      for (const k of shape.required ?? []) {
-        const x = v[k];
-        if (x === undefined || x === null || x === '') {
-          const want = shape.fields[k] ? EXPECTED[shape.fields[k].t] : 'a value';
-          out.push(`${pathOf(stack, k)}: expected ${x === '' ? 'non-empty ' : ''}${want}, got ${x === '' ? 'empty string' : x === null ? 'null' : 'nothing'}`);
+      if (shape.required)
+        for (const k of shape.required) {
+          const x = v[k];
+          if (x === undefined || x === null || x === '') {
+            const want = shape.fields[k] ? EXPECTED[shape.fields[k].t] : 'a value';
+            out.push(`${pathOf(stack, k)}: expected ${x === '' ? 'non-empty ' : ''}${want}, got ${x === '' ? 'empty string' : x === null ? 'null' : 'nothing'}`);
+          }
         }
-      }
       return;
     }
   }

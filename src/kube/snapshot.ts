@@ -105,7 +105,10 @@ function withoutDuplicates(all: readonly KubeObject[], warn: (message: string) =
   const objects = all.filter((o) => Object.hasOwn(KIND_TO_LIST, o.kind!));
   const byKey = new Map<string, number[]>();
   objects.forEach((o, i) => {
-    const key = JSON.stringify([o.kind, clusterScoped(o.kind!) ? '' : (o.metadata?.namespace ?? 'default'), o.metadata?.name]);
+    const ns = clusterScoped(o.kind!) ? '' : (o.metadata?.namespace ?? 'default');
+    const name = o.metadata?.name;
+    // kind (a KIND_TO_LIST key), namespace (length-prefixed) and name; JSON (`[…`) for anything else
+    const key = typeof ns === 'string' && typeof name === 'string' ? `${o.kind}\0${ns.length}:${ns}${name}` : JSON.stringify([o.kind, ns, name]);
     const at = byKey.get(key);
     if (at) at.push(i);
     else byKey.set(key, [i]);
@@ -297,26 +300,25 @@ function jsonItemLines(text: string): { top: number; items: number[]; tooDeep?: 
   let line = 1;
   let top = 0;
   let depth = 0;
-  let inString = false;
-  let stringStart = -1;
   let lastKey = '';
   // Depth at which an element of the array we record opens; -1 while unknown, -2 once done.
   let itemsDepth = -1;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) {
-        inString = false;
-        if (depth === 1) lastKey = text.slice(stringStart + 1, i);
-      }
-      continue;
-    }
     if (c === 0x0a) line++;
     else if (c === 0x22) {
-      inString = true;
-      stringStart = i;
+      // A string (valid JSON: no raw newline in it): jump to its closing quote, one not escaped
+      // by an odd run of backslashes; indexOf skips most of the text (string contents).
+      const start = i;
+      let end = text.indexOf('"', i + 1);
+      for (;;) {
+        let backslashes = 0;
+        while (text.charCodeAt(end - 1 - backslashes) === 0x5c) backslashes++;
+        if (backslashes % 2 === 0) break;
+        end = text.indexOf('"', end + 1);
+      }
+      if (depth === 1) lastKey = text.slice(start + 1, end);
+      i = end;
     } else if (c === 0x7b || c === 0x5b) {
       if (depth === 0) top = line;
       else if (depth === itemsDepth) items.push(line);

@@ -119,7 +119,10 @@ export function requestedIPs(svc: Service): RequestedIPs {
 
 /** The `ip` values of `status.loadBalancer.ingress` (entries without ip skipped), as written. */
 export function statusIPs(svc: Service): string[] {
-  return (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? '').filter((s) => s !== '');
+  const out: string[] = [];
+  const ingress = svc.status?.loadBalancer?.ingress;
+  if (ingress) for (const i of ingress) if (i.ip) out.push(i.ip);
+  return out;
 }
 
 /** `namespace/name` key of a Service (the allocator key). */
