@@ -4,7 +4,7 @@
  * a Running speaker pod (`--speaker-selector`, default `component=speaker`, in
  * `--metallb-namespace`; `--node NODE` for that node's speaker; Ready pods first) read through the
  * API server's pod proxy with the kubeconfig's credentials (`--kubeconfig`, `--context`).
- * Table: NAME ADDRESS STATE INCARNATION (wide adds PORT), after a line naming the pod when it was
+ * Table (src/render/members.ts): NAME ADDRESS STATE INCARNATION (wide adds PORT), after a line naming the pod when it was
  * discovered. With memberlist off the speaker counts every Node: the table lists them as alive.
  * Exit 0, 2 for bad input, 3 when no speaker can be reached or it answers with an error.
  * Only node's own http here (the CLI loads every command file at start); the Kubernetes client
@@ -14,28 +14,10 @@ import type { Command } from 'commander';
 import { EXIT_UNREACHABLE, UserError } from '../core/errors.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { discoverSpeakerView, fetchMembers, type ApiGet, type MembersView, type SpeakerViewOrigin } from '../kube/speaker-view.ts';
-import { escapeControl } from '../core/text.ts';
 import { addClusterOptions, addOutputOption, addSpeakerViewOption, checkSpeakerViewOptions, type SpeakerViewOptions } from './options.ts';
 import type { OutputFormat } from '../render/output.ts';
 
 export { speakerURL, type MembersView } from '../kube/speaker-view.ts';
-
-/**
- * The table of a view (wide: with PORT); `from`: a first line naming the discovered speaker pod.
- * Strings from the speaker are printed with their control characters escaped (escapeControl).
- */
-export function membersTable(v: MembersView, wide: boolean, from?: SpeakerViewOrigin): string {
-  const rows: string[][] = (
-    'members' in v ? v.members.map((m) => [m.name, m.address, ...(wide ? [String(m.port)] : []), m.state, String(m.incarnation)]) : v.alive.map((n) => [n, '-', ...(wide ? ['-'] : []), 'alive', '-'])
-  ).map((r) => r.map(escapeControl));
-  const head = ['NAME', 'ADDRESS', ...(wide ? ['PORT'] : []), 'STATE', 'INCARNATION'];
-  const all = [head, ...rows];
-  const widths = head.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  const lines = all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]! + 3))).join(''));
-  const origin = from?.pod ? escapeControl(`speaker pod ${from.pod}${from.node ? ` on node ${from.node}` : ''} (${from.address}, through the API server)`) + '\n' : '';
-  const note = 'members' in v ? '' : 'memberlist is off on this speaker: every Node counts as a live speaker\n';
-  return origin + note + lines.join('\n') + '\n';
-}
 
 interface MembersOptions extends SpeakerViewOptions {
   output: OutputFormat;
@@ -101,7 +83,7 @@ export function registerMembers(program: Command): void {
   addOutputOption(cmd);
   cmd.action(async (opts: MembersOptions) => {
     const { view, from } = await membersView(opts);
-    const { writeResult } = await import('../render/output.ts');
+    const [{ writeResult }, { membersTable }] = await Promise.all([import('../render/output.ts'), import('../render/members.ts')]);
     writeResult(opts.output, view, (wide) => membersTable(view, wide, from));
   });
 }

@@ -8,13 +8,16 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ClusterState } from '../core/kube.ts';
-import { ConfigError, UserError } from '../core/errors.ts';
+import { UserError } from '../core/errors.ts';
+import { rejectedConfig } from '../core/explain/rejected.ts';
 import { diagnosticContext, type DiagnosticContext } from '../core/explain/context.ts';
 import { loadSnapshot, STDIN_NAME } from '../kube/snapshot.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { OUTPUT_FORMATS, type OutputFormat } from '../render/output.ts';
 import { DEFAULT_SPEAKER_SELECTOR, discoverSpeakerView, fetchMembers, parseSpeakerAddress, speakersFromView, type SpeakerViewOrigin } from '../kube/speaker-view.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
+
+export { rejectedConfig } from '../core/explain/rejected.ts';
 
 /** Parsed `--speaker`, `--speaker-selector` and `--no-speaker-discovery`. */
 export interface SpeakerViewOptions {
@@ -268,17 +271,4 @@ export function diagnostics(state: ClusterState, opts: StateOptions = {}, view?:
   } catch (err) {
     throw rejectedConfig(err);
   }
-}
-
-/**
- * A ConfigError of the controller's configuration as the one-line user error (exit 2); others
- * unchanged. The controller parses the IPAddressPools and Communities only, and every speaker
- * parses them too: nothing in the snapshot runs, so there is nothing to explain.
- */
-export function rejectedConfig(err: unknown): unknown {
-  return err instanceof ConfigError
-    ? new UserError(
-        `MetalLB's controller rejects this configuration: ${err.message}; the controller and every speaker keep running the configuration they accepted last, which a snapshot cannot show (see metallb-ts validate)`,
-      )
-    : err;
 }

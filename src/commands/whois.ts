@@ -4,8 +4,8 @@
  * holds it, or nobody announces it), 2 for bad input.
  */
 import type { Command } from 'commander';
-import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
-import { whoisIP, type WhoisResult } from '../core/explain/index.ts';
+import { UserError } from '../core/errors.ts';
+import { whoisExitCode, whoisIP } from '../core/explain/index.ts';
 import { canonicalIP } from '../core/ip.ts';
 import { writeResult } from '../render/output.ts';
 import { whoisText } from '../render/explain.ts';
@@ -19,11 +19,6 @@ export function parseWhoisIP(arg: string): string {
   const ip = canonicalIP(arg.trim());
   if (ip === undefined) throw new UserError(`invalid IP address "${arg}"`);
   return ip;
-}
-
-/** Exit status of `whois`: 0 when some Service holding the address is announced, else 1. */
-export function whoisExitCode(w: WhoisResult): number {
-  return w.holders.some((h) => h.announcer !== null || h.bgpAnnouncers.length > 0) ? EXIT_OK : EXIT_NO;
 }
 
 interface WhoisOptions extends StateOptions, OutputOptions {}

@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { startTestCluster, type TestCluster } from '../integration/setup/cluster.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { metallbPath } from '../../src/controller/api.ts';
-import { allocateDryRun } from '../../src/commands/allocate.ts';
+import { allocateDryRun } from '../../src/core/explain/allocate.ts';
 import { clusterStateFromObjects, type KubeObject, type Service } from '../../src/core/kube.ts';
 import { NS, type Component, type Kind, listServices, metallbBinariesMissing, runController, settle } from './setup/metallb.ts';
 import { applyBase, serviceSteps } from './setup/metallb-scenario.ts';

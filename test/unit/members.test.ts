@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { membersTable, speakerURL, type MembersView } from '../../src/commands/members.ts';
+import { speakerURL, type MembersView } from '../../src/commands/members.ts';
+import { membersTable } from '../../src/render/members.ts';
 import { serveEndpoints } from '../../src/speaker/http.ts';
 
 const VIEW: MembersView = {

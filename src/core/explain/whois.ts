@@ -6,7 +6,7 @@
  */
 import { cidrContains, formatIP, parseIP } from '../ip.ts';
 import { namespacedName } from '../kube.ts';
-import { UserError } from '../errors.ts';
+import { EXIT_NO, EXIT_OK, UserError } from '../errors.ts';
 import { statusIPs } from '../controller/service.ts';
 import { viewForIP, type BGPNodeView } from './bgp.ts';
 import { explainService, type ExplainInput, type Explanation } from './explain.ts';
@@ -125,4 +125,9 @@ export function whoisIP(input: WhoisInput): WhoisResult {
   }
   externalIPs.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
   return { ip: canonical, pool, holders, externalIPs };
+}
+
+/** Exit status of `whois`: 0 when some Service holding the address is announced, else 1. */
+export function whoisExitCode(w: WhoisResult): number {
+  return w.holders.some((h) => h.announcer !== null || h.bgpAnnouncers.length > 0) ? EXIT_OK : EXIT_NO;
 }
