@@ -58,6 +58,30 @@ export function isBuiltin(spec: string): boolean {
 }
 
 /**
+ * Built-in modules a bundled CommonJS package require()s when it loads but uses only in a path the
+ * program rarely takes: commander's node:child_process (it spawns executable subcommands, which
+ * metallb-ts has none of) loads ten more of Node's modules on every start (net, dgram, ...).
+ */
+const LAZY_ON_REQUIRE = new Set(['node:child_process']);
+
+/** A module whose exports load the built-in module `name` on first use (a Proxy onto it). */
+export function lazyBuiltin(name: string): string {
+  return `let loaded;
+const real = () => (loaded ??= process.getBuiltinModule(${JSON.stringify(name)}));
+module.exports = new Proxy({}, {
+  get: (_, key) => real()[key],
+  set: (_, key, value) => ((real()[key] = value), true),
+  has: (_, key) => key in real(),
+  ownKeys: () => Reflect.ownKeys(real()),
+  getOwnPropertyDescriptor: (_, key) => {
+    const d = Reflect.getOwnPropertyDescriptor(real(), key);
+    return d && { ...d, configurable: true };
+  },
+});
+`;
+}
+
+/**
  * The starter's source for the bundle whose build id is `buildId` (a hex digest of the bundle: the
  * cache files of other builds are never read, and are removed when a new one is written).
  */
@@ -133,8 +157,13 @@ export async function bundle(): Promise<void> {
         {
           name: 'lazy-node-builtins',
           setup(build) {
-            build.onResolve({ filter: /^[a-z0-9_:/]+$/ }, (args) => (isBuiltin(args.path) ? { path: args.path.replace(/^(?!node:)/, 'node:'), namespace: 'node-builtin' } : undefined));
+            build.onResolve({ filter: /^[a-z0-9_:/]+$/ }, (args) => {
+              if (!isBuiltin(args.path)) return undefined;
+              const path = args.path.replace(/^(?!node:)/, 'node:');
+              return { path, namespace: args.kind === 'require-call' && LAZY_ON_REQUIRE.has(path) ? 'node-builtin-lazy' : 'node-builtin' };
+            });
             build.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({ contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`, loader: 'js' }));
+            build.onLoad({ filter: /.*/, namespace: 'node-builtin-lazy' }, (args) => ({ contents: lazyBuiltin(args.path), loader: 'js' }));
           },
         },
       ],
