@@ -16,11 +16,9 @@
  * Every inbound stream has an absolute deadline of TCPTimeout from accept (memberlist's
  * SetDeadline; a slow-loris cannot renew it), and at most MAX_INBOUND_STREAMS (512) are open at
  * once (metallb-ts's addition: memberlist has no such bound), the excess closed on accept
- * (`dropped.streamLimit`). Each stream may buffer MAX_STREAM_BYTES (memberlist's limit), and all
- * inbound streams together INBOUND_STREAM_BUDGET_BYTES (metallb-ts's addition): when a chunk would
- * take the total over, the streams holding the most bytes are closed until it fits
- * (`dropped.streamBudget`). A stream is decoded only when that can make progress (see readMessage),
- * so a large or trickled stream costs linear, not quadratic, work.
+ * (`dropped.streamLimit`). What streams may buffer, and when they are decoded:
+ * memberlist-streams.ts. Drop counting and its log: memberlist-drops.ts. The key and config
+ * files: memberlist-files.ts.
  *
  * Decoding work per source address (metallb-ts's addition; memberlist trusts its peers): a token
  * bucket (src/core/membership/decode-allowance.ts, 1 MiB/s, 2 MiB burst) charged with each
@@ -31,96 +29,29 @@
  * count since the last line; `stats().handlerCpuMaxMs` is the most CPU one handler took.
  */
 import dgram from 'node:dgram';
-import { closeSync, constants as fsConstants, fstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
-import { join } from 'node:path';
 import net from 'node:net';
 import type { Membership, MembershipListener } from '../core/membership/types.ts';
-import { LAN_CONFIG, parseMemberlistConfigFile, type MemberlistConfig, type MemberlistFileResult } from '../core/membership/config.ts';
+import { LAN_CONFIG, type MemberlistConfig } from '../core/membership/config.ts';
 import { HandoffQueue, handoffRoute } from '../core/membership/handoff.ts';
-import { DecodeAllowance, type DecodeAllowanceLimits } from '../core/membership/decode-allowance.ts';
-import { InputError } from '../core/errors.ts';
-import { parseIPBytes } from '../core/ip.ts';
-import { ENCRYPT_OVERHEAD_BYTES, Keyring, metallbSecretKey } from '../core/membership/crypto.ts';
+import { DecodeAllowance } from '../core/membership/decode-allowance.ts';
+import { DropLog } from './memberlist-drops.ts';
+import { type MemberlistOptions, type MemberlistStats, type MemberView, ipToBytes, view } from './memberlist-options.ts';
+import { InboundStreamBudget, type StreamReadContext, readStreamMessage, timerDelayMs } from './memberlist-streams.ts';
+import { ENCRYPT_OVERHEAD_BYTES, Keyring } from '../core/membership/crypto.ts';
 import {
-  IncompleteError,
-  MAX_STREAM_BYTES,
   MessageType,
   WireError,
   decodePacket,
-  decodeStreamMessage,
   encodeMessage,
   encodePacket,
   encodePushPull,
-  encodeStreamMessage,
-  ipToString,
-  labelHeader,
+  encodeStream,
   nodeLimitReason,
-  streamMessageLength,
   type Message,
   type PushNodeState,
-  type StreamMessage,
   type WireOptions,
 } from '../core/membership/messages.ts';
-import {
-  createSwimState,
-  leavePending,
-  liveMembers,
-  localPushState,
-  nextWakeMs,
-  step,
-  verifyProtocol,
-  type Address,
-  type Effect,
-  type MemberEntry,
-  type SwimEvent,
-  type SwimState,
-} from '../core/membership/swim.ts';
-
-/** Options of a memberlist member (MetalLB: name = node name, bind = pod IP, port 7946). */
-export interface MemberlistOptions {
-  readonly name: string;
-  readonly bindAddr: string;
-  /** 0 picks a free port (tests). */
-  readonly bindPort: number;
-  readonly config?: MemberlistConfig;
-  /** The encryption key(s), primary first; null/absent = unencrypted. */
-  readonly keys?: readonly Uint8Array[] | null;
-  readonly label?: string;
-  /** Starting incarnation (tests of restarts); memberlist starts at 1. */
-  readonly incarnation?: number;
-  readonly seed?: number;
-  readonly log?: (message: string) => void;
-  /** Decoding work each source address may cause (default DEFAULT_DECODE_LIMITS: 1 MiB/s, 2 MiB burst). */
-  readonly decodeLimits?: DecodeAllowanceLimits;
-}
-
-/** A drop reason is logged at most once per this many ms (with the count since the last line). */
-export const DROP_LOG_INTERVAL_MS = 60_000;
-
-/**
- * What each drop reason means, for the log line and the README. Reasons not listed are logged
- * with their name only.
- */
-export const DROP_REASON_HINTS: Readonly<Record<string, string>> = {
-  decrypt: 'cannot be decrypted, or is not encrypted while a key is set: a wrong or missing memberlist key?',
-  label: 'carries another label (or none)',
-  malformed: 'not memberlist wire format',
-  truncated: 'ends before its message does',
-  crc: 'fails its CRC',
-  unknownType: 'an unknown message type',
-  oversized: 'larger than memberlist accepts',
-  oversizedMeta: 'a node meta larger than 512 bytes',
-  oversizedName: 'a node name longer than 512 bytes',
-  amplification: 'unpacks beyond 64 KiB or 512 messages in one packet',
-  rateLimited: 'its source address exceeded its decoding allowance',
-  streamLimit: 'one inbound stream too many (512 open)',
-  streamBudget: 'inbound streams buffer more than 64 MiB together',
-  pushPullLimit: 'one push/pull too many in flight (128)',
-  timeout: 'a stream that did not finish in time',
-};
-
-/** Reasons logged elsewhere (aggregated already), not by the once-a-minute drop log. */
-const DROPS_LOGGED_ELSEWHERE = new Set(['handoffQueueFull', 'internalError']);
+import { createSwimState, leavePending, liveMembers, localPushState, nextWakeMs, step, verifyProtocol, type Address, type Effect, type SwimEvent, type SwimState } from '../core/membership/swim.ts';
 
 /**
  * memberlist's maxPushPullRequests (net.go): an inbound push/pull that would be the 128th in
@@ -136,118 +67,8 @@ export const MAX_PUSH_PULL_REQUESTS = 128;
  */
 export const MAX_INBOUND_STREAMS = 4 * MAX_PUSH_PULL_REQUESTS;
 
-/**
- * Bytes all inbound streams together may buffer before their message is decoded: 64 MiB.
- * memberlist's per-stream limit (MAX_STREAM_BYTES, its maxPushStateBytes: 20 MB) alone would let
- * MAX_INBOUND_STREAMS hostile streams hold about 10 GB until their TCPTimeout deadline, while a
- * real push/pull is a few KB (a 50-member cluster's table) and at most 127 run at once. When a
- * chunk would take the total over, the inbound stream holding the most bytes is closed (the
- * receiving stream itself when it would be the largest) until the chunk fits, counted as
- * `dropped.streamBudget`: flooding streams cannot crowd out a small push/pull or fallback ping.
- * What is counted is the capacity of the streams' buffers, allocated only for bytes received
- * (never for a length an encrypted stream's header announces), growing by doubling but never past
- * the budget left; it is released when the stream's message is decoded or it fails or closes.
- * Streams this
- * member opens (its own push/pulls and fallback pings) are bounded by MAX_STREAM_BYTES only.
- * metallb-ts's addition; memberlist has no such bound.
- */
-export const INBOUND_STREAM_BUDGET_BYTES = 64 * 1024 * 1024;
-
-/**
- * Pause without new bytes (ms) after which a stream whose length is unknown is decoded again
- * (a whole message that arrived in pieces too small to trigger STREAM_DECODE_GROWTH); the pause
- * doubles after each such attempt that finds the message incomplete, so a peer trickling bytes
- * gets about log2(TCPTimeout / 20 ms) of these attempts.
- */
-export const STREAM_IDLE_DECODE_MS = 20;
-
-/**
- * A stream whose length is unknown is decoded on its first bytes, then again once its buffered
- * bytes have grown by this factor since the last attempt that found it incomplete: the attempts
- * over a stream of n bytes cost O(n) together, however small its chunks.
- */
-export const STREAM_DECODE_GROWTH = 1.5;
-
-/**
- * The longest delay Node's timers take: 2^31 − 1 ms (about 24.8 days). A longer one (a Go duration
- * such as TCPTimeout "720h", which Go's timers take) would make Node warn (TimeoutOverflowWarning)
- * and fire after 1 ms, closing every stream at once.
- */
-export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
-
-/**
- * A delay (ms, from a config duration) as Node's setTimeout can take it: at most
- * MAX_TIMER_DELAY_MS (a timer that far out is, as in Go, effectively never), at least 1 ms (Node's
- * own floor; NaN also gives 1 ms, as Node would).
- */
-export function timerDelayMs(ms: number): number {
-  return ms >= MAX_TIMER_DELAY_MS ? MAX_TIMER_DELAY_MS : ms > 1 ? ms : 1;
-}
-
-/** Bytes one stream may buffer: a message of MAX_STREAM_BYTES plus room for its framing. */
-const STREAM_READ_LIMIT = MAX_STREAM_BYTES + 1024;
-
-/** An inbound stream's share of INBOUND_STREAM_BUDGET_BYTES; `evict` closes it (synchronously releasing `bytes`). */
-interface BudgetHolder {
-  bytes: number;
-  evict(): void;
-}
-
 /** Handoff messages handled per setImmediate turn, so UDP pings are read between batches. */
 const HANDOFF_BATCH = 64;
-
-/** One row of the member table (`metallb-ts members`, the debug endpoint). */
-export interface MemberView {
-  readonly name: string;
-  readonly addr: string;
-  readonly port: number;
-  readonly state: 'alive' | 'suspect' | 'dead' | 'left';
-  readonly incarnation: number;
-}
-
-/**
- * Counters of the member (packets/streams in and out, stream decode attempts, drops by reason)
- * and gauges. Drop reasons include the wire errors (`malformed`, `truncated`, `decrypt`,
- * `amplification`, …), `rateLimited`, `handoffQueueFull`, `pushPullLimit`, `streamLimit`,
- * `streamBudget`, `unsupportedType` (an err message in a packet).
- */
-export interface MemberlistStats {
-  packetsIn: number;
-  packetsOut: number;
-  streamsIn: number;
-  streamsOut: number;
-  dropped: Record<string, number>;
-  /** Inbound push/pulls holding a slot now (≤ MAX_PUSH_PULL_REQUESTS − 1). */
-  pushPullsInFlight: number;
-  /** Inbound streams open now (≤ MAX_INBOUND_STREAMS). */
-  inboundStreams: number;
-  /** Buffer capacity (bytes) inbound streams hold now, not yet decoded (≤ INBOUND_STREAM_BUDGET_BYTES). */
-  inboundBufferedBytes: number;
-  /** Bytes inbound streams have received and not yet decoded (≤ inboundBufferedBytes). */
-  inboundReceivedBytes: number;
-  /** Stream message decode attempts (in and out), each over the bytes buffered so far. */
-  streamDecodeAttempts: number;
-  /**
-   * The most CPU time (ms, this thread's, so not the time the scheduler kept the process waiting)
-   * one packet or stream-data handler took since `takeHandlerCpuMax()` last read it: the longest
-   * the member's decoding held the event loop.
-   */
-  handlerCpuMaxMs: number;
-}
-
-/**
- * Parses an IP literal to its raw bytes (4 for IPv4, 16 for IPv6, IPv4-mapped IPv6 included;
- * src/core/ip.ts parseIPBytes). Throws RangeError for anything else.
- */
-export function ipToBytes(ip: string): Uint8Array {
-  const b = parseIPBytes(ip);
-  if (!b) throw new RangeError(`not an IP address: ${ip}`);
-  return b;
-}
-
-function view(m: MemberEntry): MemberView {
-  return { name: m.name, addr: ipToString(m.addr), port: m.port, state: m.state, incarnation: m.incarnation };
-}
 
 /**
  * A memberlist v0.5.1-compatible member. `start()` binds; `join()` push/pulls with the given
@@ -268,11 +89,8 @@ export class MemberlistMember implements Membership {
   private lastLiveEpoch = -1;
   private pushPullsIn = 0;
   private inboundStreams = 0;
-  /** Sum of `budgetHolders[].bytes`. */
-  private inboundBuffered = 0;
-  /** Bytes received by inbound streams not yet decoded (inboundReceivedBytes). */
-  private inboundReceived = 0;
-  private readonly budgetHolders = new Set<BudgetHolder>();
+  private readonly budget = new InboundStreamBudget();
+  private readonly streams: StreamReadContext;
   private stopped = false;
   private readonly sockets = new Set<net.Socket>();
   private readonly handoff: HandoffQueue<{ msg: Message; from: Address }>;
@@ -280,8 +98,7 @@ export class MemberlistMember implements Membership {
   private handoffDropsLogged = 0;
   private internalErrorLogged = false;
   private readonly allowance: DecodeAllowance;
-  /** Per reason: when it was last logged and its count then. */
-  private readonly dropLogged = new Map<string, { atMs: number; count: number }>();
+  private readonly drops: DropLog;
   private handlerCpuMaxMs = 0;
   port = 0;
   readonly counters: Omit<MemberlistStats, 'pushPullsInFlight' | 'inboundStreams' | 'inboundBufferedBytes' | 'inboundReceivedBytes' | 'handlerCpuMaxMs'> = {
@@ -307,29 +124,17 @@ export class MemberlistMember implements Membership {
     };
     this.handoff = new HandoffQueue(this.config.handoffQueueDepth);
     this.allowance = new DecodeAllowance(opts.decodeLimits);
+    this.drops = new DropLog(this.counters.dropped, (message) => this.log(message));
+    this.streams = { wire: this.wire, allowance: this.allowance, budget: this.budget, counters: this.counters, guard: (where, fn, onError) => this.guard(where, fn, onError) };
   }
 
   private log(message: string): void {
     this.opts.log?.(message);
   }
 
-  /**
-   * Counts a dropped packet or stream by reason and logs it, at most once per reason per
-   * DROP_LOG_INTERVAL_MS, with how many were dropped since the last line and the last source.
-   */
+  /** Counts a dropped packet or stream by reason (DropLog: logged at most once a minute per reason). */
   private drop(reason: string, from?: string): void {
-    const count = (this.counters.dropped[reason] ?? 0) + 1;
-    this.counters.dropped[reason] = count;
-    if (DROPS_LOGGED_ELSEWHERE.has(reason)) return;
-    const now = Date.now();
-    const last = this.dropLogged.get(reason);
-    if (last && now - last.atMs < DROP_LOG_INTERVAL_MS) return;
-    this.dropLogged.set(reason, { atMs: now, count });
-    const n = count - (last?.count ?? 0);
-    const hint = DROP_REASON_HINTS[reason];
-    this.log(
-      `memberlist: dropped ${n === 1 ? 'a packet or stream' : `${n} packets or streams`} (reason ${reason}${hint ? `: ${hint}` : ''})${from ? `, the last from ${from}` : ''}${last ? ` since ${new Date(last.atMs).toISOString()}` : ''}; this reason is logged at most once a minute, all are counted in metallb_speaker_memberlist_dropped_total`,
-    );
+    this.drops.count(reason, from);
   }
 
   /** Binds UDP and TCP on bindAddr:bindPort (same port), then starts the timers. */
@@ -559,180 +364,8 @@ export class MemberlistMember implements Membership {
 
   // --- streams -------------------------------------------------------------------------------
 
-  /**
-   * Charges `n` more bytes of `holder` to INBOUND_STREAM_BUDGET_BYTES. While they do not fit, the
-   * holder with the most bytes is evicted — `holder` itself when it would be that large (ties
-   * included) — and false is returned once `holder` was. Each eviction frees a stream's bytes, so
-   * the loop ends.
-   */
-  private chargeBudget(holder: BudgetHolder, n: number): boolean {
-    while (this.inboundBuffered + n > INBOUND_STREAM_BUDGET_BYTES) {
-      let largest: BudgetHolder | null = null;
-      for (const h of this.budgetHolders) if (h !== holder && (!largest || h.bytes > largest.bytes)) largest = h;
-      if (!largest || holder.bytes + n >= largest.bytes) {
-        holder.evict();
-        return false;
-      }
-      largest.evict();
-    }
-    holder.bytes += n;
-    this.inboundBuffered += n;
-    return true;
-  }
-
-  /**
-   * Reads one stream message from a socket (after an optional label header), with a deadline.
-   * `inbound` marks a stream a peer opened: its bytes count against INBOUND_STREAM_BUDGET_BYTES
-   * (rejects with WireError `streamBudget` when evicted), and `inbound.onType` sees the first byte
-   * after the label (the message type, or compress/encrypt) as soon as it arrives; returning a
-   * reason aborts the read with WireError(reason).
-   *
-   * Bytes accumulate in one buffer grown geometrically (amortised linear copying). A decode is
-   * attempted only when it can make progress: for an encrypted stream (its length is given up
-   * front, when this member has a key) once every byte is there; otherwise on the first bytes,
-   * whenever the buffered bytes have grown STREAM_DECODE_GROWTH times since the last attempt
-   * that found the message incomplete, and after a pause of STREAM_IDLE_DECODE_MS without new
-   * bytes (doubling after each such attempt). Attempts are counted in `streamDecodeAttempts`.
-   */
-  private readMessage(sock: net.Socket, timeoutMs: number, inbound?: { onType: (type: number) => string | null }): Promise<StreamMessage> {
-    return new Promise((resolve, reject) => {
-      let buf = new Uint8Array(0); // capacity buf.length; the stream's bytes are buf[0, size)
-      let size = 0;
-      let labelChecked = false;
-      let onType = inbound?.onType;
-      let lastTried = 0; // size at the last attempt that found the message incomplete; 0: none yet
-      let idleMs = STREAM_IDLE_DECODE_MS;
-      let idle: NodeJS.Timeout | null = null;
-      let finished = false;
-      const holder: BudgetHolder | null = inbound ? { bytes: 0, evict: () => done(new WireError('streamBudget', 'inbound stream budget exceeded')) } : null;
-      if (holder) this.budgetHolders.add(holder);
-      const done = (err: Error | null, msg?: StreamMessage): void => {
-        if (finished) return;
-        finished = true;
-        clearTimeout(t);
-        if (idle) clearTimeout(idle);
-        if (holder) {
-          this.inboundBuffered -= holder.bytes;
-          this.inboundReceived -= size;
-          holder.bytes = 0;
-          this.budgetHolders.delete(holder);
-        }
-        buf = new Uint8Array(0);
-        sock.off('data', onDataGuarded);
-        sock.off('end', onEnd);
-        sock.off('close', onEnd);
-        sock.off('error', onErr);
-        if (err) reject(err);
-        else resolve(msg!);
-      };
-      const t = setTimeout(() => done(new WireError('timeout', 'stream read timed out')), timerDelayMs(timeoutMs));
-      t.unref();
-      const onEnd = (): void => done(new WireError('truncated', 'stream closed before a whole message'));
-      const onErr = (e: Error): void => done(e);
-      /**
-       * Grows the buffer to hold at least `min` bytes (bytes actually received, never a length a
-       * header announces): doubling, up to STREAM_READ_LIMIT and, for an inbound stream, the
-       * budget left, which is charged the capacity added. False when the stream was evicted.
-       */
-      const grow = (min: number): boolean => {
-        let capacity = Math.min(STREAM_READ_LIMIT, Math.max(min, 2 * buf.length));
-        if (holder) {
-          const left = INBOUND_STREAM_BUDGET_BYTES - this.inboundBuffered;
-          if (capacity - buf.length > left) capacity = Math.max(min, buf.length + left);
-          if (!this.chargeBudget(holder, capacity - buf.length)) return false;
-        }
-        const next = new Uint8Array(capacity);
-        next.set(buf.subarray(0, size));
-        buf = next;
-        return true;
-      };
-      const attempt = (): void => {
-        if (idle) {
-          clearTimeout(idle);
-          idle = null;
-        }
-        this.counters.streamDecodeAttempts++;
-        const source = sock.remoteAddress ?? '';
-        const now = Date.now();
-        const allowance = this.allowance.available(source, now);
-        if (allowance <= 0) return done(new WireError('rateLimited', 'the source exceeded its decoding allowance'));
-        try {
-          const { msg, unpackedBytes } = decodeStreamMessage(buf.subarray(0, size), this.wire, allowance);
-          this.allowance.charge(source, unpackedBytes, now);
-          done(null, msg);
-        } catch (e) {
-          if (e instanceof IncompleteError) {
-            lastTried = size;
-            return;
-          }
-          if (e instanceof WireError) this.allowance.charge(source, e.unpackedBytes, now);
-          done(e instanceof Error ? e : new Error(String(e)));
-        }
-      };
-      const onIdle = (): void => {
-        idle = null;
-        if (finished || size <= lastTried) return;
-        idleMs *= 2;
-        attempt();
-      };
-      // an exception out of onData (a bug) fails this stream and is counted `internalError`
-      const onDataGuarded = (chunk: Buffer): void =>
-        this.guard('stream data', () => {
-          try {
-            onData(chunk);
-          } catch (e) {
-            done(new WireError('internal', `internal error: ${e instanceof Error ? e.message : String(e)}`));
-            throw e;
-          }
-        });
-      const onData = (chunk: Buffer): void => {
-        if (size + chunk.length > STREAM_READ_LIMIT) return done(new WireError('oversized', 'stream message too large'));
-        if (size + chunk.length > buf.length && !grow(size + chunk.length)) return;
-        buf.set(chunk, size);
-        size += chunk.length;
-        if (holder) this.inboundReceived += chunk.length;
-        if (!labelChecked) {
-          if (buf[0] === MessageType.hasLabel) {
-            if (size < 2 || size < 2 + buf[1]!) return;
-            const n = buf[1]!;
-            const label = new TextDecoder().decode(buf.subarray(2, 2 + n));
-            if (n === 0 || label !== this.wire.label) return done(new WireError('label', `unacceptable stream label "${label}"`));
-            buf.copyWithin(0, 2 + n, size);
-            size -= 2 + n;
-            if (holder) this.inboundReceived -= 2 + n;
-          } else if (this.wire.label !== '') return done(new WireError('label', 'stream without the label'));
-          labelChecked = true;
-        }
-        if (size === 0) return;
-        if (onType) {
-          const refused = onType(buf[0]!);
-          onType = undefined;
-          if (refused) return done(new WireError(refused, `refused: ${refused}`));
-        }
-        // without a key an encrypted stream fails at once in decodeStreamMessage: no need to wait
-        const needed = this.wire.keyring ? streamMessageLength(buf.subarray(0, size)) : null;
-        if (needed !== null) {
-          if (size >= needed || needed > STREAM_READ_LIMIT) return attempt(); // whole, or announced too large (decode says oversized)
-          return; // the buffer grows as bytes arrive, not to the announced length
-        }
-        if (lastTried === 0 || size >= lastTried * STREAM_DECODE_GROWTH) return attempt();
-        if (idle) idle.refresh();
-        else {
-          idle = setTimeout(onIdle, timerDelayMs(idleMs));
-          idle.unref();
-        }
-      };
-      sock.on('data', onDataGuarded);
-      sock.on('end', onEnd);
-      sock.on('close', onEnd);
-      sock.on('error', onErr);
-    });
-  }
-
   private writeMessage(sock: net.Socket, msg: Uint8Array, withLabel: boolean): void {
-    const body = encodeStreamMessage(msg, this.wire);
-    const head = withLabel ? labelHeader(this.wire.label) : new Uint8Array(0);
-    sock.write(head.length ? Buffer.concat([head, body]) : body);
+    sock.write(encodeStream(msg, this.wire, withLabel));
   }
 
   private localPushPull(join: boolean): Uint8Array {
@@ -774,7 +407,7 @@ export class MemberlistMember implements Membership {
       return null;
     };
     const onType = (type: number): string | null => (type === MessageType.pushPull ? takePushPullSlot() : null);
-    void this.readMessage(sock, this.config.tcpTimeoutMs, { onType }).then(
+    void readStreamMessage(this.streams, sock, this.config.tcpTimeoutMs, { onType }).then(
       (msg) =>
         this.guard(
           'stream message',
@@ -851,7 +484,7 @@ export class MemberlistMember implements Membership {
     const sock = await this.dial(to, this.config.tcpTimeoutMs);
     try {
       this.writeMessage(sock, this.localPushPull(join), true);
-      const reply = await this.readMessage(sock, this.config.tcpTimeoutMs);
+      const reply = await readStreamMessage(this.streams, sock, this.config.tcpTimeoutMs);
       if (reply.type === 'err') throw new Error(`remote error: ${reply.error}`);
       if (reply.type !== 'pushPull') throw new Error(`unexpected reply type ${reply.type}`);
       const err = verifyProtocol(this.state!, reply.nodes);
@@ -867,7 +500,7 @@ export class MemberlistMember implements Membership {
       const sock = await this.dial(to, timeoutMs);
       try {
         this.writeMessage(sock, encodeMessage({ type: 'ping', seqNo, node, sourceAddr: ipToBytes(this.opts.bindAddr), sourcePort: this.port, sourceNode: this.name }), true);
-        const reply = await this.readMessage(sock, timeoutMs);
+        const reply = await readStreamMessage(this.streams, sock, timeoutMs);
         return reply.type === 'ack' && reply.seqNo === seqNo;
       } finally {
         sock.destroy();
@@ -946,87 +579,14 @@ export class MemberlistMember implements Membership {
       dropped: { ...this.counters.dropped },
       pushPullsInFlight: this.pushPullsIn,
       inboundStreams: this.inboundStreams,
-      inboundBufferedBytes: this.inboundBuffered,
-      inboundReceivedBytes: this.inboundReceived,
+      inboundBufferedBytes: this.budget.buffered,
+      inboundReceivedBytes: this.budget.received,
       handlerCpuMaxMs: this.handlerCpuMaxMs,
     };
   }
 }
 
-/**
- * The memberlist key as MetalLB v0.16.1's speaker gets it: the file `secretkey` under
- * `--ml-secret-key-path`, read as is (no trimming; a trailing newline is part of the secret),
- * then `metallbSecretKey`. Returns null for an empty secret (MetalLB then runs unencrypted and
- * warns). Throws (MetalLB exits 1) when the file cannot be read.
- */
-export function readMemberlistKey(secretKeyPath: string): Uint8Array | null {
-  const secret = new Uint8Array(readFileSync(join(secretKeyPath, 'secretkey')));
-  return secret.length === 0 ? null : metallbSecretKey(secret);
-}
-
-/** MetalLB turns memberlist on only when both `--ml-bindaddr` and `--ml-labels` are set. */
-export function memberlistEnabled(bindAddr: string | undefined, labels: string | undefined): boolean {
-  return Boolean(bindAddr) && Boolean(labels);
-}
-
-/** The largest memberlist config file read: 1 MiB (MetalLB's has 19 short fields: a few hundred bytes). */
-export const MAX_MEMBERLIST_CONFIG_BYTES = 1024 * 1024;
-
-function fileKind(st: Stats): string {
-  return st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : st.isSocket() ? 'a socket' : 'not a regular file';
-}
-
-/**
- * MetalLB's optional memberlist config file (speakerlist.go tryToLoadMemberListConfig): null when
- * `path` does not exist (ENOENT, as Go's os.IsNotExist: memberlist's defaults apply; the caller
- * logs that); otherwise calls `onLoading(path)` (MetalLB logs "loading memberlist config from
- * file" there) and parses it with parseMemberlistConfigFile, returning the config and its
- * warnings (unknown fields, which MetalLB ignores silently).
- *
- * Unlike MetalLB's os.ReadFile, `path` (symlinks followed, as a ConfigMap mount has them) must be a
- * regular file of at most MAX_MEMBERLIST_CONFIG_BYTES: a directory, FIFO or device (`/dev/zero`,
- * which would read without end; a FIFO, which would block the speaker) is refused before it is
- * opened. Throws InputError (exit 2, one line naming the file) when the file is not a regular file,
- * is too large, cannot be read (no permission…) or is invalid; MetalLB's speaker stops then too.
- */
-export function readMemberlistConfigFile(path: string, onLoading?: (path: string) => void): MemberlistFileResult | null {
-  const cannot = (why: string): never => {
-    throw new InputError(path, `cannot read the memberlist config file: ${why}`);
-  };
-  const tooLarge = `larger than ${MAX_MEMBERLIST_CONFIG_BYTES} bytes (1 MiB)`;
-  let st: Stats;
-  try {
-    st = statSync(path);
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === 'ENOENT') return null;
-    return cannot(err.code ?? err.message);
-  }
-  if (!st.isFile()) cannot(`${fileKind(st)}, not a regular file`);
-  if (st.size > MAX_MEMBERLIST_CONFIG_BYTES) cannot(tooLarge);
-  let text: string;
-  let fd: number | null = null;
-  try {
-    // O_NONBLOCK: should the path have become a FIFO since the stat, opening it must not block.
-    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
-    const st2 = fstatSync(fd);
-    if (!st2.isFile()) cannot(`${fileKind(st2)}, not a regular file`);
-    const buf = Buffer.alloc(MAX_MEMBERLIST_CONFIG_BYTES + 1);
-    let size = 0;
-    for (;;) {
-      const n = readSync(fd, buf, size, buf.length - size, null);
-      if (n === 0) break;
-      size += n;
-      if (size > MAX_MEMBERLIST_CONFIG_BYTES) cannot(tooLarge); // grown since the stat
-    }
-    text = buf.subarray(0, size).toString('utf8');
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    const err = e as NodeJS.ErrnoException;
-    return cannot(err.code ?? err.message);
-  } finally {
-    if (fd !== null) closeSync(fd);
-  }
-  onLoading?.(path);
-  return parseMemberlistConfigFile(text, path);
-}
+export { DROP_LOG_INTERVAL_MS, DROP_REASON_HINTS } from './memberlist-drops.ts';
+export { INBOUND_STREAM_BUDGET_BYTES, MAX_TIMER_DELAY_MS, STREAM_DECODE_GROWTH, STREAM_IDLE_DECODE_MS, timerDelayMs } from './memberlist-streams.ts';
+export { MAX_MEMBERLIST_CONFIG_BYTES, memberlistEnabled, readMemberlistConfigFile, readMemberlistKey } from './memberlist-files.ts';
+export { type MemberlistOptions, type MemberlistStats, type MemberView, ipToBytes } from './memberlist-options.ts';
