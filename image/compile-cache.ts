@@ -28,14 +28,15 @@ export const DAEMON_UIDS = { speaker: 0, controller: 65534 } as const;
 export type Daemon = keyof typeof DAEMON_UIDS;
 
 /**
- * The V8 flags bin/metallb-ts gives each daemon (its `speaker) exec "$node" FLAGS "$root/src/cli.ts"`
- * lines). Throws when a daemon's line is not found: the cache would then be built for other flags
+ * The V8 flags bin/metallb-ts gives each daemon (its `speaker) exec "$node" FLAGS "$entry"` lines,
+ * `$entry` being src/cli.ts or the bundle in dist/, which the image does not ship; or
+ * "$root/src/cli.ts"). Throws when a daemon's line is not found: the cache would then be built for other flags
  * than the daemon runs with, and never used.
  */
 export function daemonNodeFlags(binText: string): Record<Daemon, string[]> {
   const out = {} as Record<Daemon, string[]>;
   for (const d of Object.keys(DAEMON_UIDS) as Daemon[]) {
-    const m = new RegExp(`^\\s*(?:[a-z |]*\\|\\s*)?${d}(?:\\s*\\|[a-z |]*)?\\)\\s*exec "\\$node" (.*?)\\s*"\\$root/src/cli\\.ts"`, 'm').exec(binText);
+    const m = new RegExp(`^\\s*(?:[a-z |]*\\|\\s*)?${d}(?:\\s*\\|[a-z |]*)?\\)\\s*exec "\\$node" (.*?)\\s*"\\$(?:root/src/cli\\.ts|entry)"`, 'm').exec(binText);
     if (!m) throw new Error(`bin/metallb-ts: no \`${d}) exec "$node" ... "$root/src/cli.ts"\` line to read the ${d}'s V8 flags from`);
     out[d] = m[1]!.split(/\s+/).filter(Boolean);
   }
