@@ -16,9 +16,10 @@
  * Every inbound stream has an absolute deadline of TCPTimeout from accept (memberlist's
  * SetDeadline; a slow-loris cannot renew it), and at most MAX_INBOUND_STREAMS (512) are open at
  * once (metallb-ts's addition: memberlist has no such bound), the excess closed on accept
- * (`dropped.streamLimit`). What streams may buffer, and when they are decoded:
- * memberlist-streams.ts. Drop counting and its log: memberlist-drops.ts. The key and config
- * files: memberlist-files.ts.
+ * (`dropped.streamLimit`). Beside this file: what streams may buffer and when they are decoded
+ * (membership-memberlist-streams.ts), drop counting and its log (membership-memberlist-drops.ts),
+ * the key and config files (membership-memberlist-files.ts), options, stats and table rows
+ * (membership-memberlist-options.ts).
  *
  * Decoding work per source address (metallb-ts's addition; memberlist trusts its peers): a token
  * bucket (src/core/membership/decode-allowance.ts, 1 MiB/s, 2 MiB burst) charged with each
@@ -34,9 +35,9 @@ import type { Membership, MembershipListener } from '../core/membership/types.ts
 import { LAN_CONFIG, type MemberlistConfig } from '../core/membership/config.ts';
 import { HandoffQueue, handoffRoute } from '../core/membership/handoff.ts';
 import { DecodeAllowance } from '../core/membership/decode-allowance.ts';
-import { DropLog } from './memberlist-drops.ts';
-import { type MemberlistOptions, type MemberlistStats, type MemberView, ipToBytes, view } from './memberlist-options.ts';
-import { InboundStreamBudget, type StreamReadContext, readStreamMessage, timerDelayMs } from './memberlist-streams.ts';
+import { DropLog } from './membership-memberlist-drops.ts';
+import { type MemberlistOptions, type MemberlistStats, type MemberView, ipToBytes, view } from './membership-memberlist-options.ts';
+import { InboundStreamBudget, type StreamReadContext, readStreamMessage, timerDelayMs } from './membership-memberlist-streams.ts';
 import { ENCRYPT_OVERHEAD_BYTES, Keyring } from '../core/membership/crypto.ts';
 import {
   MessageType,
@@ -586,7 +587,7 @@ export class MemberlistMember implements Membership {
   }
 }
 
-export { DROP_LOG_INTERVAL_MS, DROP_REASON_HINTS } from './memberlist-drops.ts';
-export { INBOUND_STREAM_BUDGET_BYTES, MAX_TIMER_DELAY_MS, STREAM_DECODE_GROWTH, STREAM_IDLE_DECODE_MS, timerDelayMs } from './memberlist-streams.ts';
-export { MAX_MEMBERLIST_CONFIG_BYTES, memberlistEnabled, readMemberlistConfigFile, readMemberlistKey } from './memberlist-files.ts';
-export { type MemberlistOptions, type MemberlistStats, type MemberView, ipToBytes } from './memberlist-options.ts';
+export { DROP_LOG_INTERVAL_MS, DROP_REASON_HINTS } from './membership-memberlist-drops.ts';
+export { INBOUND_STREAM_BUDGET_BYTES, MAX_TIMER_DELAY_MS, STREAM_DECODE_GROWTH, STREAM_IDLE_DECODE_MS, timerDelayMs } from './membership-memberlist-streams.ts';
+export { MAX_MEMBERLIST_CONFIG_BYTES, memberlistEnabled, readMemberlistConfigFile, readMemberlistKey } from './membership-memberlist-files.ts';
+export { type MemberlistOptions, type MemberlistStats, type MemberView, ipToBytes } from './membership-memberlist-options.ts';
