@@ -20,6 +20,18 @@ export interface FastDocument {
 /** js-yaml's check for characters YAML does not allow in a stream. */
 // eslint-disable-next-line no-control-regex
 const NON_PRINTABLE = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:[^\uD800-\uDBFF]|^)[\uDC00-\uDFFF]/;
+/** The ASCII characters NON_PRINTABLE matches. */
+const ASCII_NON_PRINTABLE = [...Array(0x20).keys(), 0x7f].filter((c) => c !== 0x09 && c !== 0x0a && c !== 0x0d).map((c) => String.fromCharCode(c));
+
+/**
+ * NON_PRINTABLE.test(text), about three times faster on ASCII text (kubectl's output): the UTF-8
+ * length equals the length only for ASCII, and then one `includes` per control character does.
+ */
+function hasNonPrintable(text: string): boolean {
+  if (Buffer.byteLength(text, 'utf8') !== text.length) return NON_PRINTABLE.test(text);
+  for (const c of ASCII_NON_PRINTABLE) if (text.includes(c)) return true;
+  return false;
+}
 
 /**
  * Whether `text` has `&` after a space or at a line start, even inside a scalar: the snapshot
@@ -47,7 +59,7 @@ const MAX_NESTING = 500;
  * uses anything else. Documents without content are left out.
  */
 export function parseKubectlYaml(text: string): FastDocument[] | undefined {
-  if (text.includes('\t') || text.includes('\r') || text.charCodeAt(0) === 0xfeff || NON_PRINTABLE.test(text) || maybeAnchor(text)) return undefined;
+  if (text.includes('\t') || text.includes('\r') || text.charCodeAt(0) === 0xfeff || hasNonPrintable(text) || maybeAnchor(text)) return undefined;
   try {
     return new Parser(text).documents();
   } catch (err) {

@@ -520,7 +520,16 @@ function allocateAllInOrder(
   // keeps its status: it may take what another Service of its group would keep.
   // A status address claimed by several Services: all but one re-allocate, whatever the config says.
   const claims = new Map<string, number>();
-  if (!lean) for (const k of sorted) for (const ip of new Set(initialIPs.get(k)!.map(canonical))) claims.set(ip, (claims.get(ip) ?? 0) + 1);
+  if (!lean) {
+    for (const k of sorted) {
+      const ips = initialIPs.get(k)!;
+      for (let i = 0; i < ips.length; i++) {
+        const ip = canonical(ips[i]!);
+        // each address once per Service
+        if (ips.findIndex((x) => canonical(x) === ip) === i) claims.set(ip, (claims.get(ip) ?? 0) + 1);
+      }
+    }
+  }
   /** Whether `k`'s place in its group may change an answer (see tiesMatter). */
   const mayMatter = (k: string): boolean => !initialKept.get(k) || ipFamilyPolicy(current.get(k)!) === 'PreferDualStack' || initialIPs.get(k)!.some((ip) => claims.get(canonical(ip))! > 1);
   /** The ingress-entry counts whose group (two Services or more) has one that mayMatter, in order. */

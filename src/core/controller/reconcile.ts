@@ -405,7 +405,44 @@ function normIngress(i: LoadBalancerIngress): Record<string, unknown> {
 }
 
 function sameWritable(a: Service, b: Service): boolean {
-  return deepEqual(writable(a), writable(b));
+  // The common case without building both normal forms: the same annotations, ingress entries
+  // of `ip` (and `ipMode`) only, and nothing else in the status.
+  const quick = sameSimpleWritable(a, b);
+  return quick ?? deepEqual(writable(a), writable(b));
+}
+
+/** sameWritable when both statuses hold only `loadBalancer.ingress` entries of `ip`/`ipMode` strings; undefined otherwise. */
+function sameSimpleWritable(a: Service, b: Service): boolean | undefined {
+  const ia = simpleIngress(a);
+  const ib = simpleIngress(b);
+  if (ia === undefined || ib === undefined) return undefined;
+  if (!deepEqual(a.metadata?.annotations ?? null, b.metadata?.annotations ?? null)) return false;
+  if (ia === null || ib === null) return ia === ib;
+  if (ia.length !== ib.length) return false;
+  for (let i = 0; i < ia.length; i++) {
+    if ((ia[i]!.ip || undefined) !== (ib[i]!.ip || undefined) || (ia[i]!.ipMode ?? undefined) !== (ib[i]!.ipMode ?? undefined)) return false;
+  }
+  return true;
+}
+
+/**
+ * The ingress list of a status made of `loadBalancer` only (no other `loadBalancer` field kept
+ * by writable either), whose entries have only string `ip` and `ipMode`; null when the status or
+ * the list is absent; undefined for anything else.
+ */
+function simpleIngress(svc: Service): readonly LoadBalancerIngress[] | null | undefined {
+  const status = svc.status as Record<string, unknown> | undefined | null;
+  if (status === undefined || status === null) return null;
+  for (const k in status) if (k !== 'loadBalancer' && status[k] !== undefined && status[k] !== null) return undefined;
+  const ingress = svc.status?.loadBalancer?.ingress;
+  if (ingress === undefined || ingress === null) return null;
+  for (const i of ingress) {
+    for (const k in i) {
+      const val = (i as unknown as Record<string, unknown>)[k];
+      if ((k !== 'ip' && k !== 'ipMode') || (val !== undefined && val !== null && typeof val !== 'string')) return undefined;
+    }
+  }
+  return ingress;
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {
