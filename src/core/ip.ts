@@ -267,8 +267,28 @@ export function ipFromBytes(b: Uint8Array, offset = 0, length = b.length - offse
  * address field in a memberlist message).
  */
 export function formatIPBytes(b: Uint8Array, offset = 0, length = b.length - offset): string {
-  const ip = ipFromBytes(b, offset, length);
-  return ip ? formatIP(ip) : '';
+  if (length !== 16 || offset < 0 || offset + 16 > b.length) {
+    const ip = ipFromBytes(b, offset, length);
+    return ip ? formatIP(ip) : '';
+  }
+  let mapped = b[offset + 10] === 0xff && b[offset + 11] === 0xff;
+  for (let i = 0; mapped && i < 10; i++) mapped = b[offset + i] === 0;
+  if (mapped) return `${b[offset + 12]}.${b[offset + 13]}.${b[offset + 14]}.${b[offset + 15]}`;
+  // RFC 5952 straight from the bytes (no bigint: memberlist formats a peer's address per message):
+  // lower-case hex groups without leading zeros, "::" for the longest run of two or more zero
+  // groups, the first when tied. test/unit/ip-bytes.test.ts checks it against ipaddr.js.
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push(b[offset + i]! * 256 + b[offset + i + 1]!);
+  let best = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) [best, bestLen] = [i, j - i];
+    i = j === i ? i + 1 : j;
+  }
+  const hex = (gs: number[]): string => gs.map((g) => g.toString(16)).join(':');
+  return best < 0 ? hex(groups) : `${hex(groups.slice(0, best))}::${hex(groups.slice(best + bestLen))}`;
 }
 
 /**

@@ -22,6 +22,12 @@ test('formatIPBytes: dotted quad, RFC 5952 IPv6, IPv4-mapped as dotted quad, "" 
   assert.equal(formatIPBytes(Uint8Array.of(192, 0, 2, 1)), '192.0.2.1');
   assert.equal(formatIPBytes(parseIPBytes('2001:0db8:0:0:1:0:0:1')!), '2001:db8::1:0:0:1');
   assert.equal(formatIPBytes(parseIPBytes('::ffff:10.1.2.3')!), '10.1.2.3');
+  // Go prints an IPv4-compatible address (::/96, not ::ffff:0:0/96) as hex groups: ::102:304
+  assert.equal(formatIPBytes(Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4)), '::102:304');
+  assert.equal(formatIPBytes(new Uint8Array(16)), '::');
+  assert.equal(formatIPBytes(parseIPBytes('1:0:0:2:0:0:0:3')!), '1:0:0:2::3', 'the longest zero run');
+  assert.equal(formatIPBytes(parseIPBytes('1:0:0:2:0:0:3:4')!), '1::2:0:0:3:4', 'the first of two equal runs');
+  assert.equal(formatIPBytes(parseIPBytes('1:0:2:3:4:5:6:7')!), '1:0:2:3:4:5:6:7', 'one zero group stays');
   assert.equal(formatIPBytes(new Uint8Array(0)), '');
   assert.equal(formatIPBytes(new Uint8Array(5)), '');
   assert.equal(formatIPBytes(Uint8Array.of(9, 9, 10, 0, 0, 1), 2, 4), '10.0.0.1');
