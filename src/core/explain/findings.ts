@@ -5,56 +5,22 @@
  * never change a decision. This is where metallb-ts says what MetalLB leaves silent, e.g. an
  * L2Advertisement whose nodeSelectors pick only nodes carrying the exclusion label.
  */
-import { compatibleLocalPref } from '../config/parse.ts';
-import type { BGPAdv, Config, Pool } from '../config/types.ts';
-import type { PoolOutcome } from '../controller/index.ts';
 import { diagnoseAllocation, diagnoseEvents, diagnoseOscillation, diagnoseReplacement, tiedChoicesText } from './allocation.ts';
-import { serviceCheck, traceStep, type L2Election } from '../election/types.ts';
-import { EXCLUDE_LB_LABEL, SERVICE_NAME_LABEL, objectRef, type ClusterState, type KubeObject, type Service } from '../kube.ts';
+import { serviceCheck, traceStep } from '../election/types.ts';
+import { EXCLUDE_LB_LABEL, SERVICE_NAME_LABEL, objectRef, type ClusterState } from '../kube.ts';
 import { endpointCanServe } from '../election/endpoints.ts';
 import { isSpeakerPod } from '../election/speakers.ts';
-import { reachesRouter, type BGPView } from './bgp.ts';
-import { bgpTraps, clashWhy } from './bgp-traps.ts';
-import type { AllocationView, ConfigurationView, Finding, FixHint, NodeView, Severity, SpeakersSource } from './types.ts';
+import type { Finding, Severity } from './types.ts';
 import { componentText, disagreementText, groupReports } from './reported.ts';
 import { ignoredInputFindings, withoutPoolAdvice } from './inputs.ts';
 import { handManagedEndpoints } from './hand-endpoints.ts';
 import { hazardFindings } from './hazards.ts';
-import { rejectedEverywhere, type SpeakerConfigs } from './speakers.ts';
-import { parseNodeAssigned, type SpeakerEventReason } from '../speaker/events.ts';
+import { rejectedEverywhere } from './speakers.ts';
+import { list, nodesText, type FindingsInput } from './findings-input.ts';
+import { announceFailedFindings, nodeAssignedEventFindings, statusFindings } from './findings-events.ts';
+import { bgpFindings } from './findings-bgp.ts';
 
-/** What findingsFor reads: the explanation's parts plus the snapshot. */
-export interface FindingsInput {
-  readonly service: string;
-  readonly serviceObject: Service;
-  readonly mode: 'layer2' | 'bgp' | 'layer2+bgp' | 'none';
-  readonly allocation: AllocationView;
-  /** Who runs which configuration, and what the components report (their ConfigurationStates). */
-  readonly configuration: ConfigurationView;
-  readonly nodes: readonly NodeView[];
-  readonly announcer: string | null;
-  /** The first node of the L2 hash order (the announcer, unless its speaker rejects its configuration). */
-  readonly hashWinner: string | null;
-  readonly bgpAnnouncers: readonly string[];
-  readonly speakers: { readonly source: SpeakersSource; readonly nodes: readonly string[] | null };
-  readonly l2: L2Election | null;
-  readonly bgp: BGPView | null;
-  readonly state: ClusterState;
-  /** The Service's pool in an accepting speaker's configuration (its L2Advertisements), if any. */
-  readonly pool: Pool | undefined;
-  readonly speakerConfigs: SpeakerConfigs;
-  readonly ifFixed: FixHint | null;
-  readonly metallbNamespace: string;
-  readonly ignoreExcludeLB: boolean;
-  /** metallb.io objects outside MetalLB's namespace (MetalLB never sees them). */
-  readonly ignoredObjects: readonly KubeObject[];
-  /** The controller's configuration (its pools: what a fix may point to). */
-  readonly controllerConfig: Config;
-  /** The dry run's pool figures (which pools still have room). */
-  readonly dryRunPools: readonly PoolOutcome[];
-  /** The passes the dry run ran when it stopped at its limit with a Service still asking for more; null when it converged. */
-  readonly passLimit: number | null;
-}
+export type { FindingsInput } from './findings-input.ts';
 
 /**
  * Why the speaker pods of the state are not Ready, grouped: `3 pods (on a, b, c) wait:
@@ -100,12 +66,6 @@ function usableEndpointNodes(f: FindingsInput): Set<string> {
     for (const ep of slice.endpoints ?? []) if (ep?.nodeName && endpointCanServe(ep)) out.add(ep.nodeName);
   }
   return out;
-}
-
-/** Names joined with commas; past `max`, the first ones and a count. */
-function list(names: Iterable<string>, max = 20): string {
-  const xs = [...names];
-  return xs.length <= max ? xs.join(', ') : `${xs.slice(0, max).join(', ')} and ${xs.length - max} more`;
 }
 
 function allocationFindings(f: FindingsInput, out: Finding[]): void {
@@ -374,94 +334,6 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
 }
 
 /**
- * The speaker's announceFailed Events of the Service on the node that announces it now (MetalLB's
- * layer2 SetBalancer: none of the interfaces the L2Advertisement names exists on that node, so
- * nothing answers ARP/NDP there although the election picked it): finding `announce-failed`,
- * naming the interfaces the node would need. Offline, the node's interfaces are unknown: only the
- * Event tells. Events of an earlier Service of the same name (another uid) are left out.
- */
-function announceFailedFindings(f: FindingsInput, out: Finding[]): void {
-  if (f.announcer === null) return;
-  const [ns, name] = f.service.split('/');
-  const uid = f.serviceObject.metadata?.uid;
-  const failed = f.state.events.filter(
-    (e) =>
-      e.reason === ('announceFailed' satisfies SpeakerEventReason)
-      && e.involvedObject?.kind === 'Service'
-      && e.involvedObject.namespace === ns
-      && e.involvedObject.name === name
-      && !(uid && e.involvedObject.uid && e.involvedObject.uid !== uid)
-      && (e.message ?? '').includes(`in assigned node "${f.announcer}"`),
-  );
-  if (failed.length === 0) return;
-  const at = failed.map((e) => e.lastTimestamp ?? e['eventTime'] ?? e.metadata?.creationTimestamp).find((t) => t !== undefined);
-  const ifs = f.l2?.nodes.find((n) => n.node === f.announcer)?.interfaces;
-  const names = Array.isArray(ifs) ? ifs.join(', ') : 'the listed interfaces';
-  out.push({
-    id: 'announce-failed',
-    severity: 'error',
-    message: `the speaker on ${f.announcer}, which the election picks, reports announceFailed${at ? ` (${String(at)})` : ''}: none of the interfaces its L2Advertisements name (${names}) exists on that node, so nothing answers ARP/NDP for the address`,
-    fix: `add ${f.announcer}'s interface to spec.interfaces of ${f.l2?.advertisements.map((a) => `L2Advertisement ${f.metallbNamespace}/${a}`).join(', ') || 'the L2Advertisement'}, or restrict its nodeSelectors to nodes that have ${names}`,
-  });
-}
-
-/** The node a Layer 2 nodeAssigned message names, or null (see parseNodeAssigned). */
-function l2NodeAssigned(message: string | undefined): string | null {
-  const m = parseNodeAssigned(message ?? '');
-  return m?.protocol === 'layer2' ? m.node : null;
-}
-
-/**
- * The Service's newest `nodeAssigned` event (the speaker emits it on every L2 announce; events
- * are history, kept an hour) against the election's winner: finding `nodeassigned-event-disagrees`.
- */
-function nodeAssignedEventFindings(f: FindingsInput, out: Finding[]): void {
-  const [ns, name] = f.service.split('/');
-  const uid = f.serviceObject.metadata?.uid;
-  const when = (e: (typeof f.state.events)[number]): number => Date.parse(String(e.lastTimestamp ?? e['eventTime'] ?? e.metadata?.creationTimestamp ?? '')) || 0;
-  const events = f.state.events.filter(
-    (e) =>
-      e.reason === ('nodeAssigned' satisfies SpeakerEventReason)
-      && e.involvedObject?.kind === 'Service'
-      && e.involvedObject.namespace === ns
-      && e.involvedObject.name === name
-      && !(uid && e.involvedObject.uid && e.involvedObject.uid !== uid)
-      && l2NodeAssigned(e.message) !== null,
-  );
-  if (events.length === 0) return;
-  const latest = events.reduce((a, b) => (when(b) >= when(a) ? b : a));
-  const node = l2NodeAssigned(latest.message)!;
-  if (node === f.announcer) return;
-  const at = latest.lastTimestamp ?? latest['eventTime'] ?? latest.metadata?.creationTimestamp;
-  out.push({
-    id: 'nodeassigned-event-disagrees',
-    severity: 'info',
-    message: `the newest nodeAssigned event${at ? ` (${String(at)})` : ''} says ${node} announces the Service, but the election gives ${f.announcer ?? 'nobody'}`,
-    fix: 'events are history: if the election changed since, the speakers may not have caught up yet; compare the ServiceL2Status objects and the speaker logs',
-  });
-}
-
-function statusFindings(f: FindingsInput, out: Finding[]): void {
-  const [ns, name] = f.service.split('/');
-  const statuses = f.state.serviceL2Statuses.filter((s) => s.status?.serviceNamespace === ns && s.status?.serviceName === name);
-  const claimed = [...new Set(statuses.map((s) => s.status?.node).filter((n): n is string => !!n))];
-  const others = claimed.filter((n) => n !== f.announcer);
-  if (others.length > 0 || (f.announcer && statuses.length > 0 && !claimed.includes(f.announcer))) {
-    out.push({
-      id: 'l2status-disagrees',
-      severity: 'warning',
-      message: `ServiceL2Status says ${list(claimed) || 'nobody'} announces the Service, but the election gives ${f.announcer ?? 'nobody'}`,
-      fix: 'the snapshot may be stale or the speakers disagree on who is alive (memberlist); compare `metallb-ts explain` live with the speaker logs',
-    });
-  }
-}
-
-/** The node names of `nodes`, or "every node" when they are all of `all`. */
-function nodesText(nodes: readonly string[], all: number): string {
-  return nodes.length === all && all > 1 ? `every node (${all})` : list(nodes);
-}
-
-/**
  * Which speakers reject their configuration, and what that does to this Service: every speaker
  * (`config-rejected`: none applies it, the snapshot cannot show what they run, the fix hint when
  * known) or some (`config-rejected-on-nodes`, an error when the L2 hash winner is one of them:
@@ -546,139 +418,6 @@ function reportedFindings(f: FindingsInput, out: Finding[]): void {
       severity: 'warning',
       message: `${disagreementText(g)}; the decisions here are made with the snapshot's configuration${g.some((x) => x.component === 'speaker' && x.node === f.announcer) ? ` (${f.announcer} is the announcer here)` : ''}`,
       fix: `take a fresh snapshot (metallb-ts snapshot) or explain live; if it persists, read ${componentText(r)}'s log and \`kubectl get configurationstate -n ${f.metallbNamespace} ${objects.length === 1 ? objects[0] : objects.slice(0, 3).join(' ')} -o yaml\``,
-    });
-  }
-}
-
-/**
- * BGP findings for the Service: nodes that decide to announce but reach no router (no session,
- * `bgp-no-peer-session`; every prefix of a family filtered by the neighbors' address family,
- * `bgp-family-filtered`), LOCAL_PREF conflicts (`bgp-localpref-conflict`, naming both
- * advertisements and why they clash), and the configuration traps (bgp-traps.ts) touching the
- * Service's pool.
- */
-function bgpFindings(f: FindingsInput, out: Finding[]): void {
-  if (!f.bgp || (f.mode !== 'bgp' && f.mode !== 'layer2+bgp')) return;
-  if (f.bgp.serviceReason) return;
-  const poolName = f.bgp.pool;
-  const announcing = f.bgp.nodes.filter((n) => n.decision === 'announce');
-  const reached = announcing.filter(reachesRouter);
-  const blocking = (): 'error' | 'warning' => (reached.length === 0 && f.announcer === null ? 'error' : 'warning');
-  const peerCRs = f.state.bgpPeers.filter((p) => !p.metadata?.namespace || p.metadata.namespace === f.metallbNamespace);
-
-  const decided = f.bgp.nodes.filter((n) => n.decision !== 'configRejected');
-  if (f.mode === 'bgp' && decided.length > 0 && decided.every((n) => n.decision === 'noMatchingAdvertisement')) {
-    const names = [...new Set(f.speakerConfigs.accepted.flatMap((g) => (g.result.ok && poolName ? (g.result.config.pools.get(poolName)?.bgpAdvertisements ?? []) : []).map((a) => a.name)))].sort();
-    out.push({
-      id: 'no-advertisement',
-      severity: 'error',
-      message: `none of pool ${poolName}'s BGPAdvertisements (${list(names)}) selects this Service by its serviceSelectors`,
-      fix: 'add the labels the serviceSelectors expect to the Service, or widen the serviceSelectors',
-    });
-  }
-  const failing = f.bgp.nodes.filter((n) => n.decision === 'syncError');
-  if (failing.length > 0) {
-    const names = failing.map((n) => n.node);
-    const l2Lost = f.hashWinner !== null && names.includes(f.hashWinner) && f.mode !== 'bgp';
-    out.push({
-      id: 'bgp-too-many-communities',
-      severity: f.announcer === null && reached.length === 0 ? 'error' : 'warning',
-      message: `on ${list(names)}: ${failing[0]!.detail}` + (l2Lost ? `; ${f.hashWinner} wins the layer2 election, so nobody announces the Service over layer2` : ''),
-      fix: 'keep each BGPAdvertisement that applies to the Service to at most 63 communities (split them across advertisements with different peers, or drop some)',
-    });
-  }
-  const sessionless = announcing.filter((n) => n.peers.every((p) => !p.session)).map((n) => n.node);
-  if (sessionless.length > 0) {
-    out.push({
-      id: 'bgp-no-peer-session',
-      severity: blocking(),
-      message:
-        peerCRs.length === 0
-          ? 'the pool has BGPAdvertisements but no BGPPeer is configured: no router learns the route'
-          : `${list(sessionless)} would advertise the Service but ${sessionless.length === 1 ? 'has' : 'have'} no BGP session (no BGPPeer's nodeSelectors select ${sessionless.length === 1 ? 'it' : 'them'})`,
-      fix: peerCRs.length === 0 ? 'create a BGPPeer for your router' : "make a BGPPeer's nodeSelectors select these nodes (or drop them), or restrict the BGPAdvertisement's nodeSelectors to nodes that peer",
-    });
-  }
-
-  // A family of the Service's addresses that reaches no router anywhere, though the advertisements send it to peers.
-  for (const fam of ['ipv4', 'ipv6'] as const) {
-    const isFam = (prefix: string): boolean => prefix.includes(':') === (fam === 'ipv6');
-    let sent = false;
-    let delivered = false;
-    const blockedPeers = new Set<string>();
-    for (const n of announcing) {
-      for (const p of n.peers) {
-        if (p.prefixes.some((x) => isFam(x.prefix))) delivered = true;
-        if (p.filtered.some(isFam)) {
-          sent = true;
-          blockedPeers.add(p.peer);
-        }
-      }
-    }
-    if (!sent || delivered) continue;
-    const famName = fam === 'ipv4' ? 'IPv4' : 'IPv6';
-    const other = fam === 'ipv4' ? 'IPv6' : 'IPv4';
-    const ips = f.allocation.ips.filter((ip) => ip.includes(':') === (fam === 'ipv6'));
-    const peers = [...blockedPeers].sort();
-    out.push({
-      id: 'bgp-family-filtered',
-      severity: f.mode === 'bgp' ? 'error' : 'warning',
-      message: `${list(ips)} (${famName}) reaches no router: the BGP peers it is sent to (${list(peers)}) are ${other} neighbors without dualStackAddressFamily, and the speakers' FRRConfiguration sends them ${other} prefixes only`,
-      fix: `set spec.dualStackAddressFamily: true on BGPPeer ${list(peers)}, or add an ${famName} BGPPeer`,
-    });
-  }
-
-  // LOCAL_PREF conflicts: which two advertisements, and why they clash.
-  const conflicts = new Map<string, { nodes: string[]; a: BGPAdv; b: BGPAdv; pool: Pool }>();
-  const labels = f.serviceObject.metadata?.labels ?? {};
-  for (const n of f.bgp.nodes) {
-    if (n.decision !== 'conflictingAdvertisements') continue;
-    const g = f.speakerConfigs.byNode.get(n.node);
-    const pool = g?.result.ok && poolName ? g.result.config.pools.get(poolName) : undefined;
-    if (!pool) continue;
-    const ads = pool.bgpAdvertisements.filter((ad) => ad.nodes.has(n.node) && (ad.serviceSelectors.length === 0 || ad.serviceSelectors.some((sel) => sel.matches(labels))));
-    let pair: [BGPAdv, BGPAdv] | null = null;
-    for (let i = 0; i < ads.length && !pair; i++) {
-      for (let j = i + 1; j < ads.length && !pair; j++) if (!compatibleLocalPref(ads[i]!, ads[j]!, pool)) pair = [ads[i]!, ads[j]!];
-    }
-    if (!pair) continue;
-    const k = `${pair[0].name}\u0000${pair[1].name}`;
-    const c = conflicts.get(k) ?? { nodes: [], a: pair[0], b: pair[1], pool };
-    c.nodes.push(n.node);
-    conflicts.set(k, c);
-  }
-  for (const { nodes, a, b, pool } of conflicts.values()) {
-    out.push({
-      id: 'bgp-localpref-conflict',
-      severity: blocking(),
-      message: `BGPAdvertisements ${a.name} and ${b.name} both apply to this Service on ${list(nodes)} and set different LOCAL_PREF (${a.localPref} vs ${b.localPref}) for the same prefixes: ${clashWhy(a, b, pool)}; MetalLB's speakers there announce the Service to nobody (conflictingAdvertisements)`,
-      fix: `give BGPAdvertisements ${a.name} and ${b.name} the same spec.localPref, or keep them apart: different aggregationLength, disjoint spec.peers, disjoint nodeSelectors, or serviceSelectors that do not both select this Service`,
-    });
-  }
-
-  // Configuration traps that touch this Service's pool.
-  const trapped = new Set<string>();
-  if (poolName) {
-    for (const t of bgpTraps(f.state, f.speakerConfigs)) {
-      if (!t.pools.includes(poolName)) continue;
-      if (t.id !== 'bgp-advertisement-unknown-peer' && t.id !== 'bgp-advertisement-peer-no-session' && t.id !== 'bgppeer-selects-no-node') continue;
-      out.push({ id: t.id, severity: 'warning', message: `${t.object}: ${t.message}`, fix: t.fix });
-      trapped.add(t.object);
-    }
-  }
-
-  // Nodes with sessions where the applicable advertisements' spec.peers leave every session out.
-  const excluded = announcing.filter((n) => !reachesRouter(n) && n.peers.some((p) => p.session) && n.undelivered.length > 0 && n.peers.filter((p) => p.session).every((p) => p.outcome === 'peersList'));
-  const ads = [...new Set(excluded.flatMap((n) => n.undelivered.map((u) => u.advertisement)))].sort();
-  const adRefs = ads.map((a) => `${f.metallbNamespace}/BGPAdvertisement/${a}`);
-  if (excluded.length > 0 && !adRefs.some((r) => trapped.has(r))) {
-    const named = [...new Set(excluded.flatMap((n) => n.undelivered.flatMap((u) => u.specPeers)))].sort();
-    const sessions = [...new Set(excluded.flatMap((n) => n.peers.filter((p) => p.session).map((p) => p.peer)))].sort();
-    out.push({
-      id: 'bgp-advertisement-peer-no-session',
-      severity: blocking(),
-      message: `${list(excluded.map((n) => n.node))} would advertise the Service, but BGPAdvertisement${ads.length === 1 ? '' : 's'} ${list(ads)} send${ads.length === 1 ? 's' : ''} only to ${list(named)}, which ${named.length === 1 ? 'has' : 'have'} no session there: ${list(sessions)} get${sessions.length === 1 ? 's' : ''} nothing`,
-      fix: `add ${list(sessions)} to spec.peers of BGPAdvertisement ${list(ads)}, or make the nodeSelectors of BGPPeer ${list(named)} select these nodes`,
     });
   }
 }
