@@ -229,8 +229,10 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
   const orders = orderVariants(first);
   const run = (v: Variant): { variant: Variant; tied: ReadonlyMap<string, readonly string[]>; outcomes: ReadonlyMap<string, ServiceAllocationOutcome> } => {
     // Each resumes from the latest state of the name order's run its changes leave alone (Fork).
-    const resumable = first.fork !== undefined && (v.prefer === prefer || (first.firstTiedAt ?? Infinity) >= first.fork.index);
-    const from = resumable ? first.fork : first.fork0;
+    // (first.fork is no FinalPoint here: allocateAll returned before running others then.)
+    const fork = first.fork && !('focusFinal' in first.fork) ? first.fork : undefined;
+    const resumable = fork !== undefined && (v.prefer === prefer || (first.firstTiedAt ?? Infinity) >= fork.index);
+    const from = resumable ? fork : first.fork0;
     const lean = allocateAllInOrder(config, services, opts, v.ties, v.prefer, from, statusKeptMemo);
     return { variant: v, tied: lean.tied, outcomes: new Map(lean.result.services.map((o) => [o.service, o])) };
   };
@@ -278,7 +280,7 @@ function focusFinal(first: NameRun, focus: string): boolean {
   if (mine === undefined || mine.nondeterministic !== undefined) return true;
   const fork = first.fork;
   if (fork === undefined || (first.firstTiedAt ?? Infinity) < fork.index) return false;
-  return finalAt(fork, focus);
+  return 'focusFinal' in fork || finalAt(fork, focus);
 }
 
 /** One other execution MetalLB can take: an order within the tie groups and pool choices. */
@@ -418,6 +420,16 @@ interface Fork {
   readonly again: boolean;
 }
 
+/**
+ * Where a name-order run with `focus` would have taken its Fork, when the focused Service's
+ * answer is final there (finalAt) and no reconcile before it had tied pools: allocateAll then
+ * runs no other execution, and the state is not copied.
+ */
+interface FinalPoint {
+  readonly index: number;
+  readonly focusFinal: true;
+}
+
 /** A run of allocateAllInOrder: its result, and what allocateAll needs to run the others. */
 interface NameRun {
   readonly result: AllocateAllResult;
@@ -432,7 +444,7 @@ interface NameRun {
   /** Some such group has a Service whose place does not matter before one whose place does. */
   readonly moversFirstDiffers: boolean;
   /** Name order only: the state before the first group whose order matters, and at the start. */
-  readonly fork?: Fork;
+  readonly fork?: Fork | FinalPoint;
   readonly fork0?: Fork;
   /** Name order only: index in the first pass of the first reconcile with tied pools. */
   readonly firstTiedAt?: number;
@@ -609,6 +621,7 @@ function allocateAllInOrder(
    * may re-allocate in.
    */
   const dependsOn = (key: string, touched: readonly string[], walked: ReadonlyArray<{ pool: string; chosen?: readonly IP[]; full: boolean }>): Taint | undefined => {
+    if (taintByAddr.size === 0 && wholePools.size === 0 && lowestInPool.size === 0) return undefined;
     for (const s of touched) {
       const ip = parseIP(s);
       const t = ip && taintByAddr.get(`${ip.family}|${ip.value}`);
@@ -872,10 +885,15 @@ function allocateAllInOrder(
   let limited = false;
   let order = sorted;
   let written = new Set<string>();
-  let fork: Fork | undefined;
+  let fork: Fork | FinalPoint | undefined;
   let fork0: Fork | undefined;
   /** Index in the first pass of the first reconcile that had tied pools. */
   let firstTiedAt: number | undefined;
+  /** snapshot, or a FinalPoint when nothing after it can change the focused Service's answer (see focusFinal). */
+  const forkAt = (index: number, written: ReadonlySet<string>, again: boolean): Fork | FinalPoint => {
+    if (opts.focus !== undefined && firstTiedAt === undefined && finalAt({ ctrl, current, wroteConverged }, opts.focus)) return { index, focusFinal: true };
+    return snapshot(index, written, again);
+  };
   // Full passes while one asks to reprocess all (MetalLB's reprocessAll retry).
   for (;;) {
     passes++;
@@ -900,7 +918,7 @@ function allocateAllInOrder(
             groupEnd = j;
             groupKept = true;
             if (j - i > 1) {
-              fork = snapshot(i, written, again);
+              fork = forkAt(i, written, again);
               if (order.slice(i, j).some(mayMatter)) found = true;
             }
           }
