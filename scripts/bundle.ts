@@ -18,7 +18,7 @@
  *   bundle: otherwise explain would load node:tls, node:https, undici and node:crypto it never uses
  *   (about 120 ms).
  * - Run-time paths. The bundle sits one directory below the package root, as src/cli.ts does, so
- *   src/package-root.ts is right in both; packages loaded with createRequire(import.meta.url)
+ *   src/runtime/package-root.ts is right in both; packages loaded with createRequire(import.meta.url)
  *   (client-node, chalk, yaml, js-yaml, cli-table3) are resolved from dist/ as from src/ and loaded
  *   from node_modules when used, as before. The source is strict code, as ES modules are.
  * - Freshness. The bundle's modification time is set to when the build started reading src/: a

@@ -8,11 +8,11 @@
  * What it runs on is checked first, so a broken setup is one line and exit 2 rather than a stack:
  * a Node older than 24 (Node 22.18+ strips types too, so it gets this far), and runtime
  * dependencies missing from node_modules (a copy without `npm ci`). That is why this file imports
- * only node: modules, errors.ts and package-root.ts statically and the program (commander, yaml, ...) dynamically.
+ * only node: modules, errors.ts and runtime/package-root.ts statically and the program (commander, yaml, ...) dynamically.
  */
 import { fileURLToPath } from 'node:url';
 import { UserError, EXIT_BAD_INPUT } from './core/errors.ts';
-import { PACKAGE_ROOT } from './package-root.ts';
+import { PACKAGE_ROOT } from './runtime/package-root.ts';
 
 /** Exit status of a crash (a programming error). */
 export const EXIT_CRASH = 70;

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { PACKAGE_ROOT } from '../package-root.ts';
+import { PACKAGE_ROOT } from '../runtime/package-root.ts';
 
 /** An opaque receive handle (libuv poll on the socket). */
 export type WatchHandle = { readonly __brand: 'WatchHandle' };
