@@ -5,10 +5,11 @@
 import type { Config } from '../config/types.ts';
 import type { Service } from '../kube.ts';
 import { formatIP, parseIP, type IP } from '../ip.ts';
-import { poolCompatibility, type AllocationFailure, type PoolAttempt } from '../allocator/index.ts';
+import { poolCompatibility, type AllocationFailure } from '../allocator/index.ts';
 import { newController, reconcileService, setControllerPools, statusKept, type ControllerState, type ReconcileEvent, type ReconcileOutcome } from './reconcile.ts';
-import { ANNOTATION_IP_ALLOCATED_FROM_POOL, allocRequest, ipFamilyPolicy, requestedIPs, requestedPool, serviceKey, statusIPs } from './service.ts';
+import { ANNOTATION_IP_ALLOCATED_FROM_POOL, allocRequest, ipFamilyPolicy, requestedIPs, serviceKey, statusIPs } from './service.ts';
 import { canonical, finalAt, settled } from './settled.ts';
+import { attemptsOf, poolOfFailure, possiblePools, usablePools } from './reach.ts';
 import { WriteHistory, type WriteCycle } from './write-history.ts';
 
 /** A count that may exceed 2^53: a number when it is a safe integer, else its decimal string. */
@@ -1081,59 +1082,4 @@ function allocateAllInOrder(
     ...(fork0 ? { fork0 } : {}),
     ...(firstTiedAt !== undefined ? { firstTiedAt } : {}),
   };
-}
-
-/**
- * The pools a Service could take addresses from: the one it requests, else the pools its
- * allocation may walk (autoAssign, and selecting it or without serviceAllocation), and those
- * owning its status addresses.
- */
-function possiblePools(ctrl: ControllerState, key: string, svc: Service): string[] {
-  const out = new Set<string>();
-  const status = statusIPs(svc)
-    .map((t) => parseIP(t))
-    .filter((ip): ip is IP => ip !== undefined);
-  for (const ip of status) for (const p of ctrl.allocator.poolsForIPs([ip])) out.add(p);
-  const requested = requestedPool(svc);
-  if (requested !== '') {
-    out.add(requested);
-    return [...out];
-  }
-  const req = allocRequest(key, svc);
-  for (const name of ctrl.allocator.poolNames) {
-    const pool = ctrl.allocator.pool(name)!;
-    if (!pool.autoAssign) continue;
-    const sa = pool.serviceAllocation;
-    if (sa && !(sa.namespaces.has(req.namespace) || sa.serviceSelectors.length > 0)) continue;
-    if (poolCompatibility(pool, req)) continue;
-    out.add(name);
-  }
-  return [...out];
-}
-
-/** The pools a failed allocation walked, from its structured reason. */
-function attemptsOf(reason: AllocationFailure | undefined): readonly PoolAttempt[] {
-  if (!reason) return [];
-  if (reason.kind === 'noPoolAvailable') return reason.attempts;
-  return [];
-}
-
-/** The pool a failed allocation from one pool found without room. */
-function poolOfFailure(reason: AllocationFailure | undefined): string | undefined {
-  if (!reason) return undefined;
-  if (reason.kind === 'noAvailableIPs' || reason.kind === 'poolLacksFamily' || reason.kind === 'noIPsForFamily') return reason.pool;
-  return undefined;
-}
-
-/** Pools a failed allocation could have used, had an address been free. */
-function usablePools(reason: AllocationFailure | undefined): Set<string> {
-  const out = new Set<string>();
-  if (!reason) return out;
-  if (reason.kind === 'noAvailableIPs') out.add(reason.pool);
-  if (reason.kind === 'noPoolAvailable') {
-    for (const a of reason.attempts) {
-      if (a.outcome === 'chosen' || a.refusal?.reason === 'noAvailableIPs' || a.refusal?.reason === 'wrongFamily') out.add(a.pool);
-    }
-  }
-  return out;
 }
