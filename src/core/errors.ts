@@ -121,3 +121,17 @@ export class ClusterUnreachableError extends UserError {
     this.name = 'ClusterUnreachableError';
   }
 }
+
+/**
+ * A violation MetalLB reports as a `TransientError`: a reference to an object that may simply
+ * not exist yet (a password Secret, a BFDProfile, a Community alias). MetalLB still rejects the
+ * configuration, but retries when objects change; the webhooks clear these references first
+ * (resetTransient) so that objects can be applied in any order.
+ */
+export class TransientConfigError extends ConfigError {
+  readonly transient = true;
+  constructor(message: string, object?: string) {
+    super(message, object);
+    this.name = 'TransientConfigError';
+  }
+}

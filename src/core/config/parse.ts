@@ -9,16 +9,18 @@
  * first violation both runs are identical, so the collector reports nothing exactly when the
  * parser succeeds.
  */
-import { ConfigError, quote } from '../errors.ts';
-import type { BFDProfile, BGPAdvertisement, BGPPeer, ClusterState, Community as CommunityCR, IPAddressPool, KubeObject, L2Advertisement, LabelSelector, Node, Secret } from '../kube.ts';
+import { ConfigError, quote, TransientConfigError } from '../errors.ts';
+import type { BGPAdvertisement, ClusterState, Community as CommunityCR, IPAddressPool, KubeObject, L2Advertisement, LabelSelector, Node } from '../kube.ts';
 import { objectRef } from '../kube.ts';
-import { canonicalIP, parseIP } from '../ip.ts';
-import { checkDuplicateSelectors, checkDuplicateStrings, compareStrings, everything, parseSelector, parseSelectorList } from '../labels.ts';
+import { checkDuplicateSelectors, checkDuplicateStrings, compareStrings, parseSelector } from '../labels.ts';
 import { isCommunityError, parseCommunity } from './community.ts';
-import { nsToSeconds, parseDurationNs } from './duration.ts';
 import { blocksOverlap, formatBlock, parsePool } from './pool.ts';
 import type { BFDProfileConfig, BGPAdv, Config, L2Adv, Peer, Pool, PoolBlock, Selector } from './types.ts';
 import { validateFRR, validateNative } from './validate.ts';
+import { parseBFDProfile, parsePeer, peerIdentity } from './parse-peer.ts';
+
+export { parseBFDProfile, parsePeer } from './parse-peer.ts';
+export { TransientConfigError } from '../errors.ts';
 
 /** BGP implementation mode: which compatibility check runs before parsing (MetalLB `ValidationFor`). */
 export type BGPMode = 'native' | 'frr' | 'frr-k8s';
@@ -27,20 +29,6 @@ export type BGPMode = 'native' | 'frr' | 'frr-k8s';
 export interface ParseOptions {
   /** Run this mode's compatibility check first (`native`: validateNative; `frr`/`frr-k8s`: validateFRR). Absent: none. */
   mode?: BGPMode | string;
-}
-
-/**
- * A violation MetalLB reports as a `TransientError`: a reference to an object that may simply
- * not exist yet (a password Secret, a BFDProfile, a Community alias). MetalLB still rejects the
- * configuration, but retries when objects change; the webhooks clear these references first
- * (resetTransient) so that objects can be applied in any order.
- */
-export class TransientConfigError extends ConfigError {
-  readonly transient = true;
-  constructor(message: string, object?: string) {
-    super(message, object);
-    this.name = 'TransientConfigError';
-  }
 }
 
 /** Where violations go: `strict` throws the first, otherwise they are collected. */
@@ -57,197 +45,6 @@ export function report(sink: ErrorSink, err: ConfigError): void {
 
 // ---------------------------------------------------------------------------------------------
 // BFD profiles
-
-const BFD_RANGES: Array<[key: 'detectMultiplier' | 'receiveInterval' | 'transmitInterval' | 'minimumTtl' | 'echoInterval', min: number, max: number, what: string]> = [
-  ['detectMultiplier', 2, 255, 'detect multiplier'],
-  ['receiveInterval', 10, 60000, 'receive interval'],
-  ['transmitInterval', 10, 60000, 'transmit interval'],
-  ['minimumTtl', 1, 254, 'minimum ttl'],
-  ['echoInterval', 10, 60000, 'echo interval'],
-];
-
-/**
- * One BFDProfile (MetalLB `bfdProfileFromCR`): a name is required and each set value must be in
- * range (inclusive): detectMultiplier 2–255, receiveInterval / transmitInterval / echoInterval
- * 10–60000 ms, minimumTtl 1–254. Does not check name uniqueness.
- * @throws ConfigError naming the object.
- */
-export function parseBFDProfile(cr: BFDProfile): BFDProfileConfig {
-  const ref = objectRef(cr);
-  const name = cr.metadata?.name;
-  if (!name) throw new ConfigError('missing bfd profile name', ref);
-  const spec = (cr.spec ?? {}) as Record<string, unknown>;
-  const out: Record<string, unknown> = { name };
-  for (const [key, min, max, what] of BFD_RANGES) {
-    const v = spec[key];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-      throw new ConfigError(`invalid ${what} value ${quote(v)}: must be in ${min}-${max} range`, ref);
-    }
-    out[key] = v;
-  }
-  out.echoMode = spec.echoMode === true;
-  out.passiveMode = spec.passiveMode === true;
-  out.source = cr;
-  return out as unknown as BFDProfileConfig;
-}
-
-// ---------------------------------------------------------------------------------------------
-// BGP peers
-
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
-}
-function num(v: unknown): number {
-  return typeof v === 'number' ? v : 0;
-}
-
-function parseDurationField(v: unknown, field: string): bigint | undefined {
-  if (v === undefined || v === null) return undefined;
-  try {
-    return parseDurationNs(v as string);
-  } catch {
-    throw new Error(`invalid ${field} ${quote(v)}: not a duration`);
-  }
-}
-
-/**
- * MetalLB `parseTimers`: neither set → none; only hold → keepalive = hold / 3 (whole ns, rounded
- * down); only keepalive → hold = keepalive × 3. The hold time truncated to whole seconds must be
- * 0 or >= 3s, and keepalive must not exceed hold.
- */
-function parseTimers(holdText: unknown, kaText: unknown): { hold?: bigint; keepalive?: bigint } {
-  const ht = parseDurationField(holdText, 'holdTime');
-  const ka = parseDurationField(kaText, 'keepaliveTime');
-  if (ht === undefined && ka === undefined) return {};
-  const hold = ht ?? ka! * 3n;
-  const keepalive = ka ?? ht! / 3n;
-  const wholeSeconds = hold / 1_000_000_000n;
-  if (wholeSeconds !== 0n && wholeSeconds < 3n) {
-    throw new Error(`invalid hold time ${quote(holdText ?? `${nsToSeconds(hold)}s`)}: must be 0 or >=3s`);
-  }
-  if (keepalive > hold) {
-    throw new Error(`invalid keepaliveTime ${quote(kaText ?? '')}, must be lower than holdTime ${quote(holdText ?? '')}`);
-  }
-  return { hold, keepalive };
-}
-
-function decodeBase64(s: string): string {
-  return Buffer.from(s, 'base64').toString('utf8');
-}
-
-/**
- * One BGPPeer by its own rules (MetalLB `peerFromCR`), in order: myASN set; peerASN or
- * dynamicASN (not both; dynamicASN `internal`/`external`); no ebgpMultiHop when peerASN equals
- * myASN; exactly one of peerAddress / interface; timers; peerAddress, routerID, sourceAddress
- * valid IPs; nodeSelectors (duplicates, then validity; none means one match-everything
- * selector); not both password and passwordSecret; the passwordSecret (looked up in `secrets`
- * by name) exists, is `kubernetes.io/basic-auth` and has a `password` key.
- * Does not check the BFD profile reference or duplicates (parseConfig does).
- * @throws ConfigError naming the object.
- */
-export function parsePeer(cr: BGPPeer, secrets: readonly Secret[]): Peer {
-  const ref = objectRef(cr);
-  const name = cr.metadata?.name ?? '';
-  const spec = (cr.spec ?? {}) as Record<string, unknown>;
-  const fail = (m: string): never => {
-    throw new ConfigError(m, ref);
-  };
-  const myASN = num(spec.myASN);
-  const asn = num(spec.peerASN);
-  const dynamicASN = str(spec.dynamicASN);
-  const address = str(spec.peerAddress);
-  const iface = str(spec.interface);
-  if (myASN === 0) fail('missing local ASN (spec.myASN)');
-  if (asn === 0 && dynamicASN === '') fail('missing peer ASN and dynamicASN');
-  if (asn !== 0 && dynamicASN !== '') fail('both peer ASN and dynamicASN specified');
-  if (dynamicASN !== '' && dynamicASN !== 'internal' && dynamicASN !== 'external') fail(`invalid dynamicASN ${dynamicASN}`);
-  if (asn === myASN && spec.ebgpMultiHop === true) fail('invalid ebgp-multihop parameter set for an ibgp peer');
-  if (address === '' && iface === '') fail('peer has no Address or Interface specified');
-  if (address !== '' && iface !== '') fail('peer has both Address and Interface specified');
-  let timers: { hold?: bigint; keepalive?: bigint } = {};
-  try {
-    timers = parseTimers(spec.holdTime, spec.keepaliveTime);
-  } catch (err) {
-    fail(`invalid BGPPeer timers: ${(err as Error).message}`);
-  }
-  if (address !== '' && !parseIP(address)) fail(`invalid BGPPeer address "${address}"`);
-  const routerID = str(spec.routerID);
-  if (routerID !== '' && !parseIP(routerID)) fail(`invalid router ID "${routerID}"`);
-  const sourceAddress = str(spec.sourceAddress);
-  if (sourceAddress !== '' && !parseIP(sourceAddress)) fail(`invalid source IP "${sourceAddress}"`);
-  let nodeSelectors: Selector[] = [];
-  try {
-    nodeSelectors = parseSelectorList(spec.nodeSelectors as LabelSelector[] | undefined, 'nodeSelectors');
-  } catch (err) {
-    fail((err as Error).message);
-  }
-  if (nodeSelectors.length === 0) nodeSelectors = [everything()];
-  const password = str(spec.password);
-  const ps = spec.passwordSecret as { name?: string; namespace?: string } | undefined | null;
-  const secretName = str(ps?.name);
-  if (password !== '' && secretName !== '') fail('can not have both password and passwordSecret set');
-  let secretPassword = '';
-  if (secretName !== '') {
-    const secret = secrets.find((s) => s.metadata?.name === secretName);
-    if (!secret) throw new TransientConfigError(`passwordSecret "${secretName}" not found (no Secret of that name in MetalLB's namespace)`, ref);
-    if (secret!.type !== 'kubernetes.io/basic-auth') {
-      fail(`passwordSecret "${secretName}" has type "${secret!.type ?? ''}", type "kubernetes.io/basic-auth" is expected`);
-    }
-    const data = secret!.data ?? {};
-    if (!Object.hasOwn(data, 'password')) fail(`password not specified in the secret "${secretName}"`);
-    secretPassword = decodeBase64(str(data.password));
-  }
-  const connect = (() => {
-    try {
-      return parseDurationField(spec.connectTime, 'connectTime');
-    } catch (err) {
-      return fail((err as Error).message);
-    }
-  })();
-  const peer: Record<string, unknown> = {
-    name,
-    myASN,
-    asn,
-    dynamicASN,
-    ...(address !== '' ? { address: canonicalIP(address) } : {}),
-    ...(iface !== '' ? { interface: iface } : {}),
-    ...(sourceAddress !== '' ? { sourceAddress: canonicalIP(sourceAddress) } : {}),
-    port: num(spec.peerPort),
-    ...(timers.hold !== undefined ? { holdTimeSeconds: nsToSeconds(timers.hold) } : {}),
-    ...(timers.keepalive !== undefined ? { keepaliveTimeSeconds: nsToSeconds(timers.keepalive) } : {}),
-    ...(connect !== undefined ? { connectTimeSeconds: nsToSeconds(connect) } : {}),
-    ...(routerID !== '' ? { routerID: canonicalIP(routerID) } : {}),
-    nodeSelectors,
-    password,
-    ...(ps !== undefined && ps !== null ? { passwordSecret: { ...(ps.name ? { name: ps.name } : {}), ...(ps.namespace ? { namespace: ps.namespace } : {}) } } : {}),
-    secretPassword,
-    bfdProfile: str(spec.bfdProfile),
-    enableGracefulRestart: spec.enableGracefulRestart === true,
-    ebgpMultiHop: spec.ebgpMultiHop === true,
-    vrf: str(spec.vrf),
-    dualStackAddressFamily: spec.dualStackAddressFamily === true,
-    disableMP: spec.disableMP === true,
-    localASN: num(spec.localASN),
-    source: cr,
-  };
-  return peer as unknown as Peer;
-}
-
-/** Every parsed field of a peer, for MetalLB's "peer equal in every field" duplicate rule. */
-function peerIdentity(p: Peer): string {
-  const { source: _source, nodeSelectors, passwordSecret, ...rest } = p;
-  // Go compares the SecretReference struct: an absent and an empty reference are equal.
-  const ref = { name: passwordSecret?.name ?? '', namespace: passwordSecret?.namespace ?? '' };
-  const sorted = Object.keys(rest)
-    .sort()
-    .map((k) => [k, rest[k]]);
-  sorted.push(['passwordSecret', ref]);
-  return JSON.stringify([sorted, nodeSelectors.map((s) => s.text)]);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Advertisements
 
 /** Names of the Nodes selected by a selector list; all Nodes when the list is empty (MetalLB `selectedNodes`). */
 function selectedNodes(nodes: readonly Node[], selectors: readonly Selector[] | undefined): Set<string> {
