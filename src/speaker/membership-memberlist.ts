@@ -39,20 +39,8 @@ import { DropLog } from './membership-memberlist-drops.ts';
 import { type MemberlistOptions, type MemberlistStats, type MemberView, ipToBytes, view } from './membership-memberlist-options.ts';
 import { InboundStreamBudget, type StreamReadContext, readStreamMessage, timerDelayMs } from './membership-memberlist-streams.ts';
 import { ENCRYPT_OVERHEAD_BYTES, Keyring } from '../core/membership/crypto.ts';
-import {
-  MessageType,
-  WireError,
-  decodePacket,
-  encodeMessage,
-  encodePacket,
-  encodePushPull,
-  encodeStream,
-  nodeLimitReason,
-  type Message,
-  type PushNodeState,
-  type WireOptions,
-} from '../core/membership/messages.ts';
-import { createSwimState, leavePending, liveMembers, localPushState, nextWakeMs, step, verifyProtocol, type Address, type Effect, type SwimEvent, type SwimState } from '../core/membership/swim.ts';
+import { MessageType, WireError, decodePacket, encodeMessage, encodePacket, encodePushPull, encodeStream, type Message, type PushNodeState, type WireOptions } from '../core/membership/messages.ts';
+import { createSwimState, leavePending, liveMembers, localPushState, nextWakeMs, step, pushPullMerge, type Address, type Effect, type SwimEvent, type SwimState } from '../core/membership/swim.ts';
 
 /**
  * memberlist's maxPushPullRequests (net.go): an inbound push/pull that would be the 128th in
@@ -337,19 +325,10 @@ export class MemberlistMember implements Membership {
     this.applyAll(batch);
   }
 
-  /**
-   * A push/pull's node states without those whose Meta exceeds META_MAX_BYTES (memberlist's
-   * aliveNode drops them too) or whose name exceeds NAME_MAX_BYTES: each counted
-   * `dropped.oversizedMeta` / `dropped.oversizedName`.
-   */
-  private acceptableNodes(nodes: readonly PushNodeState[]): PushNodeState[] {
-    const out: PushNodeState[] = [];
-    for (const n of nodes) {
-      const why = nodeLimitReason(n.name, n.meta);
-      if (why) this.drop(why);
-      else out.push(n);
-    }
-    return out;
+  /** Merges a push/pull's accepted node states, counting those left out (pushPullMerge) first. */
+  private merge(m: { readonly nodes: PushNodeState[]; readonly dropped: readonly string[] }): void {
+    for (const why of m.dropped) this.drop(why);
+    this.apply({ type: 'merge', nodes: m.nodes });
   }
 
   private checkAlive(): void {
@@ -418,9 +397,9 @@ export class MemberlistMember implements Membership {
               if (takePushPullSlot()) return sock.destroy();
               this.writeMessage(sock, this.localPushPull(msg.join), false);
               sock.end();
-              const err = verifyProtocol(this.state, msg.nodes);
-              if (err) this.log(`push/pull from ${sock.remoteAddress}: ${err}`);
-              else this.apply({ type: 'merge', nodes: this.acceptableNodes(msg.nodes) });
+              const merge = pushPullMerge(this.state, msg.nodes);
+              if ('error' in merge) this.log(`push/pull from ${sock.remoteAddress}: ${merge.error}`);
+              else this.merge(merge);
             } else if (msg.type === 'ping') {
               if (msg.node !== '' && msg.node !== this.name) {
                 this.log(`got stream ping for unexpected node ${msg.node}`);
@@ -488,9 +467,9 @@ export class MemberlistMember implements Membership {
       const reply = await readStreamMessage(this.streams, sock, this.config.tcpTimeoutMs);
       if (reply.type === 'err') throw new Error(`remote error: ${reply.error}`);
       if (reply.type !== 'pushPull') throw new Error(`unexpected reply type ${reply.type}`);
-      const err = verifyProtocol(this.state!, reply.nodes);
-      if (err) throw new Error(err);
-      this.apply({ type: 'merge', nodes: this.acceptableNodes(reply.nodes) });
+      const merge = pushPullMerge(this.state!, reply.nodes);
+      if ('error' in merge) throw new Error(merge.error);
+      this.merge(merge);
     } finally {
       sock.destroy();
     }

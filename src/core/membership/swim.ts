@@ -23,7 +23,7 @@
  */
 import { BroadcastQueue } from './broadcast-queue.ts';
 import type { MemberlistConfig } from './config.ts';
-import { encodeMessage, ipToString, memberStateNames, type Message, type PushNodeState } from './messages.ts';
+import { encodeMessage, ipToString, memberStateNames, nodeLimitReason, type Message, type PushNodeState } from './messages.ts';
 import {
   type Address,
   type Draft,
@@ -166,6 +166,26 @@ export function verifyProtocol(s: SwimState, remote: readonly PushNodeState[]): 
   for (const r of remote) consider(r.vsn, r.state === 0);
   for (const c of curs) if (c < maxMin || c > minMax) return `incompatible protocol version ${c} (supported range [${maxMin}, ${minMax}])`;
   return null;
+}
+
+/**
+ * What a push/pull's remote node states give this member (memberlist's mergeRemoteState after
+ * verifyProtocol): `error` when a protocol version is incompatible (nothing is merged), else the
+ * states to merge (the `merge` event) and, in order, the reasons of those left out because their
+ * Meta exceeds META_MAX_BYTES (memberlist's aliveNode drops them too) or their name
+ * NAME_MAX_BYTES (nodeLimitReason), for the shell to count.
+ */
+export function pushPullMerge(s: SwimState, remote: readonly PushNodeState[]): { readonly error: string } | { readonly nodes: PushNodeState[]; readonly dropped: ('oversizedMeta' | 'oversizedName')[] } {
+  const error = verifyProtocol(s, remote);
+  if (error) return { error };
+  const nodes: PushNodeState[] = [];
+  const dropped: ('oversizedMeta' | 'oversizedName')[] = [];
+  for (const n of remote) {
+    const why = nodeLimitReason(n.name, n.meta);
+    if (why) dropped.push(why);
+    else nodes.push(n);
+  }
+  return { nodes, dropped };
 }
 
 /** The push/pull node states this member sends: its whole table, itself included. */
