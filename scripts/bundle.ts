@@ -31,8 +31,8 @@
  * level), so each run would compile again the few hundred functions explain calls (about 30 ms of
  * CPU). The starter compiles the bundle with vm.Script and, when it had no usable cache, writes
  * V8's code cache as the process exits, functions called included, next to Node's compile cache
- * (NODE_COMPILE_CACHE/metallb-ts-bundle/, one file per build, Node version, V8 flags, user and
- * command; the previous builds' files are removed then). An unwritable cache directory (the image's
+ * (NODE_COMPILE_CACHE/metallb-ts-bundle/, one file per tree, build, Node version, V8 flags, user
+ * and command; the files of the same tree's previous builds are removed then). An unwritable cache directory (the image's
  * read-only one) only means no cache; V8 rejects a cache made for other flags or another V8, and the
  * starter then writes a new one.
  */
@@ -107,14 +107,20 @@ const bytes = fs.readFileSync(file);
 // ASCII (the build escapes the rest): a one-byte string, copied rather than decoded as UTF-8.
 const source = require('node:buffer').isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 let dir;
+let tree;
 let cacheFile;
 let cachedData;
 if (process.env.NODE_COMPILE_CACHE && !process.env.NODE_DISABLE_COMPILE_CACHE) {
-  let flags = 0x811c9dc5;
-  for (const c of process.execArgv.join(' ')) flags = Math.imul(flags ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  // FNV-1a: this tree (another checkout keeps its own files) and the V8 flags
+  const fnv = (text) => {
+    let h = 0x811c9dc5;
+    for (const c of text) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
+    return h.toString(16);
+  };
+  tree = fnv(__dirname);
   const command = /^[a-z][a-z-]{0,31}$/.test(process.argv[2] ?? '') ? process.argv[2] : '-';
   dir = path.join(process.env.NODE_COMPILE_CACHE, 'metallb-ts-bundle');
-  cacheFile = path.join(dir, \`\${BUILD_ID}-\${process.version}-\${process.arch}-\${flags.toString(16)}-\${process.getuid?.() ?? 0}-\${command}\`);
+  cacheFile = path.join(dir, \`\${tree}-\${BUILD_ID}-\${process.version}-\${process.arch}-\${fnv(process.execArgv.join(' '))}-\${process.getuid?.() ?? 0}-\${command}\`);
   try {
     cachedData = fs.readFileSync(cacheFile);
   } catch {}
@@ -128,7 +134,7 @@ if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) {
   process.once('exit', () => {
     try {
       fs.mkdirSync(dir, { recursive: true });
-      for (const name of fs.readdirSync(dir)) if (!name.startsWith(BUILD_ID)) fs.rmSync(path.join(dir, name), { force: true });
+      for (const name of fs.readdirSync(dir)) if (name.startsWith(\`\${tree}-\`) && !name.startsWith(\`\${tree}-\${BUILD_ID}-\`)) fs.rmSync(path.join(dir, name), { force: true });
       const tmp = \`\${cacheFile}.\${process.pid}\`;
       fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
       fs.renameSync(tmp, cacheFile);

@@ -8,6 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { isAscii } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,8 +50,11 @@ test('npm run build (scripts/bundle.ts) writes dist/cli.cjs and its starter, dat
   assert.equal(statSync(join(copy, 'dist/cli.cjs')).mtimeMs, started);
   assert.ok(started <= Date.now());
   // Node's built-in modules are taken when first used, never imported at the top of the bundle.
-  const bundle = readFileSync(join(copy, 'dist/cli.cjs'), 'utf8');
+  const bytes = readFileSync(join(copy, 'dist/cli.cjs'));
+  const bundle = bytes.toString('utf8');
   assert.doesNotMatch(bundle, /^import /m);
+  // ASCII, so that the starter reads it as a one-byte string (no UTF-8 decoding).
+  assert.ok(isAscii(bytes), 'dist/cli.cjs has characters beyond ASCII');
   assert.match(bundle, /process\.getBuiltinModule\("node:tls"\)/);
 });
 
