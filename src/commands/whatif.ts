@@ -8,9 +8,9 @@
  * announcer, 0 otherwise, 2 for bad input, 3 when the cluster cannot be reached.
  */
 import type { Command } from 'commander';
-import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
+import { UserError } from '../core/errors.ts';
 import { KIND_TO_LIST, type ClusterState, type KubeObject } from '../core/kube.ts';
-import { changedState, parseLabelEdits, whatIf, type WhatIfChange, type WhatIfReport } from '../core/explain/whatif.ts';
+import { changedState, parseLabelEdits, whatIf, whatIfExitCode, type WhatIfChange, type WhatIfReport } from '../core/explain/whatif.ts';
 import { loadSnapshot } from '../kube/snapshot.ts';
 import { writeResult } from '../render/output.ts';
 import { whatIfText } from '../render/whatif.ts';
@@ -46,11 +46,6 @@ export async function loadManifests(flag: '--apply' | '--delete', paths: readonl
   const objects = Object.values(KIND_TO_LIST).flatMap((list) => state[list] as KubeObject[]);
   if (objects.length === 0) throw new UserError(`${flag} ${paths.join(', ')}: no object of a kind MetalLB reads (Service, EndpointSlice, Node, Namespace, Pod, Secret, ConfigMap, metallb.io kinds)`);
   return objects;
-}
-
-/** Exit status: 1 when a Service loses its address or its announcer, else 0. */
-export function whatIfExitCode(report: WhatIfReport): number {
-  return report.breaks ? EXIT_NO : EXIT_OK;
 }
 
 /** Registers `whatif` on `program`. */

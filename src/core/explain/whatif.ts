@@ -34,7 +34,7 @@
  */
 import { allocateAll, type AllocateAllResult } from '../controller/index.ts';
 import { statusIPs } from '../controller/service.ts';
-import { ConfigError, UserError } from '../errors.ts';
+import { ConfigError, EXIT_NO, EXIT_OK, UserError } from '../errors.ts';
 import { controllerConfig, diagnosticContext, explainService, type DiagnosticContext, type DiagnosticOptions, type Explanation, type SpeakersSource } from './index.ts';
 import { DEFAULT_METALLB_NAMESPACE, namespacedName, type ClusterState, type Service } from '../kube.ts';
 import { compareStrings } from '../labels.ts';
@@ -436,4 +436,9 @@ export function whatIf(state: ClusterState, change: WhatIfChange, opts: WhatIfOp
     services,
     notes,
   };
+}
+
+/** Exit status of `whatif`: 1 when a Service loses its address or its announcer, else 0. */
+export function whatIfExitCode(report: WhatIfReport): number {
+  return report.breaks ? EXIT_NO : EXIT_OK;
 }
