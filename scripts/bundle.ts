@@ -17,10 +17,11 @@
  *   process.getBuiltinModule when the module that imports them first runs, not at the top of the
  *   bundle: otherwise explain would load node:tls, node:https, undici and node:crypto it never uses
  *   (about 120 ms).
- * - Run-time paths. The bundle sits one directory below the package root, as src/cli.ts does, so
- *   src/runtime/package-root.ts is right in both; packages loaded with createRequire(import.meta.url)
- *   (client-node, chalk, yaml, js-yaml, cli-table3) are resolved from dist/ as from src/ and loaded
- *   from node_modules when used, as before. The source is strict code, as ES modules are.
+ * - Run-time paths. src/runtime/package-root.ts finds the package root from the running module
+ *   (the nearest directory with a package.json: dist/ must have none); packages loaded with
+ *   createRequire(import.meta.url) (client-node, chalk, yaml, js-yaml, cli-table3) are resolved
+ *   from dist/ as from src/ and loaded from node_modules when used, as before. The source is strict
+ *   code, as ES modules are.
  * - Freshness. The bundle's modification time is set to when the build started reading src/: a
  *   file saved during the build is newer than the bundle, so bin/metallb-ts does not run it. Both
  *   files are written under temporary names and renamed, the starter last (bin/metallb-ts looks for
