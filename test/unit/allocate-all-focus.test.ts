@@ -74,13 +74,13 @@ function randomCluster(seed: number): { config: Config; services: Service[] } {
   return { config, services };
 }
 
-test('focus: the focused outcome and the pools equal the full run on 200 clusters built for restart-order ties', () => {
+test('focus: the focused outcome and the pools equal the full run on 120 clusters built for restart-order ties', () => {
   let skipped = 0;
-  for (let seed = 1; seed <= 200; seed++) {
+  for (let seed = 1; seed <= 120; seed++) {
     const { config, services } = randomCluster(seed);
     skipped += checkEveryFocus(config, services, '', `seed ${seed}`);
   }
-  assert.ok(skipped >= 40, `the focus skipped the other executions ${skipped} times`);
+  assert.ok(skipped >= 25, `the focus skipped the other executions ${skipped} times`);
 });
 
 test('focus: the focused outcome and the pools equal the full run on 150 differential-test clusters', () => {
