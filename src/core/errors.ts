@@ -103,16 +103,26 @@ export class InputError extends UserError {
 
 /**
  * A configuration MetalLB would reject. `object` is the reference of the offending object
- * (`metallb-system/IPAddressPool/public`, from objectRef) when one is to blame.
+ * (`metallb-system/IPAddressPool/public`, from objectRef) when one is to blame; `detail` what is
+ * wrong without it; `message` the line MetalLB prints, `object: detail` (or `detail` alone).
  */
 export class ConfigError extends UserError {
   readonly object: string | undefined;
-  constructor(message: string, object?: string) {
-    super(object ? `${object}: ${message}` : message);
+  /** What is wrong, without the object (its quoted values cut as `boundQuotes` cuts them). */
+  readonly detail: string;
+  constructor(detail: string, object?: string) {
+    super(object ? `${object}: ${detail}` : detail);
     this.name = 'ConfigError';
     this.object = object;
+    this.detail = boundQuotes(detail);
   }
 }
+
+/**
+ * The outcome of checking one object when its rejection is expected: its value, or the
+ * ConfigError naming it. The core returns these; it throws only at a module's edge (parseConfig).
+ */
+export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ConfigError };
 
 /** The Kubernetes API server cannot be reached or refuses; exit 3. */
 export class ClusterUnreachableError extends UserError {

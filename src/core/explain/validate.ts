@@ -150,9 +150,14 @@ export function validateConfig(all: ClusterState, metallbNamespace: string = DEF
   const { rejections, speakerConfigs } = configRejections(all, metallbNamespace);
   const errors = rejections.map(({ error: e, controller, speakers }): ValidationFinding => {
     const object = e.object;
-    const message = object && e.message.startsWith(`${object}: `) ? e.message.slice(object.length + 2) : e.message;
     const source = object ? sources.get(object) : undefined;
-    return { severity: 'error', ...(object ? { object } : {}), message, ...(source ? { source } : {}), rejectedBy: { controller, speakers: speakers === null || speakers === 'all' ? speakers : [...speakers] } };
+    return {
+      severity: 'error',
+      ...(object ? { object } : {}),
+      message: e.detail,
+      ...(source ? { source } : {}),
+      rejectedBy: { controller, speakers: speakers === null || speakers === 'all' ? speakers : [...speakers] },
+    };
   });
   const warnings = [...configWarnings(state), ...bgpTraps(all, speakerConfigs)].map((w): ValidationFinding => {
     const source = sources.get(w.object);
