@@ -47,71 +47,17 @@ import {
   type ControllerState,
   type ReconcileOutcome,
 } from '../core/controller/index.ts';
-import { emptyClusterState, type ClusterState, type IPAddressPool, type KubeObject, type Service } from '../core/kube.ts';
+import { emptyClusterState, type ClusterState, type IPAddressPool, type Service } from '../core/kube.ts';
 import { silentLogger, type Logger } from '../runtime/log.ts';
 import type { ControllerMetrics } from './metrics.ts';
-import { realClock, WorkQueue, ExponentialBackoff, type Clock } from './queue.ts';
-import type { ClusterStateChange } from '../kube/live.ts';
-import { ConflictError, NotFoundError, type ControllerWriter, type PoolStatusCounts } from './writer.ts';
+import { realClock, WorkQueue, type Clock } from './queue.ts';
+import { ConflictError, NotFoundError, type ControllerWriter } from './writer.ts';
+import { PoolStatusWriter } from './pool-status.ts';
+import { CONFIG_KEY, newLoopStats, RELOAD_KEY, type ControllerLoopOptions, type LoopStats, type StateChange, type StateSource } from './loop-types.ts';
+import { caughtUp, storesSame } from './stored.ts';
 
-/** One change of the watched state (ClusterStateWatcher's: `add`, `update` with `old`, `delete`). */
-export type StateChange = ClusterStateChange;
-
-/** Where the loop reads the cluster: a synced watcher (src/kube/live.ts) or a fake in tests. */
-export interface StateSource {
-  /** the current state (the lists are read, never modified) */
-  state(): ClusterState;
-  /** subscribes to changes; called synchronously for every change after the initial sync */
-  onChange(cb: (change: StateChange) => void): unknown;
-}
-
-/** Queue key of a full pass over every Service (MetalLB's reload event `metallbreload/reload`). */
-export const RELOAD_KEY = 'metallbreload/reload';
-/** Queue key of a configuration (re)load. */
-export const CONFIG_KEY = 'metallbconfig/config';
-
-/** Options of ControllerLoop. */
-export interface ControllerLoopOptions {
-  /** where the IPAddressPools and Communities live (MetalLB's `--namespace`) */
-  metallbNamespace: string;
-  /** MetalLB's `--lb-class`; "" (default): only Services without `spec.loadBalancerClass` */
-  loadBalancerClass?: string;
-  logger?: Logger;
-  metrics?: ControllerMetrics;
-  clock?: Clock;
-  /** Service writes in flight at once (default 16) */
-  writeConcurrency?: number;
-  /** attempts of one Service write on 409 conflicts before giving up to the backoff (default 5) */
-  conflictRetries?: number;
-  /** delay before pool status and gauges are refreshed after a change, in ms (default 100) */
-  poolStatusDelayMs?: number;
-  /** backoff of failed keys (default controller-runtime's: 5 ms doubling to 1000 s) */
-  backoff?: ExponentialBackoff;
-  /** backoff of failed pool status writes, per pool (default controller-runtime's, as MetalLB's PoolStatusReconciler) */
-  poolStatusBackoff?: ExponentialBackoff;
-  /**
-   * The outcome of every configuration load (MetalLB's PoolReconciler reportCondition): null when
-   * the configuration parsed (changed or not), else MetalLB's error text. The command writes it
-   * to the ConfigurationState `controller`.
-   */
-  onConfigResult?: (error: string | null) => void;
-}
-
-/** Figures the loop keeps for tests and the bench. */
-export interface LoopStats {
-  reconciles: number;
-  reloads: number;
-  serviceWrites: number;
-  conflicts: number;
-  writeErrors: number;
-  events: number;
-  poolStatusWrites: number;
-  poolStatusErrors: number;
-  configLoads: number;
-  configErrors: number;
-  /** Services found rewriting themselves forever (see WriteHistory) */
-  cycles: number;
-}
+export { CONFIG_KEY, RELOAD_KEY, type ControllerLoopOptions, type LoopStats, type StateChange, type StateSource } from './loop-types.ts';
+export { storesSame } from './stored.ts';
 
 interface Overlay {
   /** the object being written (its metadata.resourceVersion is the old one) */
@@ -120,62 +66,11 @@ interface Overlay {
   written?: Service;
 }
 
-function rvNumber(obj: KubeObject | undefined): bigint | null {
-  const rv = obj?.metadata?.resourceVersion;
-  if (!rv || !/^\d+$/.test(rv)) return null;
-  return BigInt(rv);
-}
-
-/** Whether `seen` is the version `written` or a later one. */
-function caughtUp(seen: KubeObject, written: KubeObject): boolean {
-  const a = rvNumber(seen);
-  const b = rvNumber(written);
-  if (a === null || b === null) return true; // opaque versions: trust the watch
-  return a >= b;
-}
-
-/**
- * Whether writing `desired` over `current` would store nothing new: the same annotations, and the
- * same status once the API server's defaulting of `ipMode: VIP` (Kubernetes >= 1.30) is applied to
- * ingress entries the core writes without one. MetalLB writes in that case too (a no-op
- * UpdateStatus per Service per pass); the loop skips the request. The decision is the core's.
- */
-export function storesSame(current: Service, desired: Service): boolean {
-  const a = current.metadata?.annotations ?? {};
-  const b = desired.metadata?.annotations ?? {};
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length || ka.some((k) => !Object.hasOwn(b, k) || a[k] !== b[k])) return false;
-  const cur = current.status?.loadBalancer?.ingress ?? [];
-  const want = desired.status?.loadBalancer?.ingress ?? [];
-  if (cur.length !== want.length) return false;
-  const defaulted = want.map((w, i) => (w.ip && w.ipMode === undefined && cur[i]?.ipMode === 'VIP' ? { ...w, ipMode: 'VIP' } : w));
-  const rest = (st: Service['status']): string => JSON.stringify({ ...(st ?? {}), loadBalancer: { ...(st?.loadBalancer ?? {}), ingress: null } });
-  return JSON.stringify(cur) === JSON.stringify(defaulted) && rest(current.status) === rest(desired.status);
-}
-
-/** The pool status the counters give, compared with a stored one (numbers lose nothing that matters for equality). */
-function sameCounts(status: Record<string, unknown> | undefined, c: PoolStatusCounts): boolean {
-  if (!status) return false;
-  return (['assignedIPv4', 'assignedIPv6', 'availableIPv4', 'availableIPv6'] as const).every((k) => typeof status[k] === 'number' && status[k] === Number(c[k]));
-}
-
 /** The controller loop (see the module comment). */
 export class ControllerLoop {
   readonly ctrl: ControllerState;
   readonly queue: WorkQueue;
-  readonly stats: LoopStats = {
-    reconciles: 0,
-    reloads: 0,
-    serviceWrites: 0,
-    conflicts: 0,
-    writeErrors: 0,
-    events: 0,
-    poolStatusWrites: 0,
-    poolStatusErrors: 0,
-    configLoads: 0,
-    configErrors: 0,
-    cycles: 0,
-  };
+  readonly stats: LoopStats = newLoopStats();
   private readonly source: StateSource;
   private readonly writer: ControllerWriter;
   private readonly ns: string;
@@ -185,25 +80,17 @@ export class ControllerLoop {
   private readonly clock: Clock;
   private readonly writeConcurrency: number;
   private readonly conflictRetries: number;
-  private readonly poolStatusDelayMs: number;
   private readonly onConfigResult: ((error: string | null) => void) | undefined;
 
   private readonly services = new Map<string, Service>();
-  private readonly pools = new Map<string, IPAddressPool>();
   private readonly overlay = new Map<string, Overlay>();
   private readonly writesInFlight = new Set<Promise<unknown>>();
   private readonly writeSlotWaiters: Array<() => void> = [];
   private configSignature: string | null = null;
   private configProcessed = false;
   private initialLoadPerformed = false;
-  private readonly dirtyPools = new Set<string>();
-  /** per pool: the counts last written and the resourceVersion the write returned */
-  private readonly writtenPoolStatus = new Map<string, { sig: string; rv: bigint | null }>();
-  private poolTimer: unknown = null;
-  private poolFlush: Promise<void> | null = null;
-  private readonly poolBackoff: ExponentialBackoff;
-  /** pools whose status write failed, with their retry timer (a flush skips them until it fires) */
-  private readonly poolRetry = new Map<string, unknown>();
+  /** The IPAddressPool status writes and gauges (MetalLB's PoolStatusReconciler). */
+  private readonly poolStatus: PoolStatusWriter;
   /** the writes of each Service since it last changed, to find Services that never settle */
   private readonly history = new WriteHistory();
   /** Services that rewrite themselves forever: their inputs when found; their own writes' events are ignored */
@@ -226,8 +113,6 @@ export class ControllerLoop {
     this.clock = opts.clock ?? realClock;
     this.writeConcurrency = opts.writeConcurrency ?? 16;
     this.conflictRetries = opts.conflictRetries ?? 5;
-    this.poolStatusDelayMs = opts.poolStatusDelayMs ?? 100;
-    this.poolBackoff = opts.poolStatusBackoff ?? new ExponentialBackoff();
     this.onConfigResult = opts.onConfigResult;
     const m = this.metrics;
     this.queue = new WorkQueue({
@@ -241,7 +126,22 @@ export class ControllerLoop {
           }
         : {},
     });
-    this.ctrl = newController((pool) => this.poolChanged(pool));
+    this.poolStatus = new PoolStatusWriter({
+      ctrl: () => this.ctrl,
+      writer,
+      namespace: this.ns,
+      clock: this.clock,
+      log: this.log,
+      metrics: this.metrics,
+      delayMs: opts.poolStatusDelayMs ?? 100,
+      ...(opts.poolStatusBackoff ? { backoff: opts.poolStatusBackoff } : {}),
+      conflictRetries: this.conflictRetries,
+      hasConfig: () => this.configSignature !== null,
+      stopped: () => this.stopped,
+      counted: (ok) => (ok ? this.stats.poolStatusWrites++ : this.stats.poolStatusErrors++),
+      settled: () => this.checkIdle(),
+    });
+    this.ctrl = newController((pool) => this.poolStatus.changed(pool));
   }
 
   /** Ready: started on a synced source and the first configuration was processed (valid or not). */
@@ -262,7 +162,7 @@ export class ControllerLoop {
     if (this.worker) throw new Error('controller loop already started');
     const st = this.source.state();
     for (const svc of st.services) this.services.set(serviceKey(svc), svc);
-    for (const p of st.ipAddressPools) if (p.metadata?.namespace === this.ns) this.pools.set(p.metadata?.name ?? '', p);
+    for (const p of st.ipAddressPools) if (p.metadata?.namespace === this.ns) this.poolStatus.observe(p, false);
     this.source.onChange((c) => this.onChange(c));
     this.queue.add(CONFIG_KEY);
     this.queue.add(RELOAD_KEY);
@@ -277,16 +177,14 @@ export class ControllerLoop {
     if (this.stopped) return;
     this.stopped = true;
     this.queue.shutDown();
-    if (this.poolTimer !== null) this.clock.clearTimeout(this.poolTimer);
-    for (const t of this.poolRetry.values()) this.clock.clearTimeout(t);
-    this.poolRetry.clear();
+    this.poolStatus.stop();
     for (const w of this.writeSlotWaiters.splice(0)) w();
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<void>((r) => {
       timer = setTimeout(r, timeoutMs);
       timer.unref?.();
     });
-    await Promise.race([Promise.allSettled([this.worker, ...this.writesInFlight, this.poolFlush]), limit]);
+    await Promise.race([Promise.allSettled([this.worker, ...this.writesInFlight, this.poolStatus.inFlight]), limit]);
     clearTimeout(timer);
   }
 
@@ -297,7 +195,7 @@ export class ControllerLoop {
   }
 
   private isIdle(): boolean {
-    return this.queue.idle && this.writesInFlight.size === 0 && this.poolTimer === null && this.poolFlush === null && this.poolRetry.size === 0;
+    return this.queue.idle && this.writesInFlight.size === 0 && this.poolStatus.idle;
   }
 
   private checkIdle(): void {
@@ -337,11 +235,7 @@ export class ControllerLoop {
         if (c.object.metadata?.namespace !== this.ns) return;
         const name = c.object.metadata?.name ?? '';
         const pool = c.object as IPAddressPool;
-        if (c.type === 'delete') this.pools.delete(name);
-        else this.pools.set(name, pool);
-        const written = this.writtenPoolStatus.get(name);
-        const rv = rvNumber(pool);
-        if (written && (c.type === 'delete' || rv === null || written.rv === null || rv > written.rv)) this.writtenPoolStatus.delete(name);
+        this.poolStatus.observe(pool, c.type === 'delete');
         // PoolReconciler ignores status-only updates (generation unchanged); the status reconciler looks at every change.
         const old = c.old as IPAddressPool | undefined;
         const specChanged =
@@ -351,7 +245,7 @@ export class ControllerLoop {
           || old.metadata?.generation === undefined
           || JSON.stringify(old.metadata?.labels ?? {}) !== JSON.stringify(pool.metadata?.labels ?? {});
         if (specChanged) this.queue.add(CONFIG_KEY);
-        if (c.type !== 'delete') this.poolChanged(name);
+        if (c.type !== 'delete') this.poolStatus.changed(name);
         break;
       }
       case 'communities':
@@ -699,119 +593,5 @@ export class ControllerLoop {
     const seen = this.services.get(key);
     if (stored && !(seen && caughtUp(seen, stored))) ov.written = stored;
     if (!ov.pending && !ov.written) this.overlay.delete(key);
-  }
-
-  // ------------------------------------------------------------------------------ pool status
-
-  /** The allocator's pool-change notification (MetalLB's PoolStatusChan) and pool watch events. */
-  private poolChanged(pool: string): void {
-    this.dirtyPools.add(pool);
-    if (this.poolTimer !== null || this.stopped) return;
-    this.poolTimer = this.clock.setTimeout(() => {
-      this.poolTimer = null;
-      this.flushPools();
-    }, this.poolStatusDelayMs);
-  }
-
-  /** Refreshes the gauges and writes the status of every changed pool (PoolStatusReconciler). */
-  private flushPools(): void {
-    if (this.poolFlush) {
-      // a flush is running: come back when it ends
-      void this.poolFlush.then(() => {
-        if (this.dirtyPools.size > 0) this.poolChanged([...this.dirtyPools][0]!);
-      });
-      return;
-    }
-    const names = [...this.dirtyPools];
-    this.dirtyPools.clear();
-    const alloc = this.ctrl.allocator;
-    const perPool = new Map<string, number>();
-    if (this.metrics) {
-      for (const key of alloc.allocatedServices()) {
-        const p = alloc.poolOf(key);
-        if (p !== null) perPool.set(p, (perPool.get(p) ?? 0) + 1);
-      }
-    }
-    for (const name of names) {
-      const cap = alloc.capacity(name);
-      if (cap) {
-        const c = alloc.counters(name);
-        this.metrics?.setPool(name, {
-          total: cap.total,
-          ipv4: cap.ipv4,
-          ipv6: cap.ipv6,
-          inUseIPv4: c.assignedIPv4,
-          inUseIPv6: c.assignedIPv6,
-          services: perPool.get(name) ?? 0,
-        });
-      } else {
-        this.metrics?.deletePool(name);
-      }
-    }
-    if (this.configSignature === null) {
-      this.checkIdle();
-      return; // no configuration yet: nothing meaningful to write
-    }
-    this.poolFlush = (async () => {
-      for (const name of names) {
-        if (this.stopped) break;
-        // Backing off after a failed write: the retry writes the counts of then.
-        if (this.poolRetry.has(name)) continue;
-        await this.writePoolStatus(name);
-      }
-    })().finally(() => {
-      this.poolFlush = null;
-      this.checkIdle();
-    });
-  }
-
-  /**
-   * Writes one pool's status (PoolStatusReconciler). A failure other than a conflict (say a
-   * missing RBAC rule) is retried after the pool's backoff — 5 ms doubling to 1000 s, as
-   * controller-runtime requeues MetalLB's reconciler — and not on every change meanwhile.
-   */
-  private async writePoolStatus(name: string): Promise<void> {
-    let pool = this.pools.get(name);
-    if (!pool) return;
-    const counts = this.ctrl.allocator.counters(name);
-    const sig = `${pool.metadata?.uid}|${counts.assignedIPv4}|${counts.assignedIPv6}|${counts.availableIPv4}|${counts.availableIPv6}`;
-    if (sameCounts(pool.status as Record<string, unknown> | undefined, counts) || this.writtenPoolStatus.get(name)?.sig === sig) {
-      this.poolBackoff.forget(name);
-      return;
-    }
-    for (let attempt = 0; attempt < this.conflictRetries; attempt++) {
-      try {
-        const stored = await this.writer.writePoolStatus(pool, counts);
-        this.stats.poolStatusWrites++;
-        this.writtenPoolStatus.set(name, { sig, rv: rvNumber(stored) });
-        this.poolBackoff.forget(name);
-        return;
-      } catch (err) {
-        if (err instanceof NotFoundError) return;
-        if (!(err instanceof ConflictError)) {
-          this.stats.poolStatusErrors++;
-          const delayMs = this.poolBackoff.when(name);
-          this.log.error({ controller: 'PoolStatusReconciler', pool: name, error: err, retryInMs: delayMs, msg: 'failed to update the pool status' });
-          this.retryPool(name, delayMs);
-          return;
-        }
-        const fresh = await this.writer.readPool(this.ns, name).catch(() => null);
-        if (!fresh) return;
-        pool = fresh;
-        if (sameCounts(pool.status as Record<string, unknown> | undefined, counts)) return;
-      }
-    }
-  }
-
-  private retryPool(name: string, delayMs: number): void {
-    if (this.stopped || this.poolRetry.has(name)) return;
-    this.poolRetry.set(
-      name,
-      this.clock.setTimeout(() => {
-        this.poolRetry.delete(name);
-        this.poolChanged(name);
-        this.checkIdle();
-      }, delayMs),
-    );
   }
 }
