@@ -65,8 +65,14 @@ function v6Value(s: string): bigint | undefined {
   if (!s.includes(':') || s.includes('%') || /\s/.test(s)) return undefined;
   const lastColon = s.lastIndexOf(':');
   const tail = s.slice(lastColon + 1);
-  if (tail.includes('.') && v4Value(tail) === undefined) return undefined;
-  if (!/^[0-9A-Fa-f:.]+$/.test(s) || !ipaddr.IPv6.isValid(s)) return undefined;
+  if (tail.includes('.')) {
+    // The embedded IPv4 tail as its two hex groups, where Go's parser puts its four bytes:
+    // ipaddr.js reads `::1.2.3.4` as IPv4-mapped (`::ffff:1.2.3.4`), Go as `::102:304`.
+    const v4 = v4Value(tail);
+    if (v4 === undefined) return undefined;
+    s = `${s.slice(0, lastColon + 1)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
+  }
+  if (!/^[0-9A-Fa-f:]+$/.test(s) || !ipaddr.IPv6.isValid(s)) return undefined;
   let value = 0n;
   for (const byte of ipaddr.IPv6.parse(s).toByteArray()) value = (value << 8n) | BigInt(byte);
   return value;

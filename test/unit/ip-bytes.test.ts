@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import ipaddr from 'ipaddr.js';
-import { formatIPBytes, ipFromBytes, ipToBytes, parseIP, parseIPBytes } from '../../src/core/ip.ts';
+import { formatIP, formatIPBytes, ipFromBytes, ipToBytes, parseIP, parseIPBytes } from '../../src/core/ip.ts';
 import { ipBytes, ipv4At, ipv6At } from '../../src/core/arp/index.ts';
 import { ipToString } from '../../src/core/membership/messages.ts';
 import { ipToBytes as memberlistIpToBytes } from '../../src/speaker/membership-memberlist.ts';
@@ -55,4 +55,23 @@ test('random addresses: bytes → text → bytes round-trips, the text is ipaddr
       assert.deepEqual(Array.from(ipBytes(text, v6 ? 'ipv6' : 'ipv4')), Array.from(b));
     }
   }
+});
+
+test("parseIP reads an embedded IPv4 tail where Go's net.ParseIP puts it: ::1.2.3.4 is IPv6 ::102:304 (ipaddr.js would read it IPv4-mapped); ::ffff:1.2.3.4 is IPv4", () => {
+  const cases: Array<[string, string | undefined]> = [
+    ['::1.2.3.4', '::102:304'],
+    ['1::1.2.3.4', '1::102:304'],
+    ['1:2:3:4:5:6:1.2.3.4', '1:2:3:4:5:6:102:304'],
+    ['::ffff:1.2.3.4', '1.2.3.4'],
+    ['::FFFF:10.0.0.1', '10.0.0.1'],
+    ['1:2:3:4:5:6:7:1.2.3.4', undefined], // nine groups
+    ['::1.2.3', undefined],
+    ['::1.2.3.04', undefined], // leading zero, as Go
+    ['::1.2.3.4:5', undefined],
+  ];
+  for (const [text, want] of cases) {
+    const ip = parseIP(text);
+    assert.equal(ip ? formatIP(ip) : undefined, want, text);
+  }
+  assert.equal(parseIP('::1.2.3.4')?.family, 'ipv6');
 });
