@@ -12,6 +12,7 @@ import { EXIT_NO, EXIT_OK, UserError } from '../core/errors.ts';
 // The explain modules themselves, not index.ts: whois.ts and validate.ts are not loaded then.
 import { explainService as coreExplainService, isAnnounced, type Explanation } from '../core/explain/explain.ts';
 import type { DiagnosticContext } from '../core/explain/context.ts';
+import { serviceKey } from '../core/controller/service.ts';
 import { writeResult } from '../render/output.ts';
 import { explainText } from '../render/explain.ts';
 import { addFilenameOption, addNamespaceOption, addOutputOption, addSpeakerOptions, addSpeakerViewOption, diagnostics, loadDiagnosticState, type OutputOptions, type StateOptions } from './options.ts';
@@ -92,7 +93,8 @@ export function registerExplain(program: Command): void {
     const { state, source, speakerView } = await loadDiagnosticState(opts, undefined, (s) => {
       findService(s, ref);
     });
-    const explanation = explainServiceRef(diagnostics(state, opts, speakerView), ref);
+    // The dry run needs to be complete for this Service only (allocateAll's focus).
+    const explanation = explainServiceRef(diagnostics(state, opts, speakerView, serviceKey(findService(state, ref))), ref);
     // `source` (live server or snapshot files) and where the speaker view came from (or why live
     // mode fell back) are the command's additions to the core's Explanation.
     const output = { ...explanation, speakers: { ...explanation.speakers, ...speakerView.report }, source };

@@ -256,12 +256,14 @@ export async function loadDiagnosticState(
  * The per-snapshot diagnostic context (the controller's configuration and dry run, each speaker's
  * own configuration, live speakers, election index) for `explain` and `whois`; `view` is
  * loadDiagnosticState's speaker view (the live speakers when `--speakers` is absent). Speakers
- * that reject their configuration are part of the answer, not an error.
+ * that reject their configuration are part of the answer, not an error. `focus` (`namespace/name`,
+ * explain's Service): the dry run is complete for that Service only (diagnosticContext's focus).
  * @throws UserError (exit 2) when MetalLB's controller rejects the configuration; `validate` lists why.
  */
-export function diagnostics(state: ClusterState, opts: StateOptions = {}, view?: SpeakerViewChoice): DiagnosticContext {
+export function diagnostics(state: ClusterState, opts: StateOptions = {}, view?: SpeakerViewChoice, focus?: string): DiagnosticContext {
   try {
     return diagnosticContext(state, {
+      ...(focus !== undefined ? { focus } : {}),
       ...(opts.speakers ? { speakers: opts.speakers } : {}),
       ...(view?.memberlist ? { memberlist: view.memberlist } : {}),
       ignoreExcludeLB: opts.ignoreExcludeLb === true,
