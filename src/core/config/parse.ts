@@ -9,7 +9,7 @@
  * first violation both runs are identical, so the collector reports nothing exactly when the
  * parser succeeds.
  */
-import { ConfigError, quote, TransientConfigError } from '../errors.ts';
+import { type Checked, ConfigError, quote, TransientConfigError } from '../errors.ts';
 import type { BGPAdvertisement, ClusterState, Community as CommunityCR, IPAddressPool, KubeObject, L2Advertisement, LabelSelector, Node } from '../kube.ts';
 import { objectRef } from '../kube.ts';
 import { checkDuplicateSelectors, checkDuplicateStrings, compareStrings, parseSelector } from '../labels.ts';
@@ -43,6 +43,24 @@ export function report(sink: ErrorSink, err: ConfigError): void {
   sink.errors.push(err);
 }
 
+/** A failed Checked: `detail` about `obj`. */
+function rejected(obj: KubeObject, detail: string): { readonly ok: false; readonly error: ConfigError } {
+  return { ok: false, error: new ConfigError(detail, objectRef(obj)) };
+}
+
+/**
+ * `check()`'s value, or what it throws as a ConfigError naming `obj` (a ConfigError as it is):
+ * the one place where the throwing checks of other modules (label selectors, pools, peers, BFD
+ * profiles) become values.
+ */
+function attempt<T>(obj: KubeObject, check: () => T): Checked<T> {
+  try {
+    return { ok: true, value: check() };
+  } catch (err) {
+    return { ok: false, error: err instanceof ConfigError ? err : new ConfigError((err as Error).message, objectRef(obj)) };
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // BFD profiles
 
@@ -56,6 +74,7 @@ function selectedNodes(nodes: readonly Node[], selectors: readonly Selector[] | 
   return out;
 }
 
+/** The selectors of a list; throws (inside `attempt`) an Error naming the list at the first invalid one. */
 function parseList(list: readonly LabelSelector[] | null | undefined, what: string): Selector[] {
   return (list ?? []).map((s) => {
     try {
@@ -106,27 +125,29 @@ interface ParsedL2 {
  * One L2Advertisement by its own rules (MetalLB `l2AdvertisementFromCR`): no repeated pool name,
  * no duplicate then no invalid `ipAddressPoolSelectors` / `nodeSelectors` / `serviceSelectors`.
  */
-function parseL2Adv(cr: L2Advertisement, nodes: readonly Node[]): ParsedL2 {
+function parseL2Adv(cr: L2Advertisement, nodes: readonly Node[]): Checked<ParsedL2> {
   const spec = cr.spec ?? {};
-  checkDuplicateStrings(spec.ipAddressPools, 'ipAddressPools');
-  checkDuplicateSelectors(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
-  checkDuplicateSelectors(spec.nodeSelectors, 'nodeSelectors');
-  checkDuplicateSelectors(spec.serviceSelectors, 'serviceSelectors');
-  const nodeSels = parseList(spec.nodeSelectors, 'nodeSelectors');
-  const serviceSelectors = sortedByText(parseList(spec.serviceSelectors, 'serviceSelectors'));
-  const poolSelectors = parseList(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
-  const interfaces = [...(spec.interfaces ?? [])];
-  return {
-    adv: {
-      name: cr.metadata?.name ?? '',
-      nodes: selectedNodes(nodes, nodeSels),
-      interfaces,
-      allInterfaces: interfaces.length === 0,
-      serviceSelectors,
-      source: cr,
-    },
-    poolSelectors,
-  };
+  return attempt(cr, () => {
+    checkDuplicateStrings(spec.ipAddressPools, 'ipAddressPools');
+    checkDuplicateSelectors(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
+    checkDuplicateSelectors(spec.nodeSelectors, 'nodeSelectors');
+    checkDuplicateSelectors(spec.serviceSelectors, 'serviceSelectors');
+    const nodeSels = parseList(spec.nodeSelectors, 'nodeSelectors');
+    const serviceSelectors = sortedByText(parseList(spec.serviceSelectors, 'serviceSelectors'));
+    const poolSelectors = parseList(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
+    const interfaces = [...(spec.interfaces ?? [])];
+    return {
+      adv: {
+        name: cr.metadata?.name ?? '',
+        nodes: selectedNodes(nodes, nodeSels),
+        interfaces,
+        allInterfaces: interfaces.length === 0,
+        serviceSelectors,
+        source: cr,
+      },
+      poolSelectors,
+    };
+  });
 }
 
 function setEqual(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
@@ -151,31 +172,37 @@ interface ParsedBGP {
   poolSelectors: Selector[];
 }
 
+/** A BGPAdvertisement rejected for a reason already reported (a Community alias whose definition was rejected). */
+const ALREADY_REPORTED = { ok: false, error: null } as const;
+
 /**
  * One BGPAdvertisement by its own rules (MetalLB `bgpAdvertisementFromCR`). `aliases` maps
  * Community alias names to canonical values; `brokenAliases` are alias names whose definition
- * was rejected (not reported again).
+ * was rejected: an advertisement using one is ALREADY_REPORTED (error null), not reported again.
  */
-function parseBGPAdv(cr: BGPAdvertisement, aliases: ReadonlyMap<string, string>, nodes: readonly Node[], brokenAliases: ReadonlySet<string>): ParsedBGP | 'skip' {
+function parseBGPAdv(cr: BGPAdvertisement, aliases: ReadonlyMap<string, string>, nodes: readonly Node[], brokenAliases: ReadonlySet<string>): Checked<ParsedBGP> | typeof ALREADY_REPORTED {
   const spec = cr.spec ?? {};
   const name = cr.metadata?.name ?? '';
-  checkDuplicateStrings(spec.ipAddressPools, 'ipAddressPools');
-  checkDuplicateStrings(spec.communities, 'community');
-  checkDuplicateStrings(spec.peers, 'peers');
-  checkDuplicateSelectors(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
-  checkDuplicateSelectors(spec.nodeSelectors, 'nodeSelectors');
-  checkDuplicateSelectors(spec.serviceSelectors, 'serviceSelectors');
+  const duplicates = attempt(cr, () => {
+    checkDuplicateStrings(spec.ipAddressPools, 'ipAddressPools');
+    checkDuplicateStrings(spec.communities, 'community');
+    checkDuplicateStrings(spec.peers, 'peers');
+    checkDuplicateSelectors(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
+    checkDuplicateSelectors(spec.nodeSelectors, 'nodeSelectors');
+    checkDuplicateSelectors(spec.serviceSelectors, 'serviceSelectors');
+  });
+  if (!duplicates.ok) return duplicates;
   const hasServiceSelectors = (spec.serviceSelectors ?? []).length > 0;
   const aggLen = spec.aggregationLength ?? 32;
   const aggLenV6 = spec.aggregationLengthV6 ?? 128;
   if (hasServiceSelectors && spec.aggregationLength != null && spec.aggregationLength !== 32) {
-    throw new Error(`serviceSelectors and aggregationLength are mutually exclusive, both cannot be set in ${name}`);
+    return rejected(cr, `serviceSelectors and aggregationLength are mutually exclusive, both cannot be set in ${name}`);
   }
   if (hasServiceSelectors && spec.aggregationLengthV6 != null && spec.aggregationLengthV6 !== 128) {
-    throw new Error(`serviceSelectors and aggregationLengthV6 are mutually exclusive, both cannot be set in ${name}`);
+    return rejected(cr, `serviceSelectors and aggregationLengthV6 are mutually exclusive, both cannot be set in ${name}`);
   }
-  if (aggLen > 32) throw new Error(`invalid aggregation length ${aggLen} for IPv4`);
-  if (aggLenV6 > 128) throw new Error(`invalid aggregation length ${aggLenV6} for IPv6`);
+  if (aggLen > 32) return rejected(cr, `invalid aggregation length ${aggLen} for IPv4`);
+  if (aggLenV6 > 128) return rejected(cr, `invalid aggregation length ${aggLenV6} for IPv6`);
   const communities = new Set<string>();
   for (const c of spec.communities ?? []) {
     const alias = aliases.get(c);
@@ -185,31 +212,33 @@ function parseBGPAdv(cr: BGPAdvertisement, aliases: ReadonlyMap<string, string>,
     }
     const parsed = parseCommunity(c);
     if (isCommunityError(parsed)) {
-      if (parsed.error === 'format' && brokenAliases.has(c)) return 'skip';
+      if (parsed.error === 'format' && brokenAliases.has(c)) return ALREADY_REPORTED;
       if (parsed.error === 'format') {
-        throw new TransientConfigError(`invalid community "${c}" in BGP advertisement: neither a Community alias nor a community value`, objectRef(cr));
+        return { ok: false, error: new TransientConfigError(`invalid community "${c}" in BGP advertisement: neither a Community alias nor a community value`, objectRef(cr)) };
       }
-      throw new Error(`invalid community "${c}" in BGP advertisement: ${parsed.message}`);
+      return rejected(cr, `invalid community "${c}" in BGP advertisement: ${parsed.message}`);
     }
     communities.add(parsed.text);
   }
-  const nodeSels = parseList(spec.nodeSelectors, 'nodeSelectors');
-  const serviceSelectors = sortedByText(parseList(spec.serviceSelectors, 'serviceSelectors'));
-  const poolSelectors = parseList(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
-  return {
-    adv: {
-      name,
-      aggregationLength: aggLen,
-      aggregationLengthV6: aggLenV6,
-      localPref: spec.localPref ?? 0,
-      communities: [...communities].sort(compareStrings),
-      peers: [...(spec.peers ?? [])],
-      nodes: selectedNodes(nodes, nodeSels),
-      serviceSelectors,
-      source: cr,
-    },
-    poolSelectors,
-  };
+  return attempt(cr, () => {
+    const nodeSels = parseList(spec.nodeSelectors, 'nodeSelectors');
+    const serviceSelectors = sortedByText(parseList(spec.serviceSelectors, 'serviceSelectors'));
+    const poolSelectors = parseList(spec.ipAddressPoolSelectors, 'ipAddressPoolSelectors');
+    return {
+      adv: {
+        name,
+        aggregationLength: aggLen,
+        aggregationLengthV6: aggLenV6,
+        localPref: spec.localPref ?? 0,
+        communities: [...communities].sort(compareStrings),
+        peers: [...(spec.peers ?? [])],
+        nodes: selectedNodes(nodes, nodeSels),
+        serviceSelectors,
+        source: cr,
+      },
+      poolSelectors,
+    };
+  });
 }
 
 function blocksOf(pool: Pool): PoolBlock[][] {
@@ -252,27 +281,33 @@ export function compatibleLocalPref(a: BGPAdv, b: BGPAdv, pool: Pool): boolean {
   return true;
 }
 
-/** MetalLB `validateBGPAdvPerPool`: aggregation lengths fit every entry, localPref compatible. */
-function checkBGPAdvForPool(adv: BGPAdv, pool: Pool): void {
+/**
+ * MetalLB `validateBGPAdvPerPool`: aggregation lengths fit every entry, localPref compatible.
+ * The violation, naming the advertisement, or null.
+ */
+function checkBGPAdvForPool(adv: BGPAdv, pool: Pool): ConfigError | null {
   for (const [i, blocks] of blocksOf(pool).entries()) {
     if (blocks.length === 0) continue;
     const max = blocks[0].cidr.family === 'ipv4' ? adv.aggregationLength : adv.aggregationLengthV6;
     const lowest = Math.min(...blocks.map((b) => b.maskBits));
     if (max < lowest) {
-      throw new Error(
+      return new ConfigError(
         `invalid aggregation length ${max}: prefix ${lowest} in pool "${pool.name}" is more specific than the aggregation length for addresses ${[...new Set(pool.ranges.map((r) => r.entry))][i]}`,
+        objectRef(adv.source),
       );
     }
   }
-  if (adv.serviceSelectors.length > 0) return;
+  if (adv.serviceSelectors.length > 0) return null;
   for (const other of pool.bgpAdvertisements) {
     if (other.serviceSelectors.length > 0) continue;
     if (!compatibleLocalPref(adv, other, pool)) {
-      throw new Error(
+      return new ConfigError(
         `invalid local preference ${adv.localPref} for pool "${pool.name}": local preference ${other.localPref} was already set by BGPAdvertisement "${other.name}" for the same type of BGP update (common pool, aggregation lengths, peers and nodes)`,
+        objectRef(adv.source),
       );
     }
   }
+  return null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,10 +335,6 @@ function deepEqual(a: unknown, b: unknown): boolean {
 
 type MutablePool = Pool & { l2Advertisements: L2Adv[]; bgpAdvertisements: BGPAdv[] };
 
-function wrap(obj: KubeObject, err: unknown): ConfigError {
-  return err instanceof ConfigError ? err : new ConfigError((err as Error).message, objectRef(obj));
-}
-
 /**
  * Runs the parser over `state`, reporting violations to `sink`; returns the configuration built
  * from what passed. In strict mode the first violation is thrown.
@@ -316,14 +347,13 @@ export function runParser(state: ClusterState, sink: ErrorSink, opts: ParseOptio
   const bfdProfiles = new Map<string, BFDProfileConfig>();
   const brokenBFD = new Set<string>();
   for (const cr of state.bfdProfiles) {
-    let parsed: BFDProfileConfig;
-    try {
-      parsed = parseBFDProfile(cr);
-    } catch (err) {
+    const checked = attempt(cr, () => parseBFDProfile(cr));
+    if (!checked.ok) {
       if (cr.metadata?.name) brokenBFD.add(cr.metadata.name);
-      report(sink, wrap(cr, err));
+      report(sink, checked.error);
       continue;
     }
+    const parsed = checked.value;
     if (bfdProfiles.has(parsed.name)) {
       report(sink, new ConfigError(`duplicate bfd profile name ${parsed.name}`, objectRef(cr)));
       continue;
@@ -335,13 +365,12 @@ export function runParser(state: ClusterState, sink: ErrorSink, opts: ParseOptio
   const peers = new Map<string, Peer>();
   const peerIds = new Map<Peer, string>();
   for (const cr of state.bgpPeers) {
-    let peer: Peer;
-    try {
-      peer = parsePeer(cr, state.secrets);
-    } catch (err) {
-      report(sink, wrap(cr, err));
+    const checked = attempt(cr, () => parsePeer(cr, state.secrets));
+    if (!checked.ok) {
+      report(sink, checked.error);
       continue;
     }
+    const peer = checked.value;
     if (peer.bfdProfile !== '' && !bfdProfiles.has(peer.bfdProfile)) {
       if (!brokenBFD.has(peer.bfdProfile)) {
         report(sink, new TransientConfigError(`peer ${peer.name} referencing non existing bfd profile ${peer.bfdProfile}`, objectRef(cr)));
@@ -381,13 +410,12 @@ export function runParser(state: ClusterState, sink: ErrorSink, opts: ParseOptio
   const pools = new Map<string, MutablePool>();
   const accepted: Array<{ block: PoolBlock; pool: string }> = [];
   for (const cr of state.ipAddressPools) {
-    let pool: Pool;
-    try {
-      pool = parsePool(cr, state.namespaces);
-    } catch (err) {
-      report(sink, wrap(cr, err));
+    const checked = attempt(cr, () => parsePool(cr, state.namespaces));
+    if (!checked.ok) {
+      report(sink, checked.error);
       continue;
     }
+    const pool = checked.value;
     if (pools.has(pool.name)) {
       report(sink, new ConfigError(`duplicate definition of pool "${pool.name}"`, objectRef(cr)));
       continue;
@@ -410,15 +438,14 @@ export function runParser(state: ClusterState, sink: ErrorSink, opts: ParseOptio
 
   // L2 advertisements
   for (const cr of state.l2Advertisements) {
-    let parsed: ParsedL2;
-    try {
-      parsed = parseL2Adv(cr, state.nodes);
-    } catch (err) {
-      report(sink, wrap(cr, err));
+    const parsed = parseL2Adv(cr, state.nodes);
+    if (!parsed.ok) {
+      report(sink, parsed.error);
       continue;
     }
-    for (const pool of attachedPools(cr.spec, parsed.poolSelectors, state.ipAddressPools, pools) as MutablePool[]) {
-      if (!pool.l2Advertisements.some((a) => sameL2Advertisement(a, parsed.adv))) pool.l2Advertisements.push(parsed.adv);
+    const { adv, poolSelectors } = parsed.value;
+    for (const pool of attachedPools(cr.spec, poolSelectors, state.ipAddressPools, pools) as MutablePool[]) {
+      if (!pool.l2Advertisements.some((a) => sameL2Advertisement(a, adv))) pool.l2Advertisements.push(adv);
     }
   }
 
@@ -437,22 +464,19 @@ export function runParser(state: ClusterState, sink: ErrorSink, opts: ParseOptio
   // BGP advertisements
   for (const [i, cr] of ads.entries()) {
     if (duplicateAdv.has(i)) continue;
-    let parsed: ParsedBGP | 'skip';
-    try {
-      parsed = parseBGPAdv(cr, aliases, state.nodes, brokenAliases);
-    } catch (err) {
-      report(sink, wrap(cr, err));
+    const parsed = parseBGPAdv(cr, aliases, state.nodes, brokenAliases);
+    if (!parsed.ok) {
+      if (parsed.error) report(sink, parsed.error);
       continue;
     }
-    if (parsed === 'skip') continue;
-    for (const pool of attachedPools(cr.spec, parsed.poolSelectors, state.ipAddressPools, pools) as MutablePool[]) {
-      try {
-        checkBGPAdvForPool(parsed.adv, pool);
-      } catch (err) {
-        report(sink, wrap(cr, err));
+    const { adv, poolSelectors } = parsed.value;
+    for (const pool of attachedPools(cr.spec, poolSelectors, state.ipAddressPools, pools) as MutablePool[]) {
+      const violation = checkBGPAdvForPool(adv, pool);
+      if (violation) {
+        report(sink, violation);
         continue;
       }
-      pool.bgpAdvertisements.push(parsed.adv);
+      pool.bgpAdvertisements.push(adv);
     }
   }
 
