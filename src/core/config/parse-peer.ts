@@ -10,7 +10,9 @@ import { everything, parseSelectorList } from '../labels.ts';
 import { nsToSeconds, parseDurationNs } from './duration.ts';
 import type { BFDProfileConfig, Peer, Selector } from './types.ts';
 
-const BFD_RANGES: Array<[key: 'detectMultiplier' | 'receiveInterval' | 'transmitInterval' | 'minimumTtl' | 'echoInterval', min: number, max: number, what: string]> = [
+type BFDRangeKey = 'detectMultiplier' | 'receiveInterval' | 'transmitInterval' | 'minimumTtl' | 'echoInterval';
+
+const BFD_RANGES: Array<[key: BFDRangeKey, min: number, max: number, what: string]> = [
   ['detectMultiplier', 2, 255, 'detect multiplier'],
   ['receiveInterval', 10, 60000, 'receive interval'],
   ['transmitInterval', 10, 60000, 'transmit interval'],
@@ -29,19 +31,16 @@ export function parseBFDProfile(cr: BFDProfile): BFDProfileConfig {
   const name = cr.metadata?.name;
   if (!name) throw new ConfigError('missing bfd profile name', ref);
   const spec = (cr.spec ?? {}) as Record<string, unknown>;
-  const out: Record<string, unknown> = { name };
+  const ranges: { [K in BFDRangeKey]?: number } = {};
   for (const [key, min, max, what] of BFD_RANGES) {
     const v = spec[key];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
       throw new ConfigError(`invalid ${what} value ${quote(v)}: must be in ${min}-${max} range`, ref);
     }
-    out[key] = v;
+    ranges[key] = v;
   }
-  out.echoMode = spec.echoMode === true;
-  out.passiveMode = spec.passiveMode === true;
-  out.source = cr;
-  return out as unknown as BFDProfileConfig;
+  return { name, ...ranges, echoMode: spec.echoMode === true, passiveMode: spec.passiveMode === true, source: cr };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -82,6 +81,11 @@ function parseTimers(holdText: unknown, kaText: unknown): { hold?: bigint; keepa
     throw new Error(`invalid keepaliveTime ${quote(kaText ?? '')}, must be lower than holdTime ${quote(holdText ?? '')}`);
   }
   return { hold, keepalive };
+}
+
+/** `{ key: value }`, or `{}` when `value` is undefined: an optional field of a Peer (a renamed field fails the type check). */
+function optional<K extends keyof Peer>(key: K, value: Peer[K] | undefined): Partial<Pick<Peer, K>> {
+  return value === undefined ? {} : ({ [key]: value } as Partial<Pick<Peer, K>>);
 }
 
 function decodeBase64(s: string): string {
@@ -157,22 +161,22 @@ export function parsePeer(cr: BGPPeer, secrets: readonly Secret[]): Peer {
       return fail((err as Error).message);
     }
   })();
-  const peer: Record<string, unknown> = {
+  return {
     name,
     myASN,
     asn,
     dynamicASN,
-    ...(address !== '' ? { address: canonicalIP(address) } : {}),
-    ...(iface !== '' ? { interface: iface } : {}),
-    ...(sourceAddress !== '' ? { sourceAddress: canonicalIP(sourceAddress) } : {}),
+    ...optional('address', address !== '' ? canonicalIP(address) : undefined),
+    ...optional('interface', iface !== '' ? iface : undefined),
+    ...optional('sourceAddress', sourceAddress !== '' ? canonicalIP(sourceAddress) : undefined),
     port: num(spec.peerPort),
-    ...(timers.hold !== undefined ? { holdTimeSeconds: nsToSeconds(timers.hold) } : {}),
-    ...(timers.keepalive !== undefined ? { keepaliveTimeSeconds: nsToSeconds(timers.keepalive) } : {}),
-    ...(connect !== undefined ? { connectTimeSeconds: nsToSeconds(connect) } : {}),
-    ...(routerID !== '' ? { routerID: canonicalIP(routerID) } : {}),
+    ...optional('holdTimeSeconds', timers.hold !== undefined ? nsToSeconds(timers.hold) : undefined),
+    ...optional('keepaliveTimeSeconds', timers.keepalive !== undefined ? nsToSeconds(timers.keepalive) : undefined),
+    ...optional('connectTimeSeconds', connect !== undefined ? nsToSeconds(connect) : undefined),
+    ...optional('routerID', routerID !== '' ? canonicalIP(routerID) : undefined),
     nodeSelectors,
     password,
-    ...(ps !== undefined && ps !== null ? { passwordSecret: { ...(ps.name ? { name: ps.name } : {}), ...(ps.namespace ? { namespace: ps.namespace } : {}) } } : {}),
+    ...optional('passwordSecret', ps !== undefined && ps !== null ? { ...(ps.name ? { name: ps.name } : {}), ...(ps.namespace ? { namespace: ps.namespace } : {}) } : undefined),
     secretPassword,
     bfdProfile: str(spec.bfdProfile),
     enableGracefulRestart: spec.enableGracefulRestart === true,
@@ -183,12 +187,12 @@ export function parsePeer(cr: BGPPeer, secrets: readonly Secret[]): Peer {
     localASN: num(spec.localASN),
     source: cr,
   };
-  return peer as unknown as Peer;
 }
 
 /** Every parsed field of a peer, for MetalLB's "peer equal in every field" duplicate rule. */
 export function peerIdentity(p: Peer): string {
-  const { source: _source, nodeSelectors, passwordSecret, ...rest } = p;
+  const { source: _source, nodeSelectors, passwordSecret, ...fields } = p;
+  const rest: Record<string, unknown> = fields;
   // Go compares the SecretReference struct: an absent and an empty reference are equal.
   const ref = { name: passwordSecret?.name ?? '', namespace: passwordSecret?.namespace ?? '' };
   const sorted = Object.keys(rest)

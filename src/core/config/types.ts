@@ -118,8 +118,6 @@ export interface Peer {
   /** The password read from the referenced basic-auth Secret (decoded), "" when none. */
   readonly secretPassword: string;
   readonly source: BGPPeer;
-  /** Any further parsed fields the conformance summary needs. */
-  readonly [extra: string]: unknown;
 }
 
 /** A BFDProfile as parsed (all values in their CR units, ms for intervals). */
@@ -134,7 +132,6 @@ export interface BFDProfileConfig {
   readonly echoMode: boolean;
   readonly passiveMode: boolean;
   readonly source: BFDProfile;
-  readonly [field: string]: unknown;
 }
 
 /** The effective configuration. */
