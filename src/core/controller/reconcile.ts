@@ -107,12 +107,12 @@ export function setControllerPools(ctrl: ControllerState, pools: Iterable<Pool> 
   return 'reprocessAll';
 }
 
-class ConvergeError extends Error {
-  readonly failure: ConvergeFailure;
-  constructor(failure: ConvergeFailure) {
-    super(failure.message);
-    this.failure = failure;
-  }
+/** The outcome of converging a Service: its value, or why MetalLB rejects the Service (an expected failure, not thrown). */
+type Converged<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: ConvergeFailure };
+
+/** A failed Converged. */
+function failed(message: string, reason?: AllocationFailure): { readonly ok: false; readonly failure: ConvergeFailure } {
+  return { ok: false, failure: reason ? { message, reason } : { message } };
 }
 
 /** Go's `%q` of a list of addresses. */
@@ -153,11 +153,10 @@ export function reconcileService(ctrl: ControllerState, key: string, service: Se
   let result: SyncResult = 'success';
   let failure: ConvergeFailure | undefined;
   let allocation: AllocationResult | undefined;
-  try {
-    allocation = converge(ctrl, key, copy, events);
-  } catch (err) {
-    if (!(err instanceof ConvergeError)) throw err;
-    failure = err.failure;
+  const converged = converge(ctrl, key, copy, events);
+  if (converged.ok) allocation = converged.value;
+  else {
+    failure = converged.failure;
     result = 'errorNoRetry';
   }
   if (alloc.allocationKey(key) !== prevKey) result = 'reprocessAll';
@@ -188,8 +187,8 @@ export function reconcileService(ctrl: ControllerState, key: string, service: Se
   };
 }
 
-/** convergeBalancer on the working copy; throws ConvergeError on failure; returns the allocation made, if any. */
-function converge(ctrl: ControllerState, key: string, svc: Service, events: ReconcileEvent[]): AllocationResult | undefined {
+/** convergeBalancer on the working copy: the allocation made (undefined: none), or the failure. */
+function converge(ctrl: ControllerState, key: string, svc: Service, events: ReconcileEvent[]): Converged<AllocationResult | undefined> {
   const alloc = ctrl.allocator;
   const warn = (reason: ControllerEventReason, message: string, cause?: AllocationFailure): void => {
     events.push({ type: 'Warning', reason, message, ...(cause ? { cause } : {}) });
@@ -202,22 +201,19 @@ function converge(ctrl: ControllerState, key: string, svc: Service, events: Reco
     if (svc.metadata?.annotations) delete svc.metadata.annotations[ANNOTATION_IP_ALLOCATED_FROM_POOL];
     svc.status = { ...(svc.status ?? {}), loadBalancer: {} };
   };
-  const fail = (message: string, reason?: AllocationFailure): never => {
-    throw new ConvergeError(reason ? { message, reason } : { message });
-  };
 
   if (svc.spec?.type !== 'LoadBalancer') {
     clear();
-    return undefined;
+    return { ok: true, value: undefined };
   }
   if (ctrl.pools!.size === 0) {
     clear();
-    fail('pools are empty');
+    return failed('pools are empty');
   }
   const clusterIPs = svc.spec.clusterIPs ?? [];
   if (clusterIPs.length === 0 && !svc.spec.clusterIP) {
     clear();
-    fail('No ClusterIPs');
+    return failed('No ClusterIPs');
   }
   const req = allocRequest(key, svc);
   let current: string[] = statusIPs(svc);
@@ -225,7 +221,7 @@ function converge(ctrl: ControllerState, key: string, svc: Service, events: Reco
   if (policy === 'RequireDualStack' && clusterIPs.length < 2) {
     warn('not enough clusterips', `Service requires dual stack but not enough clusterips ${v(clusterIPs)}`);
     clear();
-    fail('requires dual stack but clusterips are not dual stack');
+    return failed('requires dual stack but clusterips are not dual stack');
   }
   if (current.length === 0) clear();
   else {
@@ -236,7 +232,7 @@ function converge(ctrl: ControllerState, key: string, svc: Service, events: Reco
     const svcFamily = serviceFamily(svc);
     if (svcFamily === 'unknown') {
       warn('noclusterIPsIPFamily', `Failed to retrieve ClusterIPs IPFamily for ${JSON.stringify(v(clusterIPs))} ${svc.spec.clusterIP ?? ''}: invalid addresses`);
-      fail('Failed to retrieve clusterIPs family');
+      return failed('Failed to retrieve clusterIPs family');
     }
     if (lbFamily === 'unknown' || (lbFamily !== svcFamily && !(svcFamily === 'dual' && policy === 'PreferDualStack'))) {
       clear();
@@ -262,7 +258,7 @@ function converge(ctrl: ControllerState, key: string, svc: Service, events: Reco
     const desired = requestedIPs(svc);
     if (!desired.ok) {
       warn('LoadBalancerFailed', `invalid requested loadbalancer IPs: ${desired.error}`);
-      fail(desired.error);
+      return failed(desired.error);
     }
     if (desired.ok && desired.ips.length > 0) {
       const byText = (a: IP, b: IP): number => (formatIP(a) < formatIP(b) ? -1 : formatIP(a) > formatIP(b) ? 1 : 0);
@@ -288,31 +284,30 @@ function converge(ctrl: ControllerState, key: string, svc: Service, events: Reco
 
   let allocation: AllocationResult | undefined;
   if (ips.length === 0) {
-    try {
-      allocation = allocateIPs(ctrl, key, svc);
-    } catch (err) {
-      if (!(err instanceof ConvergeError)) throw err;
-      warn('AllocationFailed', `Failed to allocate IP for ${JSON.stringify(key)}: ${err.message}`, err.failure.reason);
-      throw err;
+    const allocated = allocateIPs(ctrl, key, svc);
+    if (!allocated.ok) {
+      warn('AllocationFailed', `Failed to allocate IP for ${JSON.stringify(key)}: ${allocated.failure.message}`, allocated.failure.reason);
+      return allocated;
     }
+    allocation = allocated.value;
     ips = allocation.ips.map((s) => parseIP(s)!);
     info('IPAllocated', `Assigned IP ${q(ips)}`);
   }
   if (ips.length === 0) {
     warn('InternalError', "didn't allocate an IP but also did not fail");
     clear();
-    fail("didn't allocate an IP but also did not fail");
+    return failed("didn't allocate an IP but also did not fail");
   }
   const pool = alloc.poolOf(key);
   if (pool === null || !ctrl.pools!.has(pool)) {
     warn('InternalError', 'allocated an IP that has no pool');
     clear();
-    fail('allocated an IP that has no pool');
+    return failed('allocated an IP that has no pool');
   }
   svc.status = { ...(svc.status ?? {}), loadBalancer: { ingress: ips.map((ip) => ({ ip: formatIP(ip) })) } };
   svc.metadata = svc.metadata ?? {};
-  svc.metadata.annotations = { ...(svc.metadata.annotations ?? {}), [ANNOTATION_IP_ALLOCATED_FROM_POOL]: pool! };
-  return allocation;
+  svc.metadata.annotations = { ...(svc.metadata.annotations ?? {}), [ANNOTATION_IP_ALLOCATED_FROM_POOL]: pool };
+  return { ok: true, value: allocation };
 }
 
 /**
@@ -348,33 +343,35 @@ export function statusKept(ctrl: ControllerState, key: string, svc: Service): bo
   return true;
 }
 
-/** MetalLB's `allocateIPs`: requested addresses, else the requested pool, else any pool. Throws ConvergeError. */
-function allocateIPs(ctrl: ControllerState, key: string, svc: Service): AllocationResult {
+/** MetalLB's `allocateIPs`: requested addresses, else the requested pool, else any pool; or the failure. */
+function allocateIPs(ctrl: ControllerState, key: string, svc: Service): Converged<AllocationResult> {
   const alloc = ctrl.allocator;
   const req = allocRequest(key, svc);
   const family = serviceFamily(svc);
   if (family === 'unknown') {
-    throw new ConvergeError({ message: `invalid ClusterIPs ${v(svc.spec?.clusterIPs)} ${svc.spec?.clusterIP ?? ''}, can't determine family` });
+    return failed(`invalid ClusterIPs ${v(svc.spec?.clusterIPs)} ${svc.spec?.clusterIP ?? ''}, can't determine family`);
   }
   const desired = requestedIPs(svc);
-  if (!desired.ok) throw new ConvergeError({ message: desired.error });
+  if (!desired.ok) return failed(desired.error);
   const desiredPool = requestedPool(svc);
-  const wrap = (f: () => AllocationResult): AllocationResult => {
+  // The allocator throws AllocationError at its edge; here it becomes a value.
+  const wrap = (f: () => AllocationResult): Converged<AllocationResult> => {
     try {
-      return f();
+      return { ok: true, value: f() };
     } catch (err) {
       if (!(err instanceof AllocationError)) throw err;
-      throw new ConvergeError({ message: err.message, reason: err.reason });
+      return failed(err.message, err.reason);
     }
   };
   if (desired.ips.length > 0) {
     if (desired.family !== family) {
-      throw new ConvergeError({ message: `requested loadBalancer IP(s) ${q(desired.ips)} does not match the ipFamily of the service` });
+      return failed(`requested loadBalancer IP(s) ${q(desired.ips)} does not match the ipFamily of the service`);
     }
     const r = wrap(() => alloc.assign(req, desired.ips));
+    if (!r.ok) return r;
     if (desiredPool !== '' && alloc.poolOf(key) !== desiredPool) {
       alloc.unassign(key);
-      throw new ConvergeError({ message: `requested loadBalancer IP(s) ${q(desired.ips)} is not compatible with requested address pool ${desiredPool}` });
+      return failed(`requested loadBalancer IP(s) ${q(desired.ips)} is not compatible with requested address pool ${desiredPool}`);
     }
     return r;
   }
