@@ -18,7 +18,7 @@ import { namespacedName } from '../kube.ts';
 import { endpointNodes, hasUsableEndpoint, slicesFor } from './endpoints.ts';
 import { digestsHex, electionDigestInto, hashOrderOf, ipHashKey } from './hash.ts';
 import { checkService } from './service.ts';
-import { buildElectionIndex, candidateHead, selectionFlags, type ElectionIndex, type NodeInfo } from './state-index.ts';
+import { buildElectionIndex, candidateHead, selectionFlags, type CandidateHead, type ElectionIndex, type NodeInfo } from './state-index.ts';
 import type { Dropped, HashEntry, InterfaceSet, L2Election, L2Reason, L2TraceStepName, NodeDecision, ServiceCheck, TraceStep } from './types.ts';
 
 /** Input of electL2. */
@@ -98,121 +98,43 @@ export function electL2(input: L2Input): L2Election {
   const ads = l2AdsForService(pool.l2Advertisements, service);
   const adNames = [...new Set(ads.map((a) => a.name))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
-  // Per Node object: which advertisements of A select it (bitmask; list when A is large).
-  const masks = new Int32Array(nodes.length);
-  const bitmask = ads.length <= 30;
-  for (let a = 0; a < ads.length; a++) {
-    const flags = selectionFlags(index, ads[a].nodes);
-    const bit = bitmask ? 1 << a : 1;
-    for (let i = 0; i < nodes.length; i++) if (flags[i] !== 0) masks[i] |= bit;
-  }
-  const ifaceMemo = new Map<number, InterfaceSet>();
-  let lastMask = 0;
-  let lastIfaces: InterfaceSet = null;
-  const interfacesOf = (i: number): InterfaceSet => {
-    const m = masks[i];
-    if (m === lastMask) return lastIfaces; // neighbours mostly share their advertisements
-    if (!bitmask) return interfacesFor(ads.filter((ad) => ad.nodes.has(nodes[i].name)));
-    let v = ifaceMemo.get(m);
-    if (v === undefined) {
-      v = interfacesFor(ads.filter((_, a) => (m & (1 << a)) !== 0));
-      ifaceMemo.set(m, v);
-    }
-    lastMask = m;
-    lastIfaces = v;
-    return v;
-  };
+  // Step 7b: which of those advertisements select each Node object, and its interfaces.
+  const selection = advertisementSelection(index, ads);
 
   const slices = slicesFor(index.endpoints, service);
   if (!hasUsableEndpoint(slices)) {
     checks.push({ check: 'endpoints', ok: false, detail: 'the service has no usable endpoint (ready, or serving)' });
-    return stopped(key, sc.ips, pool.name, checks, 'notOwner', checks[checks.length - 1].detail, adNames, nodes, interfacesOf);
+    return stopped(key, sc.ips, pool.name, checks, 'notOwner', checks[checks.length - 1].detail, adNames, nodes, selection.interfacesOf);
   }
   checks.push({ check: 'endpoints', ok: true, detail: 'the service has usable endpoints' });
 
-  // Step 8: candidates.
-  const head = candidateHead(index, speakers, ignoreExcludeLB);
-  const trace: TraceStep[] = [...head.steps];
-  let droppedWhy = head.droppedByPosition;
-  let droppedCopied = false;
-  let survivors = head.survivors;
-  let survivorNames = trace[trace.length - 1].kept;
-  const filter = (step: L2TraceStepName, keep: (n: NodeInfo) => boolean, why: string): void => {
-    let out: NodeInfo[] | null = null;
-    const drops: Dropped[] = [];
-    for (let i = 0; i < survivors.length; i++) {
-      const n = survivors[i];
-      if (keep(n)) {
-        if (out) out.push(n);
-      } else {
-        if (!out) out = survivors.slice(0, i);
-        const w = n.position < 0 && why === WHY_NO_AD ? WHY_NO_NODE : why;
-        drops.push({ node: n.name, why: w });
-        if (n.position >= 0) {
-          if (!droppedCopied) {
-            droppedWhy = droppedWhy.slice();
-            droppedCopied = true;
-          }
-          (droppedWhy as (string | undefined)[])[n.position] = w;
-        }
-      }
-    }
-    if (out) {
-      survivors = out;
-      survivorNames = out.map((n) => n.name);
-    }
-    trace.push({ step, kept: survivorNames, dropped: drops });
-  };
-  filter('advertisement', (n) => n.position >= 0 && masks[n.position] !== 0, WHY_NO_AD);
+  // Step 8: candidates — live speakers, NetworkUnavailable, the exclusion label (candidateHead),
+  // then a selecting advertisement, then (policy Local) a usable endpoint on the node.
+  const candidates = new CandidateTrace(candidateHead(index, speakers, ignoreExcludeLB));
+  candidates.filter('advertisement', (n) => n.position >= 0 && selection.selects(n.position), WHY_NO_AD);
   if (service.spec?.externalTrafficPolicy === 'Local') {
     const local = endpointNodes(slices);
-    filter('localEndpoints', (n) => local.has(n.name), WHY_NOT_LOCAL);
+    candidates.filter('localEndpoints', (n) => local.has(n.name), WHY_NOT_LOCAL);
   }
 
-  // Steps 9–10: hash order.
+  // Steps 9–10: the hash order of the first IP; its first node wins.
   const hashedIP = sc.ips[0];
-  const count = survivors.length;
-  const words = new Int32Array(count * 8);
-  const ipKey = ipHashKey(hashedIP);
-  for (let k = 0; k < count; k++) electionDigestInto(survivors[k].hashKey, ipKey, words, k * 8);
-  const order = hashOrderOf(words, count);
-  const hex = count > 0 ? digestsHex(words, order) : '';
-  const hashOrder: HashEntry[] = new Array(count);
-  for (let k = 0; k < count; k++) hashOrder[k] = { node: survivors[order[k]].name, digest: hex.slice(k * 64, k * 64 + 64) };
+  const hashOrder = hashOrderFor(candidates.survivors, hashedIP);
+  const count = hashOrder.length;
   const winner = count > 0 ? hashOrder[0].node : null;
 
   const ipsText = sc.ips.join(', ');
   const detail = winner ? `${winner} announces ${ipsText}: first of ${count} candidate${count === 1 ? '' : 's'} in the hash order of ${hashedIP}` : `nobody announces ${ipsText}: no candidate left`;
-  const announceDetail = `first of ${count} candidate${count === 1 ? '' : 's'} in the hash order of ${hashedIP}: announces ${ipsText}`;
-  const lostDetail = `not first in the hash order of ${hashedIP}: ${winner} announces`;
-  const outcome = winner ? `${winner} announces` : 'nobody announces';
-  const droppedDetail = new Map<string, string>();
-  const noAdDetail =
-    ads.length === 0
-      ? `no L2Advertisement of IPAddressPool "${pool.name}" selects this service`
-      : `none of the L2Advertisements of IPAddressPool "${pool.name}" for this service (${adNames.join(', ')}) selects this node`;
-
-  const decisions: NodeDecision[] = new Array(nodes.length);
-  for (let i = 0; i < nodes.length; i++) {
-    const name = nodes[i].name;
-    const interfaces = interfacesOf(i);
-    if (masks[i] === 0) {
-      decisions[i] = { node: name, decision: 'noMatchingAdvertisement', detail: noAdDetail, interfaces };
-    } else if (name === winner) {
-      decisions[i] = { node: name, decision: 'announce', detail: announceDetail, interfaces };
-    } else {
-      const why = droppedWhy[i];
-      let d = lostDetail;
-      if (why !== undefined) {
-        d = droppedDetail.get(why) ?? '';
-        if (!d) {
-          d = `not a candidate (${why}); ${outcome}`;
-          droppedDetail.set(why, d);
-        }
-      }
-      decisions[i] = { node: name, decision: 'notOwner', detail: d, interfaces };
-    }
-  }
+  const decisions = nodeDecisions(nodes, selection, candidates.droppedWhy, {
+    winner,
+    announce: `first of ${count} candidate${count === 1 ? '' : 's'} in the hash order of ${hashedIP}: announces ${ipsText}`,
+    lost: `not first in the hash order of ${hashedIP}: ${winner} announces`,
+    outcome: winner ? `${winner} announces` : 'nobody announces',
+    noAdvertisement:
+      ads.length === 0
+        ? `no L2Advertisement of IPAddressPool "${pool.name}" selects this service`
+        : `none of the L2Advertisements of IPAddressPool "${pool.name}" for this service (${adNames.join(', ')}) selects this node`,
+  });
 
   return {
     service: key,
@@ -221,14 +143,150 @@ export function electL2(input: L2Input): L2Election {
     checks,
     serviceReason: null,
     advertisements: adNames,
-    candidates: survivorNames,
+    candidates: candidates.names,
     hashOrder,
     hashedIP,
     winner,
     nodes: decisions,
-    trace,
+    trace: candidates.trace,
     detail,
   };
+}
+
+/**
+ * Which advertisements of `ads` select each Node object of the index (MetalLB `l2AdsForNode`), and
+ * the interfaces a node announces on (interfacesFor of those). Per node a bitmask of `ads` (a
+ * plain flag past 30 advertisements, when the interface sets are computed per node); neighbours
+ * mostly share their advertisements, so the last interface set and one per mask are remembered.
+ */
+function advertisementSelection(index: ElectionIndex, ads: readonly L2Adv[]): { selects(i: number): boolean; interfacesOf(i: number): InterfaceSet } {
+  const nodes = index.nodes;
+  const masks = new Int32Array(nodes.length);
+  const bitmask = ads.length <= 30;
+  for (let a = 0; a < ads.length; a++) {
+    const flags = selectionFlags(index, ads[a].nodes);
+    const bit = bitmask ? 1 << a : 1;
+    for (let i = 0; i < nodes.length; i++) if (flags[i] !== 0) masks[i] |= bit;
+  }
+  const memo = new Map<number, InterfaceSet>();
+  let lastMask = 0;
+  let lastIfaces: InterfaceSet = null;
+  return {
+    selects: (i) => masks[i] !== 0,
+    interfacesOf: (i) => {
+      const m = masks[i];
+      if (m === lastMask) return lastIfaces;
+      if (!bitmask) return interfacesFor(ads.filter((ad) => ad.nodes.has(nodes[i].name)));
+      let v = memo.get(m);
+      if (v === undefined) {
+        v = interfacesFor(ads.filter((_, a) => (m & (1 << a)) !== 0));
+        memo.set(m, v);
+      }
+      lastMask = m;
+      lastIfaces = v;
+      return v;
+    },
+  };
+}
+
+/**
+ * The candidate set of step 8 as it narrows: the survivors, the trace of every step and, per Node
+ * object (by index position), why it was dropped. Starts from the service-independent head
+ * (shared between services: copied only when a filter drops someone).
+ */
+class CandidateTrace {
+  survivors: readonly NodeInfo[];
+  names: readonly string[];
+  droppedWhy: readonly (string | undefined)[];
+  readonly trace: TraceStep[];
+  private droppedCopied = false;
+
+  constructor(head: CandidateHead) {
+    this.survivors = head.survivors;
+    this.trace = [...head.steps];
+    this.names = this.trace[this.trace.length - 1].kept;
+    this.droppedWhy = head.droppedByPosition;
+  }
+
+  /** Keeps the survivors `keep` accepts; the others are dropped with `why` (a live speaker without a Node object: WHY_NO_NODE). */
+  filter(step: L2TraceStepName, keep: (n: NodeInfo) => boolean, why: string): void {
+    let out: NodeInfo[] | null = null;
+    const drops: Dropped[] = [];
+    for (let i = 0; i < this.survivors.length; i++) {
+      const n = this.survivors[i];
+      if (keep(n)) {
+        if (out) out.push(n);
+        continue;
+      }
+      if (!out) out = this.survivors.slice(0, i);
+      const w = n.position < 0 && why === WHY_NO_AD ? WHY_NO_NODE : why;
+      drops.push({ node: n.name, why: w });
+      if (n.position >= 0) {
+        if (!this.droppedCopied) {
+          this.droppedWhy = this.droppedWhy.slice();
+          this.droppedCopied = true;
+        }
+        (this.droppedWhy as (string | undefined)[])[n.position] = w;
+      }
+    }
+    if (out) {
+      this.survivors = out;
+      this.names = out.map((n) => n.name);
+    }
+    this.trace.push({ step, kept: this.names, dropped: drops });
+  }
+}
+
+/**
+ * MetalLB's sort of the candidates by sha256(`node#ip`), compared as unsigned bytes: one
+ * SHA-256 compression per candidate into 32-bit words, then a numeric sort (hash.ts).
+ */
+function hashOrderFor(survivors: readonly NodeInfo[], hashedIP: string): HashEntry[] {
+  const count = survivors.length;
+  const words = new Int32Array(count * 8);
+  const ipKey = ipHashKey(hashedIP);
+  for (let k = 0; k < count; k++) electionDigestInto(survivors[k].hashKey, ipKey, words, k * 8);
+  const order = hashOrderOf(words, count);
+  const hex = count > 0 ? digestsHex(words, order) : '';
+  const out: HashEntry[] = new Array(count);
+  for (let k = 0; k < count; k++) out[k] = { node: survivors[order[k]].name, digest: hex.slice(k * 64, k * 64 + 64) };
+  return out;
+}
+
+/**
+ * Every Node object's decision (step 7b and the final comparison): no selecting advertisement,
+ * the winner, or not the owner (why it was dropped from the candidates, or that another node won).
+ * `texts`: the detail lines. Details of one drop reason are built once.
+ */
+function nodeDecisions(
+  nodes: readonly NodeInfo[],
+  selection: { selects(i: number): boolean; interfacesOf(i: number): InterfaceSet },
+  droppedWhy: readonly (string | undefined)[],
+  texts: { readonly winner: string | null; readonly announce: string; readonly lost: string; readonly outcome: string; readonly noAdvertisement: string },
+): NodeDecision[] {
+  const droppedDetail = new Map<string, string>();
+  const decisions: NodeDecision[] = new Array(nodes.length);
+  for (let i = 0; i < nodes.length; i++) {
+    const name = nodes[i].name;
+    const interfaces = selection.interfacesOf(i);
+    if (!selection.selects(i)) {
+      decisions[i] = { node: name, decision: 'noMatchingAdvertisement', detail: texts.noAdvertisement, interfaces };
+    } else if (name === texts.winner) {
+      decisions[i] = { node: name, decision: 'announce', detail: texts.announce, interfaces };
+    } else {
+      const why = droppedWhy[i];
+      let d = texts.lost;
+      if (why !== undefined) {
+        d = droppedDetail.get(why) ?? '';
+        if (!d) {
+          d = `not a candidate (${why}); ${texts.outcome}`;
+          droppedDetail.set(why, d);
+        }
+      }
+      decisions[i] = { node: name, decision: 'notOwner', detail: d, interfaces };
+    }
+  }
+  return decisions;
 }
 
 function stopped(
