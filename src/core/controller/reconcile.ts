@@ -435,7 +435,7 @@ function simpleIngress(svc: Service): readonly LoadBalancerIngress[] | null | un
   if (ingress === undefined || ingress === null) return null;
   for (const i of ingress) {
     for (const k in i) {
-      const val = (i as unknown as Record<string, unknown>)[k];
+      const val: unknown = i[k as keyof LoadBalancerIngress];
       if ((k !== 'ip' && k !== 'ipMode') || (val !== undefined && val !== null && typeof val !== 'string')) return undefined;
     }
   }
