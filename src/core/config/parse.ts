@@ -532,6 +532,19 @@ export function parseConfig(state: ClusterState, opts: ParseOptions = {}): Confi
 }
 
 /**
+ * parseConfig as a value: the configuration, or the first violation (the ConfigError parseConfig
+ * would throw). For callers to whom a rejected configuration is an expected outcome.
+ */
+export function checkConfig(state: ClusterState, opts: ParseOptions = {}): Checked<Config> {
+  try {
+    return { ok: true, value: parseConfig(state, opts) };
+  } catch (err) {
+    if (err instanceof ConfigError) return { ok: false, error: err };
+    throw err;
+  }
+}
+
+/**
  * Every violation parseConfig (with the same options) would stop at, not just the first: each
  * object is checked on its own, then the cross-object rules (duplicates, overlaps, references,
  * per-pool advertisement rules), skipping what already failed so that one mistake is reported

@@ -5,7 +5,7 @@
  * index. As in MetalLB, the controller and each speaker parse their own part of the CRs and a
  * rejected configuration is not applied by whoever rejects it.
  */
-import { parseConfig } from '../config/parse.ts';
+import { checkConfig, parseConfig } from '../config/parse.ts';
 import { resetTransient } from '../config/validate.ts';
 import type { Config } from '../config/types.ts';
 import { allocateAll, type AllocateAllResult } from '../controller/index.ts';
@@ -222,18 +222,13 @@ export function withoutRepeats(state: ClusterState): ClusterState {
 export function diagnosticConfig(state: ClusterState, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): DiagnosticConfig {
   state = metallbView(state, metallbNamespace).state;
   const cleared = { ...state, bgpPeers: resetTransient(state.bgpPeers) };
-  try {
-    return { config: parseConfig(cleared), rejected: null };
-  } catch (err) {
-    if (!(err instanceof ConfigError) || !/duplicate definition of/.test(err.message)) throw err;
-    let config: Config;
-    try {
-      config = parseConfig(withoutRepeats(cleared));
-    } catch {
-      throw err;
-    }
-    return { config, rejected: err };
-  }
+  const parsed = checkConfig(cleared);
+  if (parsed.ok) return { config: parsed.value, rejected: null };
+  const err = parsed.error;
+  if (!/duplicate definition of/.test(err.detail)) throw err;
+  const repaired = checkConfig(withoutRepeats(cleared));
+  if (!repaired.ok) throw err;
+  return { config: repaired.value, rejected: err };
 }
 
 /**

@@ -17,7 +17,7 @@
  *  5. in frr-k8s mode a non-empty `bgpextras` ConfigMap (`data.extras`) makes the BGP handler
  *     refuse the configuration (`extra info not supported in frr-k8s mode`).
  */
-import { parseConfig, type BGPMode } from '../config/parse.ts';
+import { checkConfig, type BGPMode } from '../config/parse.ts';
 import type { Config } from '../config/types.ts';
 import { ConfigError } from '../errors.ts';
 import type { BGPAdvertisement, BGPPeer, ClusterState, KubeObject, LabelSelector } from '../kube.ts';
@@ -210,13 +210,9 @@ export function speakerConfig(state: ClusterState, opts: SpeakerConfigOptions, f
   droppedBGPAdvertisements = selection.droppedBGPAdvertisements;
 
   const own = speakerConfigState(state, namespace, selection);
-  let config: Config;
-  try {
-    config = parseConfig(own, { mode: bgpType });
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    return fail('parse', err);
-  }
+  const parsed = checkConfig(own, { mode: bgpType });
+  if (!parsed.ok) return fail('parse', parsed.error);
+  const config = parsed.value;
   const extras = own.configMaps.find((c) => c.metadata?.name === BGP_EXTRAS_CONFIGMAP)?.data?.extras;
   const bgpExtras = typeof extras === 'string' ? extras : '';
   if (bgpType === 'frr-k8s' && bgpExtras !== '') {
