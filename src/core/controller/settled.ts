@@ -52,12 +52,12 @@ export function canonical(s: string): string {
   return c;
 }
 
-/** What finalAt reads of a dry run's state at one point of its first pass (allocate-all.ts's Fork). */
+/** What finalAt reads of a dry run's state (run-state.ts's Run, or its Fork at one point of its first pass). */
 export interface RunState {
   readonly ctrl: ControllerState;
   /** Each Service's object now (the snapshot's, or the last one a reconcile wrote). */
   readonly current: ReadonlyMap<string, Service>;
-  /** The objects the last reconcile of each Service wrote without failing (allocate-all.ts's `wroteConverged`). */
+  /** The objects the last reconcile of each Service wrote without failing (run-state.ts's Run `wroteConverged`). */
   readonly wroteConverged: ReadonlyMap<string, Service>;
 }
 
