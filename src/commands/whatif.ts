@@ -8,13 +8,12 @@
  * announcer, 0 otherwise, 2 for bad input, 3 when the cluster cannot be reached.
  */
 import type { Command } from 'commander';
-import { UserError } from '../core/errors.ts';
-import { KIND_TO_LIST, type ClusterState, type KubeObject } from '../core/kube.ts';
 import { changedState, parseLabelEdits, whatIf, whatIfExitCode, type WhatIfChange, type WhatIfReport } from '../core/explain/whatif.ts';
-import { loadSnapshot } from '../kube/snapshot.ts';
 import { writeResult } from '../render/output.ts';
 import { whatIfText } from '../render/whatif.ts';
 import { addFilenameOption, addOutputOption, addSpeakerViewOption, loadDiagnosticState, parseNodeList, rejectedConfig, type OutputOptions, type StateOptions } from './options.ts';
+import { loadManifests } from '../kube/manifests.ts';
+
 
 interface WhatIfOptions extends Omit<StateOptions, 'ignoreExcludeLb'>, OutputOptions {
   nodeDown?: string[];
@@ -26,27 +25,6 @@ interface WhatIfOptions extends Omit<StateOptions, 'ignoreExcludeLb'>, OutputOpt
 }
 
 const repeat = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
-
-/**
- * The objects of the `--apply` / `--delete` files, in file order (kinds metallb-ts does not read are
- * dropped, as with `-f`).
- * @throws InputError naming the file:line for unreadable or broken input; UserError naming the flag
- *   when the files hold no object.
- */
-export async function loadManifests(flag: '--apply' | '--delete', paths: readonly string[]): Promise<KubeObject[]> {
-  let state: ClusterState;
-  try {
-    state = await loadSnapshot(paths);
-  } catch (err) {
-    if (err instanceof UserError && /^empty snapshot/.test(err.message)) {
-      throw new UserError(`${flag} ${paths.join(', ')}: no Kubernetes object found`);
-    }
-    throw err;
-  }
-  const objects = Object.values(KIND_TO_LIST).flatMap((list) => state[list] as KubeObject[]);
-  if (objects.length === 0) throw new UserError(`${flag} ${paths.join(', ')}: no object of a kind MetalLB reads (Service, EndpointSlice, Node, Namespace, Pod, Secret, ConfigMap, metallb.io kinds)`);
-  return objects;
-}
 
 /** Registers `whatif` on `program`. */
 export function registerWhatIf(program: Command): void {
