@@ -38,27 +38,32 @@ export interface DiagnosticOptions {
   readonly focus?: string;
 }
 
-/** ClusterState lists MetalLB reads from its own namespace only (internal/k8s/k8s.go caches them there). */
-const NAMESPACED_CONFIG_LISTS = ['ipAddressPools', 'l2Advertisements', 'bgpAdvertisements', 'bgpPeers', 'communities', 'bfdProfiles', 'secrets', 'configMaps'] as const;
-
 /**
  * What MetalLB sees of a state: its CRs, Secrets and ConfigMaps only from `metallbNamespace`
- * (objects without a namespace, as in hand-written manifests, count as being there), and the
- * objects it ignores for that reason, so `validate` can say so.
+ * (objects without a namespace, as in hand-written manifests, count as being there; MetalLB's
+ * internal/k8s/k8s.go caches them there), and the CRs it ignores for that reason, so `validate`
+ * can say so.
  */
 export function metallbView(state: ClusterState, metallbNamespace: string = DEFAULT_METALLB_NAMESPACE): { state: ClusterState; ignored: KubeObject[] } {
   const ignored: KubeObject[] = [];
-  const view: ClusterState = { ...state };
-  for (const list of NAMESPACED_CONFIG_LISTS) {
-    const objects = state[list] as readonly KubeObject[];
-    const kept = objects.filter((o) => {
+  const mine = <T extends KubeObject>(objects: readonly T[], reportIgnored: boolean): T[] =>
+    objects.filter((o) => {
       const ns = o.metadata?.namespace;
-      const mine = !ns || ns === metallbNamespace;
-      if (!mine && list !== 'secrets' && list !== 'configMaps') ignored.push(o);
-      return mine;
+      const kept = !ns || ns === metallbNamespace;
+      if (!kept && reportIgnored) ignored.push(o);
+      return kept;
     });
-    (view as unknown as Record<string, KubeObject[]>)[list] = kept;
-  }
+  const view: ClusterState = {
+    ...state,
+    ipAddressPools: mine(state.ipAddressPools, true),
+    l2Advertisements: mine(state.l2Advertisements, true),
+    bgpAdvertisements: mine(state.bgpAdvertisements, true),
+    bgpPeers: mine(state.bgpPeers, true),
+    communities: mine(state.communities, true),
+    bfdProfiles: mine(state.bfdProfiles, true),
+    secrets: mine(state.secrets, false),
+    configMaps: mine(state.configMaps, false),
+  };
   return { state: view, ignored };
 }
 
