@@ -14,7 +14,6 @@ import { whatIfText } from '../render/whatif.ts';
 import { addFilenameOption, addOutputOption, addSpeakerViewOption, loadDiagnosticState, parseNodeList, rejectedConfig, type OutputOptions, type StateOptions } from './options.ts';
 import { loadManifests } from '../kube/manifests.ts';
 
-
 interface WhatIfOptions extends Omit<StateOptions, 'ignoreExcludeLb'>, OutputOptions {
   nodeDown?: string[];
   label?: string[];
