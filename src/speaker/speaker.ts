@@ -37,6 +37,7 @@ import { FRRConfigurationWriter, type FRRConfigurationApi } from './frrk8s.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { SpeakerMetrics } from './metrics.ts';
 import { UnannouncedReporter } from './unannounced.ts';
+import { filteredByLoadBalancerClass } from '../core/controller/service.ts';
 
 /** One change of the watched state (the shape ClusterStateWatcher reports). */
 export interface StateChange {
@@ -147,9 +148,7 @@ export function nodeChangeMatters(c: Pick<StateChange, 'type' | 'object' | 'old'
 
 /** MetalLB's filterByLoadBalancerClass: true when the Service is not ours. */
 export function filteredByClass(svc: Service, lbClass: string | undefined): boolean {
-  const cls = svc.spec?.loadBalancerClass;
-  if (cls === undefined || cls === null) return lbClass !== undefined && lbClass !== '';
-  return cls !== (lbClass ?? '');
+  return filteredByLoadBalancerClass(svc, lbClass ?? '');
 }
 
 /** See module doc. */

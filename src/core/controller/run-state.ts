@@ -6,7 +6,7 @@
 import type { Config } from '../config/types.ts';
 import type { Service } from '../kube.ts';
 import { newController, reconcileService, setControllerPools, statusKept, type ControllerState, type ReconcileEvent, type ReconcileOutcome } from './reconcile.ts';
-import { serviceKey, statusIPs } from './service.ts';
+import { filteredByLoadBalancerClass, serviceKey, statusIPs } from './service.ts';
 import { canonical, settled } from './settled.ts';
 import { ingressEntries } from './order.ts';
 import { WriteHistory, type WriteCycle } from './write-history.ts';
@@ -89,10 +89,7 @@ export interface Run {
 }
 
 function handled(svc: Service, lbClass: string): boolean {
-  if (svc.spec?.type !== 'LoadBalancer') return false;
-  const cls = svc.spec.loadBalancerClass;
-  if (cls === undefined || cls === null || cls === '') return lbClass === '';
-  return cls === lbClass;
+  return svc.spec?.type === 'LoadBalancer' && !filteredByLoadBalancerClass(svc, lbClass);
 }
 
 /**

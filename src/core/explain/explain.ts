@@ -9,7 +9,7 @@
 import { bgpSessions } from '../bgp/sessions.ts';
 import type { Config } from '../config/types.ts';
 import { allocateAll, type AllocateAllResult, type ServiceAllocationOutcome } from '../controller/index.ts';
-import { statusIPs } from '../controller/service.ts';
+import { filteredByLoadBalancerClass, statusIPs } from '../controller/service.ts';
 import { buildElectionIndex, decideBGPForNode, electL2, evaluateBGP, type ElectionIndex } from '../election/index.ts';
 import type { BGPEvaluation, BGPNodeDecision, HashEntry, L2Election } from '../election/types.ts';
 import { compareStrings } from '../labels.ts';
@@ -102,8 +102,8 @@ export interface Explanation {
  */
 function whyIgnored(svc: Service, lbClass: string): { reason: string; byClass: boolean } | null {
   if (svc.spec?.type !== 'LoadBalancer') return { reason: `the Service is of type ${svc.spec?.type ?? 'ClusterIP'}, not LoadBalancer`, byClass: false };
+  if (!filteredByLoadBalancerClass(svc, lbClass)) return null;
   const cls = svc.spec.loadBalancerClass ?? '';
-  if (cls === lbClass) return null;
   const reason = cls
     ? `spec.loadBalancerClass is "${cls}", but MetalLB runs ${lbClass ? `with --lb-class "${lbClass}"` : 'without --lb-class'}: its controller and speakers leave the Service to another implementation`
     : `the Service has no spec.loadBalancerClass, but MetalLB runs with --lb-class "${lbClass}": it only handles that class`;

@@ -33,7 +33,7 @@
  *   are the Services' addresses after the change.
  */
 import { allocateAll, type AllocateAllResult } from '../controller/index.ts';
-import { statusIPs } from '../controller/service.ts';
+import { filteredByLoadBalancerClass, statusIPs } from '../controller/service.ts';
 import { ConfigError, EXIT_NO, EXIT_OK, UserError } from '../errors.ts';
 import { controllerConfig, diagnosticContext, explainService, type DiagnosticContext, type DiagnosticOptions, type Explanation, type SpeakersSource } from './index.ts';
 import { DEFAULT_METALLB_NAMESPACE, namespacedName, type ClusterState, type Service } from '../kube.ts';
@@ -270,7 +270,7 @@ const RESTART_ONLY = /after a restart MetalLB (may )?process/;
 
 /** Whether `svc` is a Service MetalLB handles (type LoadBalancer, its loadBalancerClass). */
 function handled(svc: Service, lbClass: string): boolean {
-  return svc.spec?.type === 'LoadBalancer' && (svc.spec.loadBalancerClass ?? '') === lbClass;
+  return svc.spec?.type === 'LoadBalancer' && !filteredByLoadBalancerClass(svc, lbClass);
 }
 
 /**
