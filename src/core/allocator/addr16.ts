@@ -17,9 +17,16 @@ export function ipOf16(v: bigint): IP {
   return familyOf16(v) === 'ipv4' ? { family: 'ipv4', value: v & 0xffffffffn } : { family: 'ipv6', value: v };
 }
 
-/** MetalLB's `ipConfusesBuggyFirmwares`: an IPv4 address ending in `.0` or `.255`. */
-export function isBuggy16(v: bigint): boolean {
-  if (familyOf16(v) !== 'ipv4') return false;
+/**
+ * The one rule of MetalLB's `ipConfusesBuggyFirmwares` (avoidBuggyIPs): an IPv4 address whose
+ * last octet is 0 or 255. `v`: the address's value (32-bit, or its 128-bit key); IPv4 only.
+ */
+export function lastOctetConfusesBuggyFirmware(v: bigint): boolean {
   const last = v & 255n;
   return last === 0n || last === 255n;
+}
+
+/** MetalLB's `ipConfusesBuggyFirmwares` on a 128-bit key: an IPv4 address ending in `.0` or `.255`. */
+export function isBuggy16(v: bigint): boolean {
+  return familyOf16(v) === 'ipv4' && lastOctetConfusesBuggyFirmware(v);
 }

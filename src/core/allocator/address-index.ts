@@ -16,7 +16,7 @@
  * MetalLB's linear walk returns.
  */
 import type { IP } from '../ip.ts';
-import { isBuggy16 } from './addr16.ts';
+import { isBuggy16, lastOctetConfusesBuggyFirmware } from './addr16.ts';
 import { OrderedMap, IntervalSet } from './ordered.ts';
 import type { Block, PoolEntry } from './pools.ts';
 import { type AddrState, type Keys, keysId, keysOf, portKey, sharingConflict } from './sharing.ts';
@@ -201,16 +201,9 @@ export class AddressIndex {
     let x = b.lo;
     const v4 = b.family === 'ipv4';
     while (x <= b.hi) {
-      if (avoid && v4) {
-        const last = x & 255n;
-        if (last === 255n) {
-          x += 2n;
-          continue;
-        }
-        if (last === 0n) {
-          x += 1n;
-          continue;
-        }
+      if (avoid && v4 && lastOctetConfusesBuggyFirmware(x)) {
+        x += (x & 255n) === 255n ? 2n : 1n; // past .255 and the next .0, or past .0
+        continue;
       }
       const end = this.occupied.runEnd(x);
       if (end === undefined) return x;

@@ -5,7 +5,7 @@
  */
 import type { Pool } from '../config/types.ts';
 import { type IPFamily, cidrLast } from '../ip.ts';
-import { V4_MAPPED, isBuggy16 } from './addr16.ts';
+import { V4_MAPPED, isBuggy16, lastOctetConfusesBuggyFirmware } from './addr16.ts';
 import type { AllocRequest, Capacity, PoolRefusal } from './types.ts';
 
 /** math.MaxInt64: MetalLB's capacity for an IPv6 block of 2^62 addresses or more. */
@@ -77,8 +77,8 @@ export function poolCapacity(pool: Pool): Capacity {
       if (c.prefix <= 24) size -= 2n * (1n << BigInt(24 - c.prefix));
       else {
         const last = cidrLast(c);
-        if ((c.base & 255n) === 0n || (c.base & 255n) === 255n) size--;
-        if ((last & 255n) === 0n || (last & 255n) === 255n) size--;
+        if (lastOctetConfusesBuggyFirmware(c.base)) size--;
+        if (lastOctetConfusesBuggyFirmware(last)) size--;
       }
     }
     total = sat(total, size);
