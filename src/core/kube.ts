@@ -367,5 +367,15 @@ export const DEFAULT_METALLB_NAMESPACE = 'metallb-system';
 
 /** Label a Node carries to be left out of load-balancer traffic; MetalLB checks the key only. */
 export const EXCLUDE_LB_LABEL = 'node.kubernetes.io/exclude-from-external-load-balancers';
+
+/**
+ * The exclusion-label rule, in one place: whether MetalLB's speaker leaves this Node out of every
+ * announcement (internal/k8s/nodes/nodes.go `IsNodeExcludedFromBalancers`: the label's key present, whatever its value —
+ * kubeadm sets it empty on control-plane nodes). `--ignore-exclude-lb` is the caller's to apply.
+ */
+export function carriesExclusionLabel(node: { readonly metadata?: { readonly labels?: Readonly<Record<string, string>> } } | null | undefined): boolean {
+  const labels = node?.metadata?.labels;
+  return !!labels && Object.hasOwn(labels, EXCLUDE_LB_LABEL);
+}
 /** Label linking an EndpointSlice to its Service. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';

@@ -4,7 +4,7 @@
  * node, and deprecated or misspelled Service annotations. Never errors: MetalLB runs with these.
  */
 import type { ClusterState, KubeObject, LabelSelector } from '../kube.ts';
-import { EXCLUDE_LB_LABEL, objectRef } from '../kube.ts';
+import { carriesExclusionLabel, EXCLUDE_LB_LABEL, objectRef } from '../kube.ts';
 import { parseSelector } from '../labels.ts';
 import { parseConfig } from './parse.ts';
 import type { Config, Selector } from './types.ts';
@@ -283,7 +283,7 @@ export function configWarnings(state: ClusterState, config?: Config): ConfigWarn
           message: `${kind} nodeSelectors select no Node: nothing is announced through it`,
           fix: 'correct spec.nodeSelectors so that they match the labels of the Nodes that should announce',
         });
-      } else if (selected.every((n) => Object.hasOwn(n.metadata?.labels ?? {}, EXCLUDE_LB_LABEL))) {
+      } else if (selected.every(carriesExclusionLabel)) {
         out.push({
           id: 'nodeselector-only-excluded',
           object: objectRef(obj),

@@ -5,7 +5,7 @@
  * NetworkUnavailable, exclusion label). Build once per ClusterState (and speaker list) and pass it
  * to every electL2/evaluateBGP call; rebuild when the state changes.
  */
-import { EXCLUDE_LB_LABEL, type ClusterState, type Node } from '../kube.ts';
+import { carriesExclusionLabel, EXCLUDE_LB_LABEL, type ClusterState, type Node } from '../kube.ts';
 import { buildEndpointIndex, type EndpointIndex } from './endpoints.ts';
 import { nodeHashKey, type NodeHashKey } from './hash.ts';
 import type { Dropped, L2TraceStepName, TraceStep } from './types.ts';
@@ -68,8 +68,7 @@ function nodeInfo(name: string, node: Node | null, position: number): NodeInfo {
       break; // Go's conditionStatus returns the first condition of that type
     }
   }
-  const labels = node?.metadata?.labels;
-  const excluded = !!labels && Object.hasOwn(labels, EXCLUDE_LB_LABEL);
+  const excluded = carriesExclusionLabel(node);
   return { name, node, position, networkUnavailable, excluded, hashKey: nodeHashKey(name) };
 }
 

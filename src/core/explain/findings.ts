@@ -7,7 +7,7 @@
  */
 import { diagnoseAllocation, diagnoseEvents, diagnoseOscillation, diagnoseReplacement, tiedChoicesText } from './allocation.ts';
 import { serviceCheck, traceStep } from '../election/types.ts';
-import { EXCLUDE_LB_LABEL, SERVICE_NAME_LABEL, objectRef, type ClusterState } from '../kube.ts';
+import { carriesExclusionLabel, EXCLUDE_LB_LABEL, SERVICE_NAME_LABEL, objectRef, type ClusterState } from '../kube.ts';
 import { endpointCanServe } from '../election/endpoints.ts';
 import { isSpeakerPod } from '../election/speakers.ts';
 import type { Finding, Severity } from './types.ts';
@@ -227,7 +227,7 @@ function l2Findings(f: FindingsInput, out: Finding[]): void {
   const selected = new Set<string>();
   for (const ad of ads) for (const n of ad.nodes) selected.add(n);
   const byName = new Map(f.state.nodes.map((n) => [n.metadata?.name ?? '', n]));
-  const excluded = [...selected].filter((n) => Object.hasOwn(byName.get(n)?.metadata?.labels ?? {}, EXCLUDE_LB_LABEL));
+  const excluded = [...selected].filter((n) => carriesExclusionLabel(byName.get(n)));
   if (selected.size === 0) {
     out.push({
       id: 'advertisement-selects-no-node',
