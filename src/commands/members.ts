@@ -11,9 +11,10 @@
  * is loaded for discovery only.
  */
 import type { Command } from 'commander';
-import { EXIT_UNREACHABLE, UserError } from '../core/errors.ts';
+import { UserError } from '../core/errors.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
-import { discoverSpeakerView, fetchMembers, type ApiGet, type MembersView, type SpeakerViewOrigin } from '../kube/speaker-view.ts';
+import { fetchMembers, type MembersView, type SpeakerViewOrigin } from '../kube/speaker-view.ts';
+import { discoverMembers } from '../kube/members-discovery.ts';
 import { addClusterOptions, addOutputOption, addSpeakerViewOption, checkSpeakerViewOptions, type SpeakerViewOptions } from './options.ts';
 import type { OutputFormat } from '../render/output.ts';
 
@@ -40,32 +41,14 @@ export async function membersView(opts: MembersOptions): Promise<{ view: Members
     checkSpeakerViewOptions(opts);
     return { view: await fetchMembers(opts.speaker) };
   }
-  const { loadKubeConfig, kubeGet, apiError, serverOf } = await import('../kube/client.ts');
-  const kc = loadKubeConfig({
+  return discoverMembers({
     ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
     ...(opts.context !== undefined ? { context: opts.context } : {}),
-  });
-  const namespace = opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE;
-  // The pod list is the one request that tells whether the API server is there at all: its errors
-  // are the usual one-line cluster errors (exit 3 unreachable/forbidden).
-  const get: ApiGet = async (path, o) => {
-    try {
-      return await kubeGet(kc, path, o);
-    } catch (err) {
-      if (!path.includes('/proxy/') && (err as { statusCode?: unknown }).statusCode !== 400) {
-        throw apiError(err, { verb: 'list', resource: 'v1 pods', server: serverOf(kc) });
-      }
-      throw err;
-    }
-  };
-  const found = await discoverSpeakerView(get, {
-    namespace,
+    namespace: opts.metallbNamespace ?? DEFAULT_METALLB_NAMESPACE,
     ...(opts.speakerSelector !== undefined ? { selector: opts.speakerSelector } : {}),
     ...(opts.node !== undefined ? { node: opts.node } : {}),
     onSlow: (m) => process.stderr.write(`metallb-ts: ${m}\n`),
   });
-  if (!found.ok) throw new UserError(found.reason, EXIT_UNREACHABLE);
-  return { view: found.view, from: found.from };
 }
 
 /** Registers `members` on `program`. */
