@@ -17,7 +17,8 @@ export interface Column {
 /** A cell: text, or nothing (rendered as the column's placeholder). Numbers are printed as is. */
 export type Cell = string | number | boolean | null | undefined;
 
-const NO_BORDERS = {
+/** cli-table3's border characters, all empty: the tables print like kubectl's. */
+export const NO_BORDERS = {
   top: '',
   'top-mid': '',
   'top-left': '',

@@ -3,26 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { renderTable, type Cell } from '../../src/render/table.ts';
+import { NO_BORDERS, renderTable, type Cell } from '../../src/render/table.ts';
 
 const Table = createRequire(import.meta.url)('cli-table3') as typeof import('cli-table3');
-const NO_BORDERS = {
-  top: '',
-  'top-mid': '',
-  'top-left': '',
-  'top-right': '',
-  bottom: '',
-  'bottom-mid': '',
-  'bottom-left': '',
-  'bottom-right': '',
-  left: '',
-  'left-mid': '',
-  mid: '',
-  'mid-mid': '',
-  right: '',
-  'right-mid': '',
-  middle: '',
-};
 
 /** What renderTable printed with cli-table3 for every table (before its own layout). */
 function viaCliTable3(headers: string[], rows: Cell[][]): string {

@@ -245,37 +245,23 @@ function range(r: MsRange): string {
 export function failoverBudget(input: { readonly announcer: string; readonly next: string | null; readonly memberlist: MemberlistInForce; readonly members: number }): FailoverBudget {
   const { announcer, next, memberlist: ml, members } = input;
   const gratuitous = { intervalMs: GRATUITOUS_INTERVAL_MS, windowMs: GRATUITOUS_WINDOW_MS };
-  if (ml.enabled === false) {
-    return {
-      announcer,
-      next,
-      memberlist: ml,
-      members,
-      detection: null,
-      suspicion: null,
-      gossipMs: null,
-      reactionMs: null,
-      gratuitous,
-      total: null,
-      text: `none: memberlist is off, every Node counts as alive: if ${announcer} dies, nobody takes over until its Node object is deleted`,
-    };
-  }
+  // No failure detection at all: nobody takes over a dead announcer (why: `cause`).
+  const never = (cause: string): FailoverBudget => ({
+    announcer,
+    next,
+    memberlist: ml,
+    members,
+    detection: null,
+    suspicion: null,
+    gossipMs: null,
+    reactionMs: null,
+    gratuitous,
+    total: null,
+    text: `none: ${cause}: if ${announcer} dies, nobody takes over until its Node object is deleted`,
+  });
+  if (ml.enabled === false) return never('memberlist is off, every Node counts as alive');
   const c = ml.config;
-  if (c.probeIntervalMs === 0) {
-    return {
-      announcer,
-      next,
-      memberlist: ml,
-      members,
-      detection: null,
-      suspicion: null,
-      gossipMs: null,
-      reactionMs: null,
-      gratuitous,
-      total: null,
-      text: `none: memberlist's ProbeInterval is 0 (no failure detection): if ${announcer} dies, nobody takes over until its Node object is deleted`,
-    };
-  }
+  if (c.probeIntervalMs === 0) return never("memberlist's ProbeInterval is 0 (no failure detection)");
   const detection: MsRange = { minMs: c.probeIntervalMs, maxMs: 2 * c.probeIntervalMs };
   const suspicion = suspicionBounds(c, members);
   const gossipMs = c.gossipIntervalMs;
