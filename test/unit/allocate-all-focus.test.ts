@@ -13,10 +13,19 @@ import { clusterStateFromObjects, type KubeObject, type Service } from '../../sr
 import { generateCase } from '../differential/generate.ts';
 import { mulberry32 } from '../helpers/rng.ts';
 
-/** Checks every Service of one cluster as the focus; returns how many focused runs skipped something. */
-function checkEveryFocus(config: Config, services: readonly Service[], lbClass: string, label: string): number {
+/** What checkEveryFocus saw: focused runs that skipped other executions, and runs that stopped early (`partial`). */
+interface FocusCounts {
+  skipped: number;
+  partial: number;
+}
+
+/**
+ * Checks every Service of one cluster as the focus: its outcome equals the full run's; a whole
+ * focused run has the full run's pools and passes too, a `partial` one holds the focused outcome
+ * only, without a failure. Adds to `counts`.
+ */
+function checkEveryFocus(config: Config, services: readonly Service[], lbClass: string, label: string, counts: FocusCounts): void {
   const full = allocateAll(config, services, { loadBalancerClass: lbClass });
-  let skipped = 0;
   for (const o of full.services) {
     const focused = allocateAll(config, services, { loadBalancerClass: lbClass, focus: o.service });
     assert.deepEqual(
@@ -24,11 +33,20 @@ function checkEveryFocus(config: Config, services: readonly Service[], lbClass: 
       o,
       `${label}: ${o.service}`,
     );
+    if (focused.partial) {
+      counts.partial++;
+      assert.deepEqual(
+        focused.services.map((x) => x.service),
+        [o.service],
+        `${label}: a partial run holds the focused outcome only, focus ${o.service}`,
+      );
+      assert.equal(o.error, null, `${label}: a partial run's focus has no failure, focus ${o.service}`);
+      continue;
+    }
     assert.deepEqual(focused.pools, full.pools, `${label}: pools, focus ${o.service}`);
     assert.equal(focused.passes, full.passes, `${label}: passes, focus ${o.service}`);
-    if (focused.services.some((x, i) => x.nondeterministic !== full.services[i]!.nondeterministic)) skipped++;
+    if (focused.services.some((x, i) => x.nondeterministic !== full.services[i]!.nondeterministic)) counts.skipped++;
   }
-  return skipped;
 }
 
 function pool(name: string, addresses: string[], autoAssign: boolean): Pool {
@@ -75,15 +93,18 @@ function randomCluster(seed: number): { config: Config; services: Service[] } {
 }
 
 test('focus: the focused outcome and the pools equal the full run on 120 clusters built for restart-order ties', () => {
-  let skipped = 0;
+  const counts: FocusCounts = { skipped: 0, partial: 0 };
   for (let seed = 1; seed <= 120; seed++) {
     const { config, services } = randomCluster(seed);
-    skipped += checkEveryFocus(config, services, '', `seed ${seed}`);
+    checkEveryFocus(config, services, '', `seed ${seed}`, counts);
   }
-  assert.ok(skipped >= 25, `the focus skipped the other executions ${skipped} times`);
+  console.log(`restart-order clusters: ${counts.skipped} focused runs skipped other executions, ${counts.partial} stopped early`);
+  assert.ok(counts.skipped >= 25, `the focus skipped the other executions ${counts.skipped} times`);
+  assert.ok(counts.partial >= 15, `the focus stopped the run early ${counts.partial} times`);
 });
 
 test('focus: the focused outcome and the pools equal the full run on 150 differential-test clusters', () => {
+  const counts: FocusCounts = { skipped: 0, partial: 0 };
   for (let i = 0; i < 150; i++) {
     const c = generateCase(11, i);
     const state = clusterStateFromObjects(c.resources as KubeObject[]);
@@ -93,6 +114,8 @@ test('focus: the focused outcome and the pools equal the full run on 150 differe
     } catch {
       continue; // a configuration the controller rejects: no dry run
     }
-    checkEveryFocus(config, state.services, c.lbClass, `case ${c.id}`);
+    checkEveryFocus(config, state.services, c.lbClass, `case ${c.id}`, counts);
   }
+  console.log(`differential clusters: ${counts.skipped} focused runs skipped other executions, ${counts.partial} stopped early`);
+  assert.ok(counts.partial >= 25, `the focus stopped the run early ${counts.partial} times`);
 });

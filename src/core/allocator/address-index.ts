@@ -72,6 +72,12 @@ export class AddressIndex {
     return [...this.allocs.keys()];
   }
 
+  /** Whether a service other than `key` holds `addr` (128-bit key). */
+  heldByOther(addr: bigint, key: string): boolean {
+    const holders = this.addrs.get(addr)?.holders;
+    return holders !== undefined && (holders.size > 1 || (holders.size === 1 && !holders.has(key)));
+  }
+
   /** Addresses (128-bit keys) in use in the pool, each once. */
   inUseOf(pool: string): Iterable<bigint> {
     return this.inUse.get(pool)?.keys() ?? [];

@@ -140,6 +140,11 @@ export class Allocator {
     return [...(this.index.alloc(key)?.texts ?? [])];
   }
 
+  /** Whether a service other than `key` holds `ip` (alone, or shared with `key`). */
+  heldByOther(ip: IP, key: string): boolean {
+    return this.index.heldByOther(to16(ip), key);
+  }
+
   /** MetalLB's `AllocationKey`: backendKey + sharingKey of the allocation, "" when none. */
   allocationKey(key: string): string {
     const a = this.index.alloc(key);

@@ -5,13 +5,14 @@
 import type { Config } from '../config/types.ts';
 import type { Service } from '../kube.ts';
 import type { AllocationFailure } from '../allocator/index.ts';
-import type { ReconcileEvent } from './reconcile.ts';
+import type { ControllerState, ReconcileEvent } from './reconcile.ts';
+import { parseIP } from '../ip.ts';
 import { ANNOTATION_IP_ALLOCATED_FROM_POOL, serviceKey, statusIPs } from './service.ts';
 import { canonical, finalAt } from './settled.ts';
 import { NAME, isNameOrder, processingOrder, tieOrder, type Ties } from './order.ts';
 import { orderVariants, poolVariants, variantNote, type TieFindings, type Variant } from './variants.ts';
-import { keptIn, keptOwn, reconcileOnce, snapshot, startRun, type FinalPoint, type Fork, type ReconcileObserver } from './run-state.ts';
-import { analyse, newAnalysis, noteOrders, tieGroups } from './nondeterminism.ts';
+import { keptIn, keptOwn, reconcileOnce, snapshot, startRun, type FinalPoint, type Fork, type ReconcileObserver, type Run } from './run-state.ts';
+import { analyse, newAnalysis, noteOrders, tieGroups, type Analysis } from './nondeterminism.ts';
 
 export { ingressEntries, processingOrder } from './order.ts';
 
@@ -36,7 +37,9 @@ export interface AllocateAllOptions {
    * executions MetalLB can take (see allocateAll) are not run when none of them can change its
    * answer (it is final before the first tie group whose order matters: see finalAt). Its
    * outcome and `pools` are then exactly those of a run without `focus`; other Services may
-   * lack a `nondeterministic` note.
+   * lack a `nondeterministic` note. When its answer is final as soon as the restart's first
+   * pass has reconciled it, and no order MetalLB can take changes what it found there, the run
+   * stops there: the result is `partial` (its outcome only).
    */
   readonly focus?: string;
 }
@@ -97,6 +100,12 @@ export interface AllocateAllResult {
   readonly passes: number;
   /** Present (true) when `maxPasses` stopped the passes while a Service still asked for another. */
   readonly passLimitReached?: true;
+  /**
+   * Present (true) when the run stopped once the `focus` Service's answer was final (see
+   * AllocateAllOptions.focus): `services` holds its outcome only, exactly that of a full run, and
+   * without a failure; `pools` and `passes` are those of the stopped run, not MetalLB's end state.
+   */
+  readonly partial?: true;
 }
 
 function count(v: bigint): Count {
@@ -132,7 +141,8 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
   const prefer = new Map<string, string>();
   // statusKept depends on the configuration and the object only: every run shares its answers.
   const statusKeptMemo = new WeakMap<Service, boolean>();
-  let first = allocateAllInOrder(config, services, opts, NAME, prefer, undefined, statusKeptMemo);
+  let first = allocateAllInOrder(config, services, opts, NAME, prefer, undefined, statusKeptMemo, true);
+  if (first.result.partial) return first.result;
   // A Service that never settles in the pool name order gives it, but whose allocation could have
   // gone to another (tied) pool: MetalLB re-allocates it in random pool order each round and stays
   // once it lands in a pool where it settles (a PreferDualStack Service on a single-stack cluster
@@ -258,7 +268,9 @@ interface NameRun extends TieFindings {
  * the other tie orders from (see Fork). With `from`, the run resumes there (its `prefer` is the
  * fork's) and is lean: it computes the answers only, no `nondeterministic` notes. `keptMemo`:
  * statusKept's answers per Service object (the configuration's verdict), shared by the runs of
- * one allocateAll.
+ * one allocateAll. `stopWhenFinal` (allocateAll's first run, with `opts.focus`): the run stops
+ * right after the first pass's reconcile of the focused Service when focusSettledFirst holds,
+ * and returns a `partial` result.
  */
 function allocateAllInOrder(
   config: Config,
@@ -268,11 +280,12 @@ function allocateAllInOrder(
   prefer: ReadonlyMap<string, string>,
   from?: Fork,
   keptMemo: WeakMap<Service, boolean> = new WeakMap(),
+  stopWhenFinal = false,
 ): NameRun {
   const maxPasses = opts.maxPasses ?? 100;
   const lean = from !== undefined;
   const run = startRun(config, services, opts.loadBalancerClass ?? '', prefer, from, keptMemo);
-  const { ctrl, current, initialIPs, entries, last, firstOutcome, cycles } = run;
+  const { ctrl, current, initialIPs, entries, cycles } = run;
   const kept = (svc: Service): boolean => keptIn(run, svc);
   const initialKept = from ? from.initialKept : new Map([...current].map(([k, svc]) => [k, initialIPs.get(k)!.length > 0 && kept(svc)]));
   const base = from ? from.base : processingOrder([...current.values()], kept);
@@ -286,6 +299,14 @@ function allocateAllInOrder(
   const analysis = lean ? undefined : newAnalysis(run, sorted, initialKept);
   const observe: ReconcileObserver | undefined = analysis && ((key, input, prevIPs, out) => analyse(analysis, key, input, prevIPs, out));
   const reconcile = (key: string, written: Set<string>) => reconcileOnce(run, key, written, observe);
+
+  // The early stop (stopWhenFinal): the size of each ingress-entry group, and whether every
+  // Service of a group of two or more reconciled so far kept exactly its own status addresses.
+  let watching = stopWhenFinal && opts.focus !== undefined && !lean && isNameOrder(ties) && current.has(opts.focus);
+  const groupSize = new Map<number, number>();
+  if (watching) for (const k of sorted) groupSize.set(entries.get(k)!, (groupSize.get(entries.get(k)!) ?? 0) + 1);
+  let prefixKept = true;
+  let stopped = false;
 
   let passes = 0;
   let limited = false;
@@ -334,7 +355,18 @@ function allocateAllInOrder(
         if (out.result === 'reprocessAll') again = true;
         if (!found && fork && !keptOwn(run, key, out)) groupKept = false;
         if (firstTiedAt === undefined && (out.allocation?.tiedPools.length ?? 0) > 0) firstTiedAt = i;
+        if (watching) {
+          if (groupSize.get(entries.get(key)!)! > 1 && (mayMatter(key) || !keptOwn(run, key, out))) prefixKept = false;
+          if (key === opts.focus) {
+            watching = false;
+            if (prefixKept && firstTiedAt === undefined && focusSettledFirst(run, order, i, groupSize, mayMatter)) {
+              stopped = true;
+              break;
+            }
+          }
+        }
       }
+      if (stopped) break;
       if (!found && (!fork || groupKept)) fork = undefined;
     } else for (const key of order) if (reconcile(key, written).result === 'reprocessAll') again = true;
     if (analysis) analysis.firstPass = false;
@@ -350,6 +382,17 @@ function allocateAllInOrder(
       ),
       ties,
     ).map(serviceKey);
+  }
+  if (stopped) {
+    const focus = opts.focus!;
+    return {
+      result: { services: [outcomeOf(run, focus, analysis)], pools: poolOutcomes(config, ctrl), passes: 1, partial: true },
+      tiesMatter,
+      tied: run.tiedOf,
+      mattering,
+      movers: placeMatters,
+      moversFirstDiffers,
+    };
   }
   // The update events of the last pass's writes: each written Service is reconciled again, and so
   // on while it keeps changing (a cycle stops it: see WriteHistory).
@@ -376,30 +419,75 @@ function allocateAllInOrder(
   }
   if (analysis) noteOrders(analysis, pending, rank);
 
-  const outcomes: ServiceAllocationOutcome[] = order.map((key) => {
-    const svc = current.get(key)!;
-    const out = last.get(key)!;
-    const ips = statusIPs(svc);
-    const poolAnn = svc.metadata?.annotations?.[ANNOTATION_IP_ALLOCATED_FROM_POOL];
-    const failure = out.failure ?? (ips.length === 0 ? firstOutcome.get(key)?.failure : undefined);
-    const n = analysis?.notes.get(key);
-    const cycle = cycles.get(key);
-    return {
-      service: key,
-      ips: ips.map(canonical),
-      // The annotation as MetalLB leaves it: a reconcile that fails (an invalid address request,
-      // after the status address was registered) writes nothing, so it may stay absent.
-      pool: ips.length > 0 ? (poolAnn ?? null) : null,
-      error: failure ? failure.message : null,
-      ...(failure?.reason ? { reason: failure.reason } : {}),
-      events: [...(run.emitted.get(key)?.values() ?? [])],
-      ...(n ? { nondeterministic: n.join('; ') } : {}),
-      ...(cycle ? { oscillates: cycle.states.map((st) => st.map(canonical)) } : {}),
-    };
-  });
+  const outcomes = order.map((key) => outcomeOf(run, key, analysis));
   outcomes.sort((a, b) => rank.get(a.service)! - rank.get(b.service)!);
 
-  const pools: PoolOutcome[] = [...config.pools.keys()].map((name) => {
+  const pools = poolOutcomes(config, ctrl);
+  return {
+    result: { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) },
+    tiesMatter,
+    tied: run.tiedOf,
+    mattering,
+    movers: placeMatters,
+    moversFirstDiffers,
+    ...(fork ? { fork } : {}),
+    ...(fork0 ? { fork0 } : {}),
+    ...(firstTiedAt !== undefined ? { firstTiedAt } : {}),
+  };
+}
+
+/**
+ * Whether the focused Service `order[i]`, just reconciled in the name-order run's first pass, has
+ * its final answer whatever order MetalLB takes (the caller checked that no reconcile so far had
+ * tied pools, and that every Service so far in a group of two or more kept exactly its own status
+ * addresses and may not matter, as tieGroups says): its answer is final now (finalAt), and every
+ * later Service of its group, which another order puts before it, may not matter either and finds
+ * none of its status addresses held by another Service, so that it keeps them in every order
+ * without touching any other address. Services of later groups come after it in every order.
+ */
+function focusSettledFirst(run: Run, order: readonly string[], i: number, groupSize: ReadonlyMap<number, number>, mayMatter: (k: string) => boolean): boolean {
+  const key = order[i]!;
+  if (!finalAt(run, key)) return false;
+  const n = run.entries.get(key)!;
+  if (groupSize.get(n)! < 2) return true;
+  if (mayMatter(key)) return false;
+  for (let j = i + 1; j < order.length && run.entries.get(order[j]!) === n; j++) {
+    const k = order[j]!;
+    if (mayMatter(k)) return false;
+    for (const text of run.initialIPs.get(k)!) {
+      const ip = parseIP(text);
+      if (!ip || run.ctrl.allocator.heldByOther(ip, k)) return false;
+    }
+  }
+  return true;
+}
+
+/** `key`'s dry-run outcome from the run's state now (its notes from `analysis`, when the run keeps one). */
+function outcomeOf(run: Run, key: string, analysis: Analysis | undefined): ServiceAllocationOutcome {
+  const svc = run.current.get(key)!;
+  const out = run.last.get(key)!;
+  const ips = statusIPs(svc);
+  const poolAnn = svc.metadata?.annotations?.[ANNOTATION_IP_ALLOCATED_FROM_POOL];
+  const failure = out.failure ?? (ips.length === 0 ? run.firstOutcome.get(key)?.failure : undefined);
+  const n = analysis?.notes.get(key);
+  const cycle = run.cycles.get(key);
+  return {
+    service: key,
+    ips: ips.map(canonical),
+    // The annotation as MetalLB leaves it: a reconcile that fails (an invalid address request,
+    // after the status address was registered) writes nothing, so it may stay absent.
+    pool: ips.length > 0 ? (poolAnn ?? null) : null,
+    error: failure ? failure.message : null,
+    ...(failure?.reason ? { reason: failure.reason } : {}),
+    events: [...(run.emitted.get(key)?.values() ?? [])],
+    ...(n ? { nondeterministic: n.join('; ') } : {}),
+    ...(cycle ? { oscillates: cycle.states.map((st) => st.map(canonical)) } : {}),
+  };
+}
+
+/** Every configured pool's figures from the run's allocator now. */
+function poolOutcomes(config: Config, ctrl: ControllerState): PoolOutcome[] {
+  return [...config.pools.keys()].map((name) => {
     const cap = ctrl.allocator.capacity(name)!;
     const c = ctrl.allocator.counters(name);
     return {
@@ -412,15 +500,4 @@ function allocateAllInOrder(
       availableIPv6: count(c.availableIPv6),
     };
   });
-  return {
-    result: { services: outcomes, pools, passes, ...(limited ? { passLimitReached: true as const } : {}) },
-    tiesMatter,
-    tied: run.tiedOf,
-    mattering,
-    movers: placeMatters,
-    moversFirstDiffers,
-    ...(fork ? { fork } : {}),
-    ...(fork0 ? { fork0 } : {}),
-    ...(firstTiedAt !== undefined ? { firstTiedAt } : {}),
-  };
 }

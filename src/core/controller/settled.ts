@@ -4,7 +4,7 @@
  */
 import type { Service } from '../kube.ts';
 import { canonicalIP, formatIP } from '../ip.ts';
-import type { ControllerState } from './reconcile.ts';
+import type { ControllerState, ReconcileOutcome } from './reconcile.ts';
 import { ANNOTATION_IP_ALLOCATED_FROM_POOL, familyOfAddresses, ipFamilyPolicy, requestedIPs, requestedPool, serviceFamily, statusIPs } from './service.ts';
 
 /**
@@ -59,16 +59,26 @@ export interface RunState {
   readonly current: ReadonlyMap<string, Service>;
   /** The objects the last reconcile of each Service wrote without failing (run-state.ts's Run `wroteConverged`). */
   readonly wroteConverged: ReadonlyMap<string, Service>;
+  /** Each Service's last reconcile outcome (run-state.ts's Run `last`). */
+  readonly last: ReadonlyMap<string, ReconcileOutcome>;
 }
 
 /**
  * Whether `key`'s answer (addresses, annotation, events, settling) is final in every dry run
- * resumed from `state`, whatever order the other Services take from there: its last reconcile
- * wrote the object it has now, without failing, and that object is settled. A run skips every
- * later reconcile of such a Service (it emits nothing, writes nothing), and only a reconcile of
- * `key` changes its object, its allocation or its events, so that stays true to the end.
+ * resumed from `state`, whatever order the other Services take from there: its object is
+ * settled, and either its last reconcile wrote that object without failing (a run skips every
+ * later reconcile of such a Service: it emits nothing, writes nothing), or its last reconcile
+ * left the object as it was without an Event, a failure or an allocation (the Service already
+ * held its addresses with its pool's annotation: a later reconcile of the same object finds its
+ * own addresses held by it and does exactly that again). Only a reconcile of `key` changes its
+ * object, its allocation or its events, so that stays true to the end.
  */
 export function finalAt(state: RunState, key: string): boolean {
   const svc = state.current.get(key);
-  return svc !== undefined && state.wroteConverged.get(key) === svc && settled(state.ctrl, key, svc);
+  if (svc === undefined) return false;
+  if (state.wroteConverged.get(key) !== svc) {
+    const out = state.last.get(key);
+    if (out === undefined || out.updated || out.failure || out.allocation || out.events.length > 0) return false;
+  }
+  return settled(state.ctrl, key, svc);
 }
