@@ -162,6 +162,12 @@ export class Allocator {
     return this.poolOrder.filter((p) => owns(p, addrs)).map((p) => p.pool.name);
   }
 
+  /** Whether two configured pools share an address (MetalLB's webhook refuses that; a dry run may still see it). */
+  poolsOverlap(): boolean {
+    const blocks = this.poolOrder.flatMap((p) => p.blocks.map((b) => ({ ...b, pool: p.pool.name })));
+    return blocks.some((a, i) => blocks.some((b, j) => j > i && a.pool !== b.pool && a.lo <= b.hi && b.lo <= a.hi));
+  }
+
   /** Capacity of a configured pool, or undefined for an unknown pool. */
   capacity(pool: string): Capacity | undefined {
     return this.pools.get(pool)?.capacity;

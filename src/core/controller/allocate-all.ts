@@ -7,7 +7,7 @@ import type { Service } from '../kube.ts';
 import type { AllocationFailure } from '../allocator/index.ts';
 import type { ControllerState, ReconcileEvent } from './reconcile.ts';
 import { parseIP } from '../ip.ts';
-import { ANNOTATION_IP_ALLOCATED_FROM_POOL, serviceKey, statusIPs } from './service.ts';
+import { ANNOTATION_IP_ALLOCATED_FROM_POOL, ipFamilyPolicy, serviceKey, statusIPs } from './service.ts';
 import { canonical, finalAt } from './settled.ts';
 import { NAME, isNameOrder, processingOrder, tieOrder, type Ties } from './order.ts';
 import { orderVariants, poolVariants, variantNote, type TieFindings, type Variant } from './variants.ts';
@@ -141,6 +141,10 @@ export function allocateAll(config: Config, services: readonly Service[], opts: 
   const prefer = new Map<string, string>();
   // statusKept depends on the configuration and the object only: every run shares its answers.
   const statusKeptMemo = new WeakMap<Service, boolean>();
+  if (opts.focus !== undefined) {
+    const kept = keeperAnswer(config, services, opts.loadBalancerClass ?? '', opts.focus, statusKeptMemo);
+    if (kept) return kept;
+  }
   let first = allocateAllInOrder(config, services, opts, NAME, prefer, undefined, statusKeptMemo, true);
   if (first.result.partial) return first.result;
   // A Service that never settles in the pool name order gives it, but whose allocation could have
@@ -434,6 +438,36 @@ function allocateAllInOrder(
     ...(fork0 ? { fork0 } : {}),
     ...(firstTiedAt !== undefined ? { firstTiedAt } : {}),
   };
+}
+
+/**
+ * The focused Service's answer without running the others, when none of them can change it (the
+ * usual case of `explain` on a Service that holds its address): it and every Service with as many
+ * status.loadBalancer.ingress entries or more (those MetalLB's restart reconciles before it, or
+ * in its group in some order) keep their status addresses (statusKept), none is PreferDualStack,
+ * no other Service's status claims one of their addresses and no two pools overlap. Each of those
+ * then takes exactly its own addresses, which no other takes, whatever the order, and leaves no
+ * random choice behind (no tied pool, no walk, no overlapping attribution) for the focused
+ * Service's reconcile to depend on: that reconcile, run alone on a fresh controller, is the one
+ * the restart runs. Returns the `partial` result when its answer is then final (finalAt), else
+ * undefined (allocateAll runs the Services in order).
+ */
+function keeperAnswer(config: Config, services: readonly Service[], lbClass: string, focus: string, keptMemo: WeakMap<Service, boolean>): AllocateAllResult | undefined {
+  const run = startRun(config, services, lbClass, new Map(), undefined, keptMemo);
+  const n = run.entries.get(focus);
+  if (n === undefined || n === 0 || run.ctrl.allocator.poolsOverlap()) return undefined;
+  const claims = new Map<string, number>();
+  for (const ips of run.initialIPs.values()) for (const ip of new Set(ips.map(canonical))) claims.set(ip, (claims.get(ip) ?? 0) + 1);
+  for (const [key, entries] of run.entries) {
+    if (entries < n) continue;
+    const svc = run.current.get(key)!;
+    const ips = run.initialIPs.get(key)!;
+    if (ips.length === 0 || ipFamilyPolicy(svc) === 'PreferDualStack' || ips.some((ip) => claims.get(canonical(ip))! > 1) || !keptIn(run, svc)) return undefined;
+  }
+  const analysis = newAnalysis(run, [focus], new Map([[focus, true]]));
+  const out = reconcileOnce(run, focus, new Set(), (key, input, prevIPs, o) => analyse(analysis, key, input, prevIPs, o));
+  if (!keptOwn(run, focus, out) || !finalAt(run, focus)) return undefined;
+  return { services: [outcomeOf(run, focus, analysis)], pools: poolOutcomes(config, run.ctrl), passes: 1, partial: true };
 }
 
 /**
