@@ -221,65 +221,97 @@ function pathOf(stack: readonly (string | number)[], key?: string | number): str
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** Checks `v` against `shape`; `stack` holds the keys leading to `v` (pushed and popped in place). */
-function check(v: unknown, shape: Shape, stack: (string | number)[], out: string[]): void {
-  const bad = (): void => {
-    out.push(`${pathOf(stack)}: expected ${EXPECTED[shape.t]}, got ${typeOf(v)}`);
-  };
+/**
+ * A check of one value against one shape node: appends its problems to `out`; `stack` holds the
+ * keys leading to the value (pushed and popped in place; a path is built only for a problem).
+ */
+type Checker = (v: unknown, stack: (string | number)[], out: string[]) => void;
+
+/** Each shape node's checker, built once (checkShape runs for every object loaded: 10,000 in a large dump). */
+const checkers = new WeakMap<Shape, Checker>();
+
+function mismatch(shape: Shape, v: unknown, stack: readonly (string | number)[], out: string[]): void {
+  out.push(`${pathOf(stack)}: expected ${EXPECTED[shape.t]}, got ${typeOf(v)}`);
+}
+
+/** The checker of `shape` (see Checker): the rules of the module's description, one closure per node. */
+function checkerOf(shape: Shape): Checker {
+  let c = checkers.get(shape);
+  if (c) return c;
   switch (shape.t) {
     case 'str':
-      if (typeof v !== 'string') bad();
-      return;
+      c = (v, stack, out) => {
+        if (typeof v !== 'string') mismatch(shape, v, stack, out);
+      };
+      break;
     case 'bool':
-      if (typeof v !== 'boolean') bad();
-      return;
+      c = (v, stack, out) => {
+        if (typeof v !== 'boolean') mismatch(shape, v, stack, out);
+      };
+      break;
     case 'int':
-      if (typeof v !== 'number') bad();
-      else if (!Number.isInteger(v)) out.push(`${pathOf(stack)}: expected integer, got number (${v})`);
-      return;
+      c = (v, stack, out) => {
+        if (typeof v !== 'number') mismatch(shape, v, stack, out);
+        else if (!Number.isInteger(v)) out.push(`${pathOf(stack)}: expected integer, got number (${v})`);
+      };
+      break;
     case 'strMap':
-      if (!isPlainObject(v)) {
-        bad();
-        return;
-      }
-      for (const k in v) {
-        if (typeof v[k] !== 'string') out.push(`${pathOf(stack, k)}: expected string, got ${typeOf(v[k])}`);
-      }
-      return;
-    case 'list':
-      if (!Array.isArray(v)) {
-        bad();
-        return;
-      }
-      for (let i = 0; i < v.length; i++) {
-        stack.push(i);
-        check(v[i], shape.of, stack, out);
-        stack.pop();
-      }
-      return;
-    case 'obj': {
-      if (!isPlainObject(v)) {
-        bad();
-        return;
-      }
-      for (const [k, field] of shape.entries) {
-        const x = v[k];
-        if (x === undefined || x === null) continue;
-        stack.push(k);
-        check(x, field, stack, out);
-        stack.pop();
-      }
-      if (shape.required)
-        for (const k of shape.required) {
-          const x = v[k];
-          if (x === undefined || x === null || x === '') {
-            const want = shape.fields[k] ? EXPECTED[shape.fields[k].t] : 'a value';
-            out.push(`${pathOf(stack, k)}: expected ${x === '' ? 'non-empty ' : ''}${want}, got ${x === '' ? 'empty string' : x === null ? 'null' : 'nothing'}`);
-          }
+      c = (v, stack, out) => {
+        if (!isPlainObject(v)) {
+          mismatch(shape, v, stack, out);
+          return;
         }
-      return;
+        for (const k in v) {
+          if (typeof v[k] !== 'string') out.push(`${pathOf(stack, k)}: expected string, got ${typeOf(v[k])}`);
+        }
+      };
+      break;
+    case 'list': {
+      const item = checkerOf(shape.of);
+      c = (v, stack, out) => {
+        if (!Array.isArray(v)) {
+          mismatch(shape, v, stack, out);
+          return;
+        }
+        for (let i = 0; i < v.length; i++) {
+          stack.push(i);
+          item(v[i], stack, out);
+          stack.pop();
+        }
+      };
+      break;
+    }
+    case 'obj': {
+      const keys = shape.entries.map(([k]) => k);
+      const fields = shape.entries.map(([, f]) => checkerOf(f));
+      const required = shape.required;
+      c = (v, stack, out) => {
+        if (!isPlainObject(v)) {
+          mismatch(shape, v, stack, out);
+          return;
+        }
+        for (let i = 0; i < keys.length; i++) {
+          const k = keys[i]!;
+          const x = v[k];
+          if (x === undefined || x === null) continue;
+          stack.push(k);
+          fields[i]!(x, stack, out);
+          stack.pop();
+        }
+        if (required)
+          for (const k of required) {
+            const x = v[k];
+            if (x === undefined || x === null || x === '') {
+              const want = shape.fields[k] ? EXPECTED[shape.fields[k].t] : 'a value';
+              out.push(`${pathOf(stack, k)}: expected ${x === '' ? 'non-empty ' : ''}${want}, got ${x === '' ? 'empty string' : x === null ? 'null' : 'nothing'}`);
+            }
+          }
+      };
+      break;
     }
   }
+  checkers.set(shape, c);
+  return c;
 }
 
 /**
@@ -293,6 +325,6 @@ export function checkShape(o: KubeObject): string[] {
   const shape = KIND_SHAPES[o.kind]!;
   const out: string[] = [];
   if (o.metadata === undefined || o.metadata === null) out.push('metadata.name: expected string, got nothing');
-  check(o, shape, [], out);
+  checkerOf(shape)(o, [], out);
   return out;
 }
