@@ -5,6 +5,11 @@
  * 11). The program then starts from one script instead of about 84 ES modules, which Node's ESM
  * loader resolved, read, compiled and linked one by one: about 100 ms of explain's 230 ms on
  * examples/cluster.yaml.
+ * The daemons get a bundle of their own, dist/daemon.cjs (from src/daemon-cli.ts: `speaker` and
+ * `controller` only, no diagnostics command), with its starter dist/metallb-ts-daemon.cjs, which
+ * bin/metallb-ts runs for them under the same rule (issue #14). Its whitespace and syntax are
+ * minified (names kept: a crash's stack still names its functions): V8 keeps a script's whole
+ * source in the heap for as long as it runs, 1.3 MB for cli.cjs, 0.6 MB for daemon.cjs.
  *
  *   node scripts/bundle.ts                 (npm run build; exit 1 when the build fails)
  *   node scripts/bundle.ts --if-available  (npm's prepare: exit 0, one line, when esbuild or src/
@@ -40,7 +45,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 /** The package root (this file is scripts/bundle.ts). */
 const ROOT = join(import.meta.dirname, '..');
@@ -50,6 +55,10 @@ export const BUNDLE = join(ROOT, 'dist/cli.cjs');
 
 /** What bin/metallb-ts runs (keep in step with its `bundle=` line). */
 export const STARTER = join(ROOT, 'dist/metallb-ts.cjs');
+
+/** The daemons' bundle (src/daemon-cli.ts), and its starter, which bin/metallb-ts runs for them. */
+export const DAEMON_BUNDLE = join(ROOT, 'dist/daemon.cjs');
+export const DAEMON_STARTER = join(ROOT, 'dist/metallb-ts-daemon.cjs');
 
 const BUILTINS = new Set(builtinModules.filter((m) => !m.startsWith('_')));
 
@@ -92,18 +101,19 @@ export function asciiOnly(js: string): string {
 }
 
 /**
- * The starter's source for the bundle whose build id is `buildId` (a hex digest of the bundle: the
- * cache files of other builds are never read, and are removed when a new one is written).
+ * The starter's source for the bundle `bundleName` (a file in the starter's directory) whose build
+ * id is `buildId` (a hex digest of the bundle: the cache files of other builds are never read, and
+ * are removed when a new one is written; those of the other bundle are kept).
  */
-export function starterSource(buildId: string): string {
+export function starterSource(buildId: string, bundleName = 'cli.cjs'): string {
   return `'use strict';
-// Written by scripts/bundle.ts: runs cli.cjs (the bundle of src/) with V8's code cache of its last
+// Written by scripts/bundle.ts: runs ${bundleName} (a bundle of src/) with V8's code cache of its last
 // run (see there). Everything that can fail about the cache only means no cache.
 const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
 const BUILD_ID = '${buildId}';
-const file = path.join(__dirname, 'cli.cjs');
+const file = path.join(__dirname, ${JSON.stringify(bundleName)});
 const bytes = fs.readFileSync(file);
 // ASCII (the build escapes the rest): a one-byte string, copied rather than decoded as UTF-8.
 const source = require('node:buffer').isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
@@ -112,13 +122,13 @@ let tree;
 let cacheFile;
 let cachedData;
 if (process.env.NODE_COMPILE_CACHE && !process.env.NODE_DISABLE_COMPILE_CACHE) {
-  // FNV-1a: this tree (another checkout keeps its own files) and the V8 flags
+  // FNV-1a: this bundle of this tree (another checkout keeps its own files) and the V8 flags
   const fnv = (text) => {
     let h = 0x811c9dc5;
     for (const c of text) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
     return h.toString(16);
   };
-  tree = fnv(__dirname);
+  tree = fnv(file);
   const command = /^[a-z][a-z-]{0,31}$/.test(process.argv[2] ?? '') ? process.argv[2] : '-';
   dir = path.join(process.env.NODE_COMPILE_CACHE, 'metallb-ts-bundle');
   cacheFile = path.join(dir, \`\${tree}-\${BUILD_ID}-\${process.version}-\${process.arch}-\${fnv(process.execArgv.join(' '))}-\${process.getuid?.() ?? 0}-\${command}\`);
@@ -148,56 +158,68 @@ script.runInThisContext()(mod.exports, require('node:module').createRequire(file
 `;
 }
 
+/** The esbuild options of one bundle: `entry` (under src/) into `outfile`. */
+function buildOptions(entry: string, outfile: string, minify: boolean): import('esbuild').BuildOptions {
+  return {
+    entryPoints: [join(ROOT, entry)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node24',
+    minifyWhitespace: minify,
+    minifySyntax: minify,
+    logLevel: 'warning',
+    legalComments: 'eof',
+    // The starter hands the bundle a require() and its file name; import.meta.url is its URL.
+    banner: { js: "'use strict';\nconst __metallbTsUrl = require('node:url').pathToFileURL(__filename).href;" },
+    define: { 'import.meta.url': '__metallbTsUrl' },
+    plugins: [
+      {
+        name: 'lazy-node-builtins',
+        setup(build) {
+          build.onResolve({ filter: /^[a-z0-9_:/]+$/ }, (args) => {
+            if (!isBuiltin(args.path)) return undefined;
+            const path = args.path.replace(/^(?!node:)/, 'node:');
+            return { path, namespace: args.kind === 'require-call' && LAZY_ON_REQUIRE.has(path) ? 'node-builtin-lazy' : 'node-builtin' };
+          });
+          build.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({ contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`, loader: 'js' }));
+          build.onLoad({ filter: /.*/, namespace: 'node-builtin-lazy' }, (args) => ({ contents: lazyBuiltin(args.path), loader: 'js' }));
+        },
+      },
+    ],
+  };
+}
+
 /**
- * Builds dist/cli.cjs and dist/metallb-ts.cjs. Resolves when both are written; rejects with
- * esbuild's error (its messages are already printed) when src/ does not build.
+ * Builds dist/cli.cjs, dist/daemon.cjs and their starters dist/metallb-ts.cjs and
+ * dist/metallb-ts-daemon.cjs. Resolves when all are written; rejects with esbuild's error (its
+ * messages are already printed) when src/ does not build, and then leaves none of them.
  */
 export async function bundle(): Promise<void> {
   const esbuild = await import('esbuild');
   const started = new Date();
   mkdirSync(join(ROOT, 'dist'), { recursive: true });
-  const tmp = `${BUNDLE}.${process.pid}.tmp`;
-  const starterTmp = `${STARTER}.${process.pid}.tmp`;
+  const bundles = [
+    { entry: 'src/cli.ts', out: BUNDLE, starter: STARTER, minify: false },
+    { entry: 'src/daemon-cli.ts', out: DAEMON_BUNDLE, starter: DAEMON_STARTER, minify: true },
+  ].map((b) => ({ ...b, tmp: `${b.out}.${process.pid}.tmp`, starterTmp: `${b.starter}.${process.pid}.tmp` }));
   try {
-    await esbuild.build({
-      entryPoints: [join(ROOT, 'src/cli.ts')],
-      outfile: tmp,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node24',
-      logLevel: 'warning',
-      legalComments: 'eof',
-      // The starter hands the bundle a require() and its file name; import.meta.url is its URL.
-      banner: { js: "'use strict';\nconst __metallbTsUrl = require('node:url').pathToFileURL(__filename).href;" },
-      define: { 'import.meta.url': '__metallbTsUrl' },
-      plugins: [
-        {
-          name: 'lazy-node-builtins',
-          setup(build) {
-            build.onResolve({ filter: /^[a-z0-9_:/]+$/ }, (args) => {
-              if (!isBuiltin(args.path)) return undefined;
-              const path = args.path.replace(/^(?!node:)/, 'node:');
-              return { path, namespace: args.kind === 'require-call' && LAZY_ON_REQUIRE.has(path) ? 'node-builtin-lazy' : 'node-builtin' };
-            });
-            build.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({ contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`, loader: 'js' }));
-            build.onLoad({ filter: /.*/, namespace: 'node-builtin-lazy' }, (args) => ({ contents: lazyBuiltin(args.path), loader: 'js' }));
-          },
-        },
-      ],
-    });
-    // The few characters beyond ASCII esbuild leaves (in comments, one regex) as \u escapes: the
-    // starter then reads the bundle as a one-byte string instead of decoding 1.3 MB of UTF-8.
-    writeFileSync(tmp, asciiOnly(readFileSync(tmp, 'utf8')));
-    const buildId = createHash('sha256').update(readFileSync(tmp)).digest('hex').slice(0, 16);
-    writeFileSync(starterTmp, starterSource(buildId));
-    utimesSync(tmp, started, started);
-    utimesSync(starterTmp, started, started);
-    rmSync(STARTER, { force: true });
-    renameSync(tmp, BUNDLE);
-    renameSync(starterTmp, STARTER);
+    await Promise.all(bundles.map((b) => esbuild.build(buildOptions(b.entry, b.tmp, b.minify))));
+    for (const b of bundles) {
+      // The few characters beyond ASCII esbuild leaves (in comments, one regex) as \u escapes: the
+      // starter then reads the bundle as a one-byte string instead of decoding 1.3 MB of UTF-8.
+      writeFileSync(b.tmp, asciiOnly(readFileSync(b.tmp, 'utf8')));
+      const buildId = createHash('sha256').update(readFileSync(b.tmp)).digest('hex').slice(0, 16);
+      writeFileSync(b.starterTmp, starterSource(buildId, basename(b.out)));
+      utimesSync(b.tmp, started, started);
+      utimesSync(b.starterTmp, started, started);
+    }
+    for (const b of bundles) rmSync(b.starter, { force: true });
+    for (const b of bundles) renameSync(b.tmp, b.out);
+    for (const b of bundles) renameSync(b.starterTmp, b.starter);
   } catch (err) {
-    for (const f of [tmp, starterTmp, STARTER, BUNDLE]) rmSync(f, { force: true });
+    for (const b of bundles) for (const f of [b.tmp, b.starterTmp, b.starter, b.out]) rmSync(f, { force: true });
     throw err;
   }
 }
@@ -213,7 +235,7 @@ if (import.meta.main) {
       await bundle();
     } catch (err) {
       if (!(err instanceof Error && 'errors' in err)) console.error(err);
-      console.error('metallb-ts: the bundle (dist/cli.cjs) was not built; bin/metallb-ts runs src/cli.ts');
+      console.error('metallb-ts: the bundles (dist/cli.cjs, dist/daemon.cjs) were not built; bin/metallb-ts runs src/cli.ts');
       // npm ci goes on (the bundle only makes starts faster); npm run build fails.
       process.exitCode = ifAvailable ? 0 : 1;
     }

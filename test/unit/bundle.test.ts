@@ -1,10 +1,11 @@
 /**
- * The bundle (scripts/bundle.ts → dist/cli.cjs and its starter dist/metallb-ts.cjs) against
- * src/cli.ts, in a copy of the tree (bin/, src/, scripts/, examples/, package.json; node_modules
- * linked): the copy's bin/metallb-ts runs the bundle when no file under src/ is newer than it and
- * src/cli.ts otherwise, and the bundle prints byte for byte what src/cli.ts prints (stdout, stderr,
- * exit status) for explain, validate, whois and allocate --dry-run on examples/, as text and JSON.
- * Real processes; the working tree is not modified.
+ * The bundles (scripts/bundle.ts → dist/cli.cjs and its starter dist/metallb-ts.cjs; the daemons'
+ * dist/daemon.cjs and dist/metallb-ts-daemon.cjs) against src/cli.ts, in a copy of the tree (bin/,
+ * src/, scripts/, examples/, package.json; node_modules linked): the copy's bin/metallb-ts runs a
+ * bundle when no file under src/ is newer than it and src/cli.ts otherwise, the daemons from their
+ * own bundle, which holds no diagnostics command; each prints byte for byte what src/cli.ts prints
+ * (stdout, stderr, exit status): explain, validate, whois and allocate --dry-run on examples/, as
+ * text and JSON; the daemons' help and usage errors. Real processes; the working tree is not modified.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,6 +29,7 @@ process.on('exit', () => rmSync(copy, { recursive: true, force: true }));
 
 const BIN = join(copy, 'bin/metallb-ts');
 const STARTER = join(copy, 'dist/metallb-ts.cjs');
+const DAEMON_STARTER = join(copy, 'dist/metallb-ts-daemon.cjs');
 const EXAMPLE = join(copy, 'examples/cluster.yaml');
 const CP_ONLY = join(copy, 'examples/cluster-cp-only.yaml');
 const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: cache, NO_COLOR: '1' };
@@ -72,6 +74,7 @@ test('bin/metallb-ts runs the bundle when no file under src/ is newer, src/cli.t
     assert.doesNotMatch(fromBundle.stderr, /ran src\/cli\.ts/);
     assert.match(fromBundle.stdout, /^Verdict: +announced by /m);
     assert.match(run(BIN, ['--version']).stderr, /^$/);
+    assert.equal(run(BIN, ['speaker', '--help']).stderr, '');
 
     assert.match(run(BIN, ['--version'], { METALLB_TS_NO_BUNDLE: '1' }).stderr, /ran src\/cli\.ts/);
 
@@ -80,6 +83,7 @@ test('bin/metallb-ts runs the bundle when no file under src/ is newer, src/cli.t
     utimesSync(errors, new Date(), new Date());
     assert.match(run(BIN, ['explain', 'svc/frontend', '-n', 'shop', '-f', EXAMPLE]).stderr, /ran src\/cli\.ts/);
     assert.match(run(BIN, ['--version']).stderr, /ran src\/cli\.ts/);
+    assert.match(run(BIN, ['controller', '--help']).stderr, /ran src\/cli\.ts/);
   } finally {
     writeFileSync(cli, original);
   }
@@ -131,4 +135,65 @@ test("the starter keeps V8's code cache of the bundle per command, writes it onc
   // An unwritable cache directory: the same output, no cache.
   writeFileSync(join(copy, 'not-a-dir'), '');
   assert.deepEqual(run(BIN, args, { NODE_COMPILE_CACHE: join(copy, 'not-a-dir') }), first);
+});
+
+/** The build id a starter was written for (its BUILD_ID line). */
+function buildIdOf(starter: string): string {
+  const m = /^const BUILD_ID = '([0-9a-f]+)';$/m.exec(readFileSync(starter, 'utf8'));
+  assert.ok(m, `${starter} names no build`);
+  return m[1]!;
+}
+
+test("npm run build writes the daemons' bundle too: dated with the other, ASCII, smaller, no diagnostics command in it", () => {
+  assert.equal(build.status, 0, build.stderr);
+  const started = statSync(STARTER).mtimeMs;
+  assert.equal(statSync(DAEMON_STARTER).mtimeMs, started);
+  assert.equal(statSync(join(copy, 'dist/daemon.cjs')).mtimeMs, started);
+  const bytes = readFileSync(join(copy, 'dist/daemon.cjs'));
+  assert.ok(isAscii(bytes), 'dist/daemon.cjs has characters beyond ASCII');
+  const daemon = bytes.toString('latin1');
+  const cli = readFileSync(join(copy, 'dist/cli.cjs'), 'latin1');
+  // Names survive the minification: each command module's register function is there or not.
+  for (const name of ['registerSpeaker', 'registerController', 'programFrame']) assert.match(daemon, new RegExp(`\\b${name}\\b`), name);
+  for (const name of ['registerExplain', 'registerWhois', 'registerValidate', 'registerAllocate', 'registerWhatIf', 'registerSnapshot', 'registerMembers', 'registerCompletion', 'buildCommandProgram']) {
+    assert.match(cli, new RegExp(`\\b${name}\\b`), `${name} in cli.cjs`);
+    assert.doesNotMatch(daemon, new RegExp(`\\b${name}\\b`), `${name} in daemon.cjs`);
+  }
+  assert.ok(bytes.length < cli.length / 1.5, `daemon.cjs ${bytes.length} bytes, cli.cjs ${cli.length}`);
+  assert.notEqual(buildIdOf(DAEMON_STARTER), buildIdOf(STARTER));
+});
+
+test('bin/metallb-ts runs the daemons from their bundle, which prints what src/cli.ts prints; each bundle keeps its own code cache', () => {
+  const dir = join(cache, 'metallb-ts-bundle');
+  rmSync(dir, { recursive: true, force: true });
+  for (const [d, id] of [
+    ['speaker', buildIdOf(DAEMON_STARTER)],
+    ['controller', buildIdOf(DAEMON_STARTER)],
+    ['explain', buildIdOf(STARTER)],
+  ] as const) {
+    const r = run(BIN, d === 'explain' ? ['explain', 'svc/frontend', '-n', 'shop', '-f', EXAMPLE] : [d, '--help']);
+    assert.equal(r.status, 0, r.stderr);
+    // The starter that ran wrote its code cache, named by its bundle's build; the other's is kept.
+    const files = readdirSync(dir).filter((f) => f.endsWith(`-${d}`));
+    assert.equal(files.length, 1, readdirSync(dir).join(', '));
+    assert.match(files[0]!, new RegExp(`^[0-9a-f]+-${id}-`), `${d} ran the other bundle`);
+  }
+  assert.equal(readdirSync(dir).length, 3, readdirSync(dir).join(', '));
+
+  const cases: string[][] = [
+    ['speaker', '--help'],
+    ['controller', '--help'],
+    ['speaker', '--no-such-flag'],
+    ['controller', '--log-level', 'loud'],
+    ['speaker', '--node-name', 'n1', '--port', 'x'],
+  ];
+  for (const a of cases) {
+    const src = run(NODE, [join(copy, 'src/cli.ts'), ...a]);
+    assert.deepEqual(run(NODE, [DAEMON_STARTER, ...a]), src, `metallb-ts ${a.join(' ')}`);
+    assert.ok(src.stdout.length > 0 || src.stderr.length > 0, `metallb-ts ${a.join(' ')} printed nothing`);
+  }
+  // Any other command is not in it: one line, exit 2.
+  const other = run(NODE, [DAEMON_STARTER, 'explain', 'svc/frontend', '-f', EXAMPLE]);
+  assert.equal(other.status, 2);
+  assert.match(other.stderr, /^metallb-ts: the daemons' bundle runs speaker and controller only, not "explain"; run bin\/metallb-ts\n$/);
 });
