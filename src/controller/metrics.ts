@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectProcessMetrics } from '../runtime/metrics-client.ts';
 
 /** Per-pool figures for the allocator gauges. Counts beyond 2^53 lose precision, as float64 does in MetalLB. */
 export interface PoolStats {
@@ -48,7 +48,7 @@ export class ControllerMetrics {
   readonly queueRetries: Counter;
   private readonly pools = new Set<string>();
 
-  /** `processMetrics`: also export prom-client's process_* and nodejs_* families (default true). */
+  /** `processMetrics`: also export the process_* families (runtime/metrics-client.ts; default true). */
   constructor(opts: { processMetrics?: boolean } = {}) {
     const r = [this.registry];
     const g = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: r });
@@ -71,7 +71,7 @@ export class ControllerMetrics {
     this.queueRetries = c('workqueue_retries_total', 'Total number of retries handled by workqueue', ['name']);
     this.configLoaded.set(0);
     this.configStale.set(0);
-    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    if (opts.processMetrics ?? true) collectProcessMetrics(this.registry);
   }
 
   /** Sets the allocator gauges of `pool` (MetalLB's updatePoolStats). */

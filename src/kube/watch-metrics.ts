@@ -7,7 +7,7 @@
  * last all worked: 0 while they do, growing during an outage (from its first failed list or watch
  * until every one works again). Alert on it staying above a minute or so.
  */
-import { Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from '../runtime/metrics-client.ts';
 
 /** Registers `metallb_k8s_client_sync_age_seconds` on `registry`, read from `watcher` at each scrape. */
 export function registerSyncMetrics(registry: Registry, watcher: { syncAgeSeconds(): number }): void {

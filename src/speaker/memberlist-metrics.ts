@@ -9,7 +9,7 @@
  * `amplification`, `rateLimited`, `streamLimit`, `streamBudget`, `pushPullLimit`, `timeout`,
  * `handoffQueueFull`, … A reason appears once it has been counted.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from '../runtime/metrics-client.ts';
 import type { MemberlistStats } from './membership-memberlist.ts';
 
 /**

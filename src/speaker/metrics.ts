@@ -4,7 +4,8 @@
  * on their own prom-client registry so several speakers can live in one process (tests).
  * The data planes (issue #4's `metallb_layer2_*` counters) register on `registry` too.
  */
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { collectEventLoopLag } from '../runtime/event-loop-metrics.ts';
+import { Counter, Gauge, Registry, collectProcessMetrics } from '../runtime/metrics-client.ts';
 
 /** The speaker's metric objects. */
 export interface SpeakerMetrics {
@@ -51,10 +52,13 @@ export function layer2Metrics(registry: Registry): Layer2Metrics {
   };
 }
 
-/** Creates the metrics on a fresh registry; `processMetrics` adds prom-client's process/Node.js defaults. */
+/** Creates the metrics on a fresh registry; `processMetrics` adds the process_* families and nodejs_eventloop_lag_* (src/runtime/). */
 export function speakerMetrics(opts: { processMetrics?: boolean } = {}): SpeakerMetrics {
   const registry = new Registry();
-  if (opts.processMetrics) collectDefaultMetrics({ register: registry });
+  if (opts.processMetrics) {
+    collectProcessMetrics(registry);
+    collectEventLoopLag(registry);
+  }
   const registers = [registry];
   return {
     registry,
