@@ -187,7 +187,7 @@ export interface Counts {
 
 /**
  * Every handled Service of one cluster as the focus: the focused outcome deep-equals the full
- * run's; a partial run holds that outcome only. Returns the first mismatch's description, or
+ * run's; a partial run holds that outcome only, a whole one has the full run's pools and passes. Returns the first mismatch's description, or
  * undefined; adds to `counts`.
  */
 export function checkCluster(config: Config, services: readonly Service[], lbClass: string, counts: Counts, maxPasses?: number): string | undefined {
@@ -200,12 +200,17 @@ export function checkCluster(config: Config, services: readonly Service[], lbCla
     if (focused.partial) {
       counts.partial++;
       if (focused.services.length !== 1) return `${o.service}: a partial run holds ${focused.services.length} outcomes`;
+      if (o.error !== null) return `${o.service}: a partial run for a Service whose full run fails (${o.error})`;
     }
     const mine = focused.services.find((x) => x.service === o.service);
     try {
       assert.deepEqual(mine, o);
     } catch {
       return `${o.service}${focused.partial ? ' (partial)' : ''}: focused ${JSON.stringify(mine)}\n  full ${JSON.stringify(o)}`;
+    }
+    // A whole focused run (not partial) has the full run's pools and passes too.
+    if (!focused.partial && (JSON.stringify(focused.pools) !== JSON.stringify(full.pools) || focused.passes !== full.passes)) {
+      return `${o.service}: pools or passes differ: focused ${JSON.stringify([focused.pools, focused.passes])}\n  full ${JSON.stringify([full.pools, full.passes])}`;
     }
   }
   return undefined;
