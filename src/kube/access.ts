@@ -13,6 +13,7 @@ import type { RequestOptions } from 'node:https';
 import { createRequire } from 'node:module';
 import { isIPv6 } from 'node:net';
 import { dirname, isAbsolute, join } from 'node:path';
+import { parseKubectlYaml } from './kubectl-yaml.ts';
 
 /**
  * What the raw client (KubeClient, ListWatch) needs of a configuration: the current cluster's
@@ -124,8 +125,12 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 export function liteKubeConfigFromFile(file: string, context?: string): LiteKubeConfig | undefined {
   let doc: unknown;
   try {
-    const jsyaml = createRequire(import.meta.url)('js-yaml') as typeof import('js-yaml');
-    doc = jsyaml.load(readFileSync(file, 'utf8'));
+    const text = readFileSync(file, 'utf8');
+    // kubectl's own layout (block mappings and sequences, plain and quoted scalars) through the
+    // small parser of kubectl-yaml.ts; anything else through js-yaml, which otherwise stays
+    // unloaded: about 1.5 MiB of a daemon's resident memory (issue #14; README, Performance).
+    const plain = parseKubectlYaml(text);
+    doc = plain?.length === 1 ? plain[0]!.value : (createRequire(import.meta.url)('js-yaml') as typeof import('js-yaml')).load(text);
   } catch {
     return undefined;
   }

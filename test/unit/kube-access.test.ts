@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RequestOptions } from 'node:https';
@@ -64,6 +65,44 @@ test('a kubeconfig with a CA file, client certificate data or tokens: LiteKubeCo
     assert.equal(byFile.servername, 'api.example');
     // loadClusterAccess picks it for --kubeconfig
     assert.ok(loadClusterAccess({ kubeconfig: file }, {}) instanceof LiteKubeConfig);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a kubeconfig as kubectl writes it is read without js-yaml, to the same LiteKubeConfig as js-yaml's reading of the same file in flow style", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kube-access-'));
+  try {
+    writeFileSync(join(dir, 'ca.crt'), 'CA PEM');
+    const user = `    client-certificate-data: ${Buffer.from('CERT').toString('base64')}\n    client-key-data: ${Buffer.from('KEY').toString('base64')}\n    token: "t0k:en"`;
+    // kubeconfig() writes `context: {cluster: c1, user: u1}`: a flow mapping, which only js-yaml reads
+    const flow = join(dir, 'flow');
+    writeFileSync(flow, kubeconfig(user));
+    const block = join(dir, 'block');
+    writeFileSync(block, kubeconfig(user).replace(/context: \{cluster: (\w+), user: (\w+)\}/g, 'context:\n    cluster: $1\n    user: $2'));
+    assert.doesNotMatch(readFileSync(block, 'utf8'), /\{/);
+    for (const context of [undefined, 'other']) {
+      const [a, b] = [liteKubeConfigFromFile(flow, context)!, liteKubeConfigFromFile(block, context)!];
+      assert.deepEqual(b.getCurrentCluster(), a.getCurrentCluster());
+      const [oa, ob]: RequestOptions[] = [{}, {}];
+      await a.applyToHTTPSOptions(oa);
+      await b.applyToHTTPSOptions(ob);
+      assert.deepEqual(ob, oa);
+      assert.equal(String(ob.ca), 'CA PEM');
+    }
+    // In a fresh process: the block file leaves js-yaml unloaded, the flow file loads it.
+    const loads = (file: string): boolean => {
+      const script = `
+        import { createRequire } from 'node:module';
+        const { liteKubeConfigFromFile } = await import(${JSON.stringify(join(import.meta.dirname, '../../src/kube/access.ts'))});
+        if (!liteKubeConfigFromFile(${JSON.stringify(file)})) throw new Error('not read');
+        process.stdout.write(String(Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes('/js-yaml/'))));`;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout === 'true';
+    };
+    assert.equal(loads(block), false);
+    assert.equal(loads(flow), true);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
