@@ -286,24 +286,24 @@ function checkObjects(objects: KubeObject[], lbClass: string, counts: Counts, ma
   return checkCluster(config, state.services, lbClass, counts, maxPasses);
 }
 
-test('focus: the focused outcome equals the full run on 300 adversarial clusters, and the partial shortcuts answer often', () => {
+test('focus: the focused outcome equals the full run on 250 adversarial clusters, and the partial shortcuts answer often', () => {
   const counts: Counts = { clusters: 0, focused: 0, partial: 0 };
-  for (let seed = 1; seed <= 300; seed++) {
+  for (let seed = 1; seed <= 250; seed++) {
     const mismatch = checkSeed(seed, counts);
     assert.equal(mismatch, undefined, `seed ${seed}: ${mismatch}`);
   }
   console.log(`adversarial clusters: ${counts.clusters} checked, ${counts.focused} focused runs, ${counts.partial} partial`);
-  assert.ok(counts.clusters >= 270, `${counts.clusters} clusters had a configuration the controller accepts`);
+  assert.ok(counts.clusters >= 225, `${counts.clusters} clusters had a configuration the controller accepts`);
   assert.ok(counts.partial >= 140, `the focus answered early (partial) ${counts.partial} times`);
 });
 
-test('focus: the focused outcome equals the full run on 600 tight dual-stack clusters, and the partial shortcuts answer often', () => {
+test('focus: the focused outcome equals the full run on 500 tight dual-stack clusters, and the partial shortcuts answer often', () => {
   const counts: Counts = { clusters: 0, focused: 0, partial: 0 };
-  for (let seed = 1; seed <= 600; seed++) {
+  for (let seed = 1; seed <= 500; seed++) {
     const mismatch = checkObjects(tightCluster(seed), '', counts);
     assert.equal(mismatch, undefined, `tight seed ${seed}: ${mismatch}`);
   }
   console.log(`tight clusters: ${counts.clusters} checked, ${counts.focused} focused runs, ${counts.partial} partial`);
-  assert.ok(counts.clusters >= 590, `${counts.clusters} clusters had a configuration the controller accepts`);
-  assert.ok(counts.partial >= 100, `the focus answered early (partial) ${counts.partial} times`);
+  assert.ok(counts.clusters >= 490, `${counts.clusters} clusters had a configuration the controller accepts`);
+  assert.ok(counts.partial >= 80, `the focus answered early (partial) ${counts.partial} times`);
 });
