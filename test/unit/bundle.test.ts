@@ -197,3 +197,18 @@ test('bin/metallb-ts runs the daemons from their bundle, which prints what src/c
   assert.equal(other.status, 2);
   assert.match(other.stderr, /^metallb-ts: the daemons' bundle runs speaker and controller only, not "explain"; run bin\/metallb-ts\n$/);
 });
+
+test("bin/metallb-ts gives the speaker glibc's malloc tunables (unless the caller set its own), not the controller or the CLI", () => {
+  const preload = join(copy, 'print-tunables.cjs');
+  writeFileSync(preload, 'process.stderr.write("GLIBC_TUNABLES=" + (process.env.GLIBC_TUNABLES ?? "(unset)") + "\\n");\n');
+  const tunables = (args: string[], extra: Record<string, string> = {}): string => {
+    const r = run(BIN, args, { NODE_OPTIONS: `--require ${preload}`, ...extra });
+    assert.equal(r.status, 0, r.stderr);
+    return /^GLIBC_TUNABLES=(.*)$/m.exec(r.stderr)?.[1] ?? 'not printed';
+  };
+  const caller = process.env['GLIBC_TUNABLES'];
+  assert.equal(tunables(['speaker', '--help']), caller ?? 'glibc.malloc.trim_threshold=0:glibc.malloc.top_pad=0:glibc.malloc.arena_max=1');
+  assert.equal(tunables(['speaker', '--help'], { GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' }), 'glibc.malloc.arena_max=4');
+  assert.equal(tunables(['controller', '--help']), caller ?? '(unset)');
+  assert.equal(tunables(['--version']), caller ?? '(unset)');
+});
