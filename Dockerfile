@@ -23,13 +23,25 @@ COPY src ./src
 COPY image/compile-cache.ts ./image/compile-cache.ts
 RUN node image/compile-cache.ts /opt/metallb-ts
 
+# The daemons' bundle (scripts/bundle.ts: dist/daemon.cjs and its starter), built from the src/ the
+# image ships with esbuild, a devDependency (hence a stage of its own with the full install; no
+# scripts: the addon is the build stage's): the speaker and the controller run it (issue #14).
+FROM node:24 AS bundle
+WORKDIR /opt/metallb-ts
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY scripts ./scripts
+COPY src ./src
+RUN node scripts/bundle.ts
+
 # Node 24 at /usr/local/bin/node, where `npm run image` puts it too. Unlike that image, this base
 # also carries Debian's userland, npm, corepack and yarn, and Node's debug symbols.
 FROM node:24-slim
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     NODE_ENV=production \
     NODE_COMPILE_CACHE=/opt/metallb-ts/.compile-cache \
-    NODE_COMPILE_CACHE_PORTABLE=1
+    NODE_COMPILE_CACHE_PORTABLE=1 \
+    METALLB_TS_BUNDLE=1
 WORKDIR /opt/metallb-ts
 
 # Runtime dependencies only (npm ci --omit=dev in the build stage). The devDependency node@24 is
@@ -39,6 +51,8 @@ COPY --from=build /opt/metallb-ts/node_modules ./node_modules
 COPY --from=build /opt/metallb-ts/native/build/l2.node ./native/build/l2.node
 COPY bin ./bin
 COPY src ./src
+# What the daemons run (bin/metallb-ts, with METALLB_TS_BUNDLE=1: the image has no find).
+COPY --from=bundle /opt/metallb-ts/dist/daemon.cjs /opt/metallb-ts/dist/metallb-ts-daemon.cjs ./dist/
 COPY --from=build /opt/metallb-ts/.compile-cache ./.compile-cache
 RUN node --version | grep -q '^v24\.' && NODE_DISABLE_COMPILE_CACHE=1 ./bin/metallb-ts --version
 

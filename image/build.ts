@@ -12,9 +12,18 @@
  *   3. deps  — `npm ci --omit=dev` of package.json + package-lock.json in a staging directory,
  *              less what Node never loads (image/prune.ts; --no-prune keeps all), and the addon
  *              native/build/l2.node;
- *   4. app   — package.json, package-lock.json, bin/, src/, and .compile-cache: Node's compile cache
- *              of src/ for each daemon's V8 flags and user (image/compile-cache.ts), so that no Pod
- *              strips TypeScript types at start (the stripper stays resident: ~30 MiB more).
+ *   4. app   — package.json, package-lock.json, bin/, src/, the daemons' bundle dist/daemon.cjs
+ *              and its starter dist/metallb-ts-daemon.cjs (scripts/bundle.ts, built here from the
+ *              src/ being packaged: what the speaker and the controller run), and .compile-cache:
+ *              Node's compile cache of src/ for each set of V8 flags and user (image/compile-cache.ts),
+ *              so that no command strips TypeScript types at start (the stripper stays resident:
+ *              ~30 MiB more).
+ * The daemons' bundle is built rather than taken from the tree's dist/: dist/ is a build product
+ * that may be missing or older than src/ (an edit since `npm run build`), the bundle is
+ * deterministic and takes about a second (esbuild, a devDependency, as node@24 is), and the
+ * tree is not written to. Its V8 code cache is not built: it holds what a run compiled, which
+ * differs from run to run (the image would no longer be reproducible); the starter finds the
+ * image's cache directory read-only, which only means no code cache.
  * Reproducible: entries sorted, uid/gid 0, one mtime (SOURCE_DATE_EPOCH, else 0), normalized
  * modes, gzip without a timestamp, canonical JSON: the same tree gives the same manifest digest.
  * Cached under .cache/image: the production install (per package.json and lock), the stripped
@@ -307,6 +316,29 @@ export interface LayerInput {
   addon: string;
   /** Node's compile cache of src/ (image/compile-cache.ts), shipped as APP_DIR/.compile-cache. */
   compileCache: string;
+  /** The directory holding daemon.cjs and metallb-ts-daemon.cjs (scripts/bundle.ts), shipped in APP_DIR/dist. */
+  daemonBundle: string;
+}
+
+/**
+ * The daemons' bundle of `root`/src/ (scripts/bundle.ts, esbuild from this repository's
+ * devDependencies), written to a fresh directory below `cacheDir`, which it returns. Throws
+ * ImageBuildError (one line) when esbuild is missing or src/ does not build.
+ */
+async function stagedDaemonBundle(root: string, cacheDir: string): Promise<string> {
+  const dir = join(cacheDir, 'daemon-bundle');
+  rmSync(dir, { recursive: true, force: true });
+  if (!existsSync(join(REPO_ROOT, 'node_modules/esbuild/package.json')))
+    throw new ImageBuildError(`${REPO_ROOT}/node_modules/esbuild is missing: run npm ci first (the image's daemons run their bundle, built with esbuild)`);
+  const { bundle } = await import('../scripts/bundle.ts');
+  try {
+    await bundle({ root, dist: dir, daemonOnly: true });
+  } catch (err) {
+    const first = (err as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors?.[0];
+    const why = first ? `${first.location ? `${first.location.file}:${first.location.line}: ` : ''}${first.text}` : (err as Error).message;
+    throw new ImageBuildError(`the daemons' bundle of ${root}/src/daemon-cli.ts does not build (${why})`);
+  }
+  return dir;
 }
 
 /**
@@ -360,6 +392,8 @@ export function layerSpecs(i: LayerInput): [name: string, entries: TarEntry[]][]
         ...treeEntries(join(i.root, 'bin'), app('bin')),
         { type: 'dir', path: app('src'), mode: 0o755 },
         ...treeEntries(join(i.root, 'src'), app('src')),
+        file(app('dist/daemon.cjs'), join(i.daemonBundle, 'daemon.cjs'), 0o644),
+        file(app('dist/metallb-ts-daemon.cjs'), join(i.daemonBundle, 'metallb-ts-daemon.cjs'), 0o644),
         // read-only for everyone: the root file system is (deploy/), Node only reads it
         { type: 'dir', path: app(COMPILE_CACHE_DIR), mode: 0o555 },
         ...treeEntries(i.compileCache, app(COMPILE_CACHE_DIR)).map((e): TarEntry => (e.type === 'dir' ? { ...e, mode: 0o555 } : e.type === 'file' ? { ...e, mode: 0o444 } : e)),
@@ -393,9 +427,10 @@ export async function buildImage(o: BuildOptions): Promise<BuildResult> {
   const debs = await timed(timings, 'dpkg', () => debianPackages(base.hostFiles));
 
   const compileCache = await timed(timings, 'compileCache', () => stagedCompileCache(root, nodeModules, addon, node.path, o.cacheDir, o.log));
+  const daemonBundle = await timed(timings, 'daemonBundle', () => stagedDaemonBundle(root, o.cacheDir));
 
   const mtime = o.sourceDateEpoch ?? 0;
-  const specs = layerSpecs({ root, base: base.entries, node: node.path, nodeModules, kept: tree.kept, addon, compileCache });
+  const specs = layerSpecs({ root, base: base.entries, node: node.path, nodeModules, kept: tree.kept, addon, compileCache, daemonBundle });
 
   const blobDir = o.layerCache ? join(o.cacheDir, 'layers') : mkdtempSync(join(o.cacheDir, 'layers-tmp-'));
   const layerOpts = { mtime, gzipLevel: o.gzipLevel, blobDir, reuse: o.layerCache };
@@ -428,7 +463,7 @@ export async function buildImage(o: BuildOptions): Promise<BuildResult> {
       { ...(created ? { created } : {}), created_by: `image/build.ts: base (${base.hostFiles.join(' ')}; /etc/passwd, /etc/group, /etc/nsswitch.conf, /tmp)` },
       { ...(created ? { created } : {}), created_by: `image/build.ts: ${NODE_PATH} (node@24 ${node.version}${node.strippedBytes === null ? '' : ', strip --strip-all'})` },
       { ...(created ? { created } : {}), created_by: `image/build.ts: ${APP_DIR}/node_modules (npm ci --omit=dev${o.prune ? ', pruned by image/prune.ts' : ''}) and native/build/l2.node` },
-      { ...(created ? { created } : {}), created_by: `image/build.ts: ${APP_DIR}/{package.json,package-lock.json,bin,src}` },
+      { ...(created ? { created } : {}), created_by: `image/build.ts: ${APP_DIR}/{package.json,package-lock.json,bin,src,dist/daemon.cjs,dist/metallb-ts-daemon.cjs,.compile-cache}` },
     ],
   };
   const written = await timed(timings, 'archive', () => writeArchive(o.out, name, layers, config, mtime));

@@ -3,6 +3,8 @@
  * with an empty cache (the emptyDir at /tmp), so Node strips the TypeScript types of every module
  * again, which loads its type stripper (a WebAssembly module) that stays resident: the speaker held
  * 98-108 MiB at 20 Services instead of 72. With the cache shipped, no module is stripped at start.
+ * The image's daemons run their bundle (dist/daemon.cjs, image/layout.ts), which needs none; the
+ * cache serves the other commands, and the daemons started with METALLB_TS_NO_BUNDLE=1.
  *
  * Node keys its cache by Node version, V8 flags and user id (one directory
  * `v<version>-<arch>-<flags hash>-<uid>` per combination) and, with NODE_COMPILE_CACHE_PORTABLE=1,
@@ -29,7 +31,8 @@ export type Daemon = keyof typeof DAEMON_UIDS;
 
 /**
  * The V8 flags bin/metallb-ts gives each daemon (its `speaker) exec "$node" FLAGS "$entry"` lines,
- * `$entry` being src/cli.ts or the bundle in dist/, which the image does not ship; or
+ * `$entry` being src/cli.ts or the bundle in dist/: the image's daemons run their bundle, and
+ * src/cli.ts with METALLB_TS_NO_BUNDLE=1, which this cache is for; or
  * "$root/src/cli.ts"). Throws when a daemon's line is not found: the cache would then be built for other flags
  * than the daemon runs with, and never used.
  */
@@ -46,7 +49,7 @@ export function daemonNodeFlags(binText: string): Record<Daemon, string[]> {
 /**
  * Every distinct set of V8 flags bin/metallb-ts starts Node with (its `exec "$node" ...
  * "$root/src/cli.ts"` lines and its `exec "$node" ... "$entry"` lines, src/cli.ts or the bundle in
- * dist/ that the image does not ship: the daemons', explain's, none for the other commands), in order.
+ * dist/ (the image ships the daemons' only): the daemons', explain's, none for the other commands), in order.
  */
 export function nodeFlagSets(binText: string): string[][] {
   const seen = new Map<string, string[]>();

@@ -158,10 +158,14 @@ script.runInThisContext()(mod.exports, require('node:module').createRequire(file
 `;
 }
 
-/** The esbuild options of one bundle: `entry` (under src/) into `outfile`. */
-function buildOptions(entry: string, outfile: string, minify: boolean): import('esbuild').BuildOptions {
+/**
+ * The esbuild options of one bundle: `entry` (under `root`/src/) into `outfile`. Paths esbuild
+ * writes are relative to `root`: the same tree gives the same bytes wherever it is (image/build.ts).
+ */
+function buildOptions(entry: string, outfile: string, minify: boolean, root = ROOT): import('esbuild').BuildOptions {
   return {
-    entryPoints: [join(ROOT, entry)],
+    entryPoints: [join(root, entry)],
+    absWorkingDir: root,
     outfile,
     bundle: true,
     platform: 'node',
@@ -195,17 +199,21 @@ function buildOptions(entry: string, outfile: string, minify: boolean): import('
  * Builds dist/cli.cjs, dist/daemon.cjs and their starters dist/metallb-ts.cjs and
  * dist/metallb-ts-daemon.cjs. Resolves when all are written; rejects with esbuild's error (its
  * messages are already printed) when src/ does not build, and then leaves none of them.
+ * With `o.root` and `o.dist`: from `o.root`/src/ into `o.dist` (image/build.ts: the tree it packages,
+ * into its staging directory); with `o.daemonOnly`, the daemons' bundle and starter only.
  */
-export async function bundle(): Promise<void> {
+export async function bundle(o: { root?: string; dist?: string; daemonOnly?: boolean } = {}): Promise<void> {
   const esbuild = await import('esbuild');
   const started = new Date();
-  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  const root = o.root ?? ROOT;
+  const dist = o.dist ?? join(ROOT, 'dist');
+  mkdirSync(dist, { recursive: true });
   const bundles = [
-    { entry: 'src/cli.ts', out: BUNDLE, starter: STARTER, minify: false },
-    { entry: 'src/daemon-cli.ts', out: DAEMON_BUNDLE, starter: DAEMON_STARTER, minify: true },
+    ...(o.daemonOnly ? [] : [{ entry: 'src/cli.ts', out: join(dist, basename(BUNDLE)), starter: join(dist, basename(STARTER)), minify: false }]),
+    { entry: 'src/daemon-cli.ts', out: join(dist, basename(DAEMON_BUNDLE)), starter: join(dist, basename(DAEMON_STARTER)), minify: true },
   ].map((b) => ({ ...b, tmp: `${b.out}.${process.pid}.tmp`, starterTmp: `${b.starter}.${process.pid}.tmp` }));
   try {
-    await Promise.all(bundles.map((b) => esbuild.build(buildOptions(b.entry, b.tmp, b.minify))));
+    await Promise.all(bundles.map((b) => esbuild.build(buildOptions(b.entry, b.tmp, b.minify, root))));
     for (const b of bundles) {
       // The few characters beyond ASCII esbuild leaves (in comments, one regex) as \u escapes: the
       // starter then reads the bundle as a one-byte string instead of decoding 1.3 MB of UTF-8.

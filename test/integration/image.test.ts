@@ -16,15 +16,18 @@
  *   pruned tree); (b) as root, chrooted into it (its own loader, glibc, libstdc++, dash) in a
  *   private mount namespace with /dev and /proc bound in: the entrypoint's --version, `explain`
  *   and `controller` as nobody (65534, as deploy/controller.yaml), `speaker` as root loading the
- *   raw-socket addon (both run until they retry the unreachable API server, then stop on SIGTERM);
- *   and the image's compile cache (image/compile-cache.ts) serves every module's stripped code to
- *   the speaker as root, the controller and explain as nobody (no TypeScript stripped at start);
+ *   raw-socket addon (both run until they retry the unreachable API server, then stop on SIGTERM),
+ *   each from the daemons' bundle (its /proc/PID/cmdline: dist/metallb-ts-daemon.cjs, built by
+ *   image/build.ts from the snapshot's src/); and the image's compile cache (image/compile-cache.ts)
+ *   serves every module's stripped code to explain as nobody and, with METALLB_TS_NO_BUNDLE=1, to
+ *   the speaker as root and the controller as nobody (no TypeScript stripped at start);
  * - containerd (Debian's 1.6, with runc; runs when containerd, ctr and runc are installed and we
  *   are root; METALLB_TS_IMAGE_CONTAINERD=0 skips it, =1 makes a missing tool a failure): a
  *   throwaway containerd with its own root, state and socket in a temp directory (in a private
  *   mount namespace; a host containerd is never touched) imports the archive in namespace k8s.io
  *   and runs it with read-only root and a tmpfs /tmp: --version, `explain`, and `speaker` with
- *   every capability dropped but NET_RAW, as deploy/speaker.yaml (and without NET_RAW: exit 2).
+ *   every capability dropped but NET_RAW, as deploy/speaker.yaml, from the daemons' bundle, its
+ *   code cache unwritable and nothing said of it (and without NET_RAW: exit 2).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -177,6 +180,13 @@ async function runUntil(cmd: string, args: string[], ready: RegExp, stop: (child
   });
 }
 
+/** A daemon's command line (/proc/PID/cmdline): the image's Node on the daemons' bundle, not src/cli.ts. */
+function assertRunsDaemonBundle(cmdline: string[], daemon: string): void {
+  const i = cmdline.indexOf(`${APP_DIR}/dist/metallb-ts-daemon.cjs`);
+  assert.ok(i > 0 && cmdline[0] === NODE_PATH && cmdline[i + 1] === daemon, `the ${daemon} runs ${cmdline.join(' ')}`);
+  assert.ok(!cmdline.some((a) => a.endsWith('src/cli.ts')), cmdline.join(' '));
+}
+
 /** The snapshot the image is built from (so that edits to the tree during the test change nothing). */
 const SNAP = join(TMP, 'snap');
 
@@ -247,6 +257,8 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
     const want: [string, ReadEntry['type'], number?][] = [
       [`${app}/bin/metallb-ts`, 'file', 0o755],
       [`${app}/src/cli.ts`, 'file', 0o644],
+      [`${app}/dist/daemon.cjs`, 'file', 0o644],
+      [`${app}/dist/metallb-ts-daemon.cjs`, 'file', 0o644],
       [`${app}/package.json`, 'file', 0o644],
       [`${app}/package-lock.json`, 'file', 0o644],
       [NODE_PATH.slice(1), 'file', 0o755],
@@ -267,9 +279,13 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
     }
     assert.match(paths.get('etc/passwd')!.data.toString(), /^nobody:x:65534:65534:/m);
     const forbidden = [...paths.keys()].filter(
-      (p) => /\/node_modules\/(npm|node|typescript|\.bin)(\/|$)/.test(p) || /\.d\.[mc]?ts$/.test(p) || /\.js\.map$/.test(p) || p.startsWith('usr/local/lib/node_modules'),
+      // type declarations of packages (src/types/ ships as the tree has it: src/ is copied whole)
+      (p) => /\/node_modules\/(npm|node|typescript|\.bin)(\/|$)/.test(p) || (/\/node_modules\//.test(p) && /\.d\.[mc]?ts$/.test(p)) || /\.js\.map$/.test(p) || p.startsWith('usr/local/lib/node_modules'),
     );
     assert.deepEqual(forbidden, [], 'no npm, devDependencies, declarations, maps or .bin');
+    // The daemons' bundle only, built from the snapshot's src/ (not the tree's dist/, which the snapshot has not).
+    assert.deepEqual([...paths.keys()].filter((p) => p.startsWith(`${app}/dist/`)).sort(), [`${app}/dist/daemon.cjs`, `${app}/dist/metallb-ts-daemon.cjs`]);
+    assert.match(paths.get(`${app}/dist/metallb-ts-daemon.cjs`)!.data.toString(), /path\.join\(__dirname, "daemon\.cjs"\)/);
     // Node is the pinned node@24's, stripped.
     assert.match(result.node.version, /^v24\./);
     assert.ok(result.node.strippedBytes! < result.node.bytes);
@@ -362,41 +378,63 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
     test('controller as nobody starts, serves its metrics and retries the API server; SIGTERM stops it', async () => {
       const [cmd, args] = inChroot('65534:65534', ['controller', '--kubeconfig', '/tmp/kubeconfig', '--metrics-port', '0']);
       let uid = '';
+      let cmdline: string[] = [];
       const r = await runUntil(cmd, args, /list\/watch failed, retrying/, (child) => {
         // unshare's child is the controller's Node (sh, env, chroot and bin/metallb-ts each exec the next).
         const pid = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
         uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '';
+        cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
         process.kill(Number(pid), 'SIGTERM');
       });
       assert.ok(r.sawReady, r.stdout + r.stderr);
       assert.equal(uid, '65534', 'runs as nobody');
+      // The daemons' bundle (METALLB_TS_BUNDLE=1 of the image's ENV: no find in the image), not src/cli.ts.
+      assertRunsDaemonBundle(cmdline, 'controller');
+      assert.doesNotMatch(r.stderr, /EACCES|EROFS|metallb-ts-bundle/, 'an unwritable code cache only means no cache');
       assert.match(r.stdout + r.stderr, /serving \/metrics/);
       assert.equal(r.status, 0, r.stderr);
     });
 
-    test("the image's compile cache: the speaker (root), the controller (nobody) and explain strip no TypeScript at start", () => {
-      for (const [user, args] of [
-        ['0:0', ['speaker', '--help']],
-        ['65534:65534', ['controller', '--help']],
-        ['65534:65534', [...EXPLAIN, '--help']],
-        ['0:0', ['--version']],
+    test("the image's compile cache: explain (nobody), --version and, with METALLB_TS_NO_BUNDLE=1, the daemons strip no TypeScript at start", () => {
+      for (const [user, args, extra] of [
+        ['0:0', ['speaker', '--help'], { METALLB_TS_NO_BUNDLE: '1' }],
+        ['65534:65534', ['controller', '--help'], { METALLB_TS_NO_BUNDLE: '1' }],
+        ['65534:65534', [...EXPLAIN, '--help'], {}],
+        ['0:0', ['--version'], {}],
       ] as const) {
-        const [cmd, a] = inChroot(user, [...args], { NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+        const [cmd, a] = inChroot(user, [...args], { NODE_DEBUG_NATIVE: 'COMPILE_CACHE', ...extra });
         const r = run(cmd, a);
         assert.equal(r.status, 0, r.stderr);
         const what = `${args.join(' ')} as ${user}`;
         assert.match(r.stderr, /retrieving transpile cache for StrippedTypeScript file:\/\/\/opt\/metallb-ts\/src\/cli\.ts\.\.\.success/, what);
         assert.doesNotMatch(r.stderr, /no transpile cache for StrippedTypeScript/, what);
       }
+      // By default the daemons run their bundle: no TypeScript module at all, and the starter's
+      // unwritable code cache (nobody; the root file system read-only in a Pod) prints nothing.
+      for (const [user, daemon] of [
+        ['0:0', 'speaker'],
+        ['65534:65534', 'controller'],
+      ] as const) {
+        const [cmd, a] = inChroot(user, [daemon, '--help'], { NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+        const r = run(cmd, a);
+        assert.equal(r.status, 0, r.stderr);
+        assert.doesNotMatch(r.stderr, /StrippedTypeScript|EACCES|EROFS/, `${daemon} as ${user}`);
+        const plain = run(...inChroot(user, [daemon, '--help']));
+        assert.equal(plain.stderr, '', `${daemon} as ${user}`);
+        assert.match(plain.stdout, new RegExp(`^Usage: metallb-ts ${daemon}`, 'm'));
+      }
     });
 
     test('speaker as root loads the raw-socket addon, then retries the API server; SIGTERM stops it', async () => {
       const [cmd, args] = inChroot('0:0', ['speaker', '--node-name', 'n1', '--kubeconfig', '/tmp/kubeconfig', '--port', '0', '--health-probe-port', '0']);
+      let cmdline: string[] = [];
       const r = await runUntil(cmd, args, /list\/watch failed, retrying/, (child) => {
         const pid = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
+        cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
         process.kill(Number(pid), 'SIGTERM');
       });
       assert.ok(r.sawReady, r.stdout + r.stderr);
+      assertRunsDaemonBundle(cmdline, 'speaker');
       assert.doesNotMatch(r.stdout + r.stderr, /addon|CAP_NET_RAW/);
       assert.equal(r.status, 0, r.stderr);
     });
@@ -539,8 +577,9 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
       assert.equal(e.stdout, want.stdout.replaceAll(EXAMPLE, '/kc/cluster.yaml'));
     });
 
-    test('ctr run: the speaker with NET_RAW only (deploy/speaker.yaml) opens its raw sockets and retries the API server', async () => {
+    test("ctr run: the speaker with NET_RAW only (deploy/speaker.yaml) runs the daemons' bundle, opens its raw sockets and retries the API server", async () => {
       const id = `mts-image-${process.pid}-${++seq}`;
+      let cmdline: string[] = [];
       const r = await runUntil(
         'ctr',
         [
@@ -562,10 +601,19 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
         ],
         /list\/watch failed, retrying/,
         () => {
+          // The task's PID as the host sees it (`ctr tasks ls`: TASK PID STATUS).
+          const pid = ctr(['tasks', 'ls'])
+            .stdout.split('\n')
+            .map((l) => l.trim().split(/\s+/))
+            .find((f) => f[0] === id)?.[1];
+          if (pid) cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
           ctr(['tasks', 'kill', '-s', 'SIGTERM', id]);
         },
       );
       assert.ok(r.sawReady, r.stdout + r.stderr);
+      assertRunsDaemonBundle(cmdline, 'speaker');
+      // The read-only root: the starter cannot write the bundle's code cache, and says nothing of it.
+      assert.doesNotMatch(r.stdout + r.stderr, /EROFS|read-only file system|metallb-ts-bundle/i);
       assert.equal(r.status, 0, r.stderr);
     });
 

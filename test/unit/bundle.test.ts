@@ -2,7 +2,8 @@
  * The bundles (scripts/bundle.ts → dist/cli.cjs and its starter dist/metallb-ts.cjs; the daemons'
  * dist/daemon.cjs and dist/metallb-ts-daemon.cjs) against src/cli.ts, in a copy of the tree (bin/,
  * src/, scripts/, examples/, package.json; node_modules linked): the copy's bin/metallb-ts runs a
- * bundle when no file under src/ is newer than it and src/cli.ts otherwise, the daemons from their
+ * bundle when no file under src/ is newer than it and src/cli.ts otherwise (with METALLB_TS_BUNDLE=1,
+ * as in the image, which has no find: the bundle without comparing), the daemons from their
  * own bundle, which holds no diagnostics command; each prints byte for byte what src/cli.ts prints
  * (stdout, stderr, exit status): explain, validate, whois and allocate --dry-run on examples/, as
  * text and JSON; the daemons' help and usage errors. Real processes; the working tree is not modified.
@@ -84,6 +85,24 @@ test('bin/metallb-ts runs the bundle when no file under src/ is newer, src/cli.t
     assert.match(run(BIN, ['explain', 'svc/frontend', '-n', 'shop', '-f', EXAMPLE]).stderr, /ran src\/cli\.ts/);
     assert.match(run(BIN, ['--version']).stderr, /ran src\/cli\.ts/);
     assert.match(run(BIN, ['controller', '--help']).stderr, /ran src\/cli\.ts/);
+
+    // The container image (image/layout.ts): no find on PATH, METALLB_TS_BUNDLE=1: the daemons run
+    // their bundle without the comparison (here src/ is newer); METALLB_TS_NO_BUNDLE=1 still wins.
+    const noFind = mkdtempSync(join(tmpdir(), 'metallb-ts-no-find-'));
+    try {
+      assert.match(run(BIN, ['speaker', '--help'], { PATH: noFind }).stderr, /ran src\/cli\.ts/, 'no find: src/cli.ts');
+      for (const d of ['speaker', 'controller']) {
+        const r = run(BIN, [d, '--help'], { PATH: noFind, METALLB_TS_BUNDLE: '1' });
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(r.stderr, '', `${d} runs dist/metallb-ts-daemon.cjs`);
+        assert.match(run(BIN, [d, '--help'], { PATH: noFind, METALLB_TS_BUNDLE: '1', METALLB_TS_NO_BUNDLE: '1' }).stderr, /ran src\/cli\.ts/);
+      }
+      // Without the bundle's files (the image ships no dist/cli.cjs), src/cli.ts.
+      rmSync(STARTER);
+      assert.match(run(BIN, ['--version'], { PATH: noFind, METALLB_TS_BUNDLE: '1' }).stderr, /ran src\/cli\.ts/);
+    } finally {
+      rmSync(noFind, { recursive: true, force: true });
+    }
   } finally {
     writeFileSync(cli, original);
   }
