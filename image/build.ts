@@ -322,18 +322,20 @@ export interface LayerInput {
 
 /**
  * The daemons' bundle of `root`/src/ (scripts/bundle.ts, esbuild from this repository's
- * devDependencies), written to a fresh directory below `cacheDir`, which it returns. Throws
- * ImageBuildError (one line) when esbuild is missing or src/ does not build.
+ * devDependencies), written to a fresh directory of this build below `cacheDir` (the caller
+ * removes it), which it returns. Throws ImageBuildError (one line) when esbuild is missing or src/
+ * does not build.
  */
 async function stagedDaemonBundle(root: string, cacheDir: string): Promise<string> {
-  const dir = join(cacheDir, 'daemon-bundle');
-  rmSync(dir, { recursive: true, force: true });
   if (!existsSync(join(REPO_ROOT, 'node_modules/esbuild/package.json')))
     throw new ImageBuildError(`${REPO_ROOT}/node_modules/esbuild is missing: run npm ci first (the image's daemons run their bundle, built with esbuild)`);
+  mkdirSync(cacheDir, { recursive: true });
+  const dir = mkdtempSync(join(cacheDir, 'daemon-bundle-'));
   const { bundle } = await import('../scripts/bundle.ts');
   try {
     await bundle({ root, dist: dir, daemonOnly: true });
   } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
     const first = (err as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors?.[0];
     const why = first ? `${first.location ? `${first.location.file}:${first.location.line}: ` : ''}${first.text}` : (err as Error).message;
     throw new ImageBuildError(`the daemons' bundle of ${root}/src/daemon-cli.ts does not build (${why})`);
@@ -438,6 +440,7 @@ export async function buildImage(o: BuildOptions): Promise<BuildResult> {
   for (const [layerName, entries] of specs) {
     layers.push(await timed(timings, `layer:${layerName}`, () => writeLayer(layerName, entries, layerOpts)));
   }
+  rmSync(daemonBundle, { recursive: true, force: true });
 
   const created = o.sourceDateEpoch === null ? undefined : new Date(o.sourceDateEpoch * 1000).toISOString();
   const config: ImageConfig = {
