@@ -333,7 +333,7 @@ async function stagedDaemonBundle(root: string, cacheDir: string): Promise<strin
   const dir = mkdtempSync(join(cacheDir, 'daemon-bundle-'));
   const { bundle } = await import('../scripts/bundle.ts');
   try {
-    await bundle({ root, dist: dir, daemonOnly: true });
+    await bundle({ root, dist: dir, daemonOnly: true, quiet: true });
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     const first = (err as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors?.[0];

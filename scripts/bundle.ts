@@ -162,7 +162,7 @@ script.runInThisContext()(mod.exports, require('node:module').createRequire(file
  * The esbuild options of one bundle: `entry` (under `root`/src/) into `outfile`. Paths esbuild
  * writes are relative to `root`: the same tree gives the same bytes wherever it is (image/build.ts).
  */
-function buildOptions(entry: string, outfile: string, minify: boolean, root = ROOT): import('esbuild').BuildOptions {
+function buildOptions(entry: string, outfile: string, minify: boolean, root = ROOT, quiet = false): import('esbuild').BuildOptions {
   return {
     entryPoints: [join(root, entry)],
     absWorkingDir: root,
@@ -173,7 +173,7 @@ function buildOptions(entry: string, outfile: string, minify: boolean, root = RO
     target: 'node24',
     minifyWhitespace: minify,
     minifySyntax: minify,
-    logLevel: 'warning',
+    logLevel: quiet ? 'silent' : 'warning',
     legalComments: 'eof',
     // The starter hands the bundle a require() and its file name; import.meta.url is its URL.
     banner: { js: "'use strict';\nconst __metallbTsUrl = require('node:url').pathToFileURL(__filename).href;" },
@@ -200,9 +200,10 @@ function buildOptions(entry: string, outfile: string, minify: boolean, root = RO
  * dist/metallb-ts-daemon.cjs. Resolves when all are written; rejects with esbuild's error (its
  * messages are already printed) when src/ does not build, and then leaves none of them.
  * With `o.root` and `o.dist`: from `o.root`/src/ into `o.dist` (image/build.ts: the tree it packages,
- * into its staging directory); with `o.daemonOnly`, the daemons' bundle and starter only.
+ * into its staging directory); with `o.daemonOnly`, the daemons' bundle and starter only; with
+ * `o.quiet`, esbuild prints nothing (the caller reports the error it rejects with).
  */
-export async function bundle(o: { root?: string; dist?: string; daemonOnly?: boolean } = {}): Promise<void> {
+export async function bundle(o: { root?: string; dist?: string; daemonOnly?: boolean; quiet?: boolean } = {}): Promise<void> {
   const esbuild = await import('esbuild');
   const started = new Date();
   const root = o.root ?? ROOT;
@@ -213,7 +214,7 @@ export async function bundle(o: { root?: string; dist?: string; daemonOnly?: boo
     { entry: 'src/daemon-cli.ts', out: join(dist, basename(DAEMON_BUNDLE)), starter: join(dist, basename(DAEMON_STARTER)), minify: true },
   ].map((b) => ({ ...b, tmp: `${b.out}.${process.pid}.tmp`, starterTmp: `${b.starter}.${process.pid}.tmp` }));
   try {
-    await Promise.all(bundles.map((b) => esbuild.build(buildOptions(b.entry, b.tmp, b.minify, root))));
+    await Promise.all(bundles.map((b) => esbuild.build(buildOptions(b.entry, b.tmp, b.minify, root, o.quiet))));
     for (const b of bundles) {
       // The few characters beyond ASCII esbuild leaves (in comments, one regex) as \u escapes: the
       // starter then reads the bundle as a one-byte string instead of decoding 1.3 MB of UTF-8.
