@@ -121,8 +121,14 @@ export class StatusWriter<T extends KubeObject, B> {
     }
   }
 
-  /** Runs one service's plan now. Rejects on the first failed API call. */
-  async reconcile(key: string): Promise<void> {
+  /**
+   * Runs one service's plan now. Rejects on the first failed API call, except once when the object
+   * whose status it writes is gone (404: the garbage collector deleted it with the Pod that owned
+   * it, e.g. a replaced speaker's, before the watch showed that): the object is then hidden and the
+   * plan made again at once, which creates a new one (a debug line, no error: nothing failed).
+   * `gone`: set on that second run, whose 404 rejects.
+   */
+  async reconcile(key: string, gone = false): Promise<void> {
     const slash = key.indexOf('/');
     const serviceNamespace = key.slice(0, slash);
     const serviceName = key.slice(slash + 1);
@@ -146,10 +152,14 @@ export class StatusWriter<T extends KubeObject, B> {
       try {
         await api.patchStatus(namespace, target, plan.patch.status);
       } catch (err) {
-        // Gone meanwhile (deleted by someone else before the watch showed it): forget it, so the
-        // retry creates a new one.
-        if ((err as { statusCode?: unknown } | null)?.statusCode === 404) this.created.delete(target);
-        throw err;
+        // Gone meanwhile (deleted by someone else before the watch showed it): forget it and hide
+        // it until the watch drops it, so the plan made again creates a new one.
+        if ((err as { statusCode?: unknown } | null)?.statusCode !== 404) throw err;
+        this.created.delete(target);
+        this.deleted.add(target);
+        if (gone) throw err;
+        this.o.log.debug({ controller, service: key, gone: target, msg: `${what} deleted meanwhile, writing another` });
+        return this.reconcile(key, true);
       }
       const mine = this.created.get(target);
       if (mine) this.created.set(target, { ...mine, status: { ...plan.patch.status } });
