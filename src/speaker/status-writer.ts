@@ -105,7 +105,10 @@ export class StatusWriter<T extends KubeObject, B> {
           const n = (this.failures.get(key) ?? 0) + 1;
           this.failures.set(key, n);
           const delay = Math.min((this.o.backoffMs ?? 500) * 2 ** (n - 1), this.o.maxBackoffMs ?? 30_000);
-          this.o.log.error({ controller: this.o.controller, service: key, error: err instanceof Error ? err.message : String(err), retryInMs: delay, msg: `failed to update ${this.o.what}` });
+          // An object deleted before the watch showed it (the garbage collector removing a replaced
+          // speaker Pod's objects): nothing failed, the retry writes another: info, not error.
+          const gone = (err as { statusCode?: unknown } | null)?.statusCode === 404;
+          this.o.log[gone ? 'info' : 'error']({ controller: this.o.controller, service: key, error: err instanceof Error ? err.message : String(err), retryInMs: delay, msg: `failed to update ${this.o.what}` });
           if (!this.stopped) {
             const t = setTimeout(() => {
               this.timers.delete(t);
@@ -121,14 +124,8 @@ export class StatusWriter<T extends KubeObject, B> {
     }
   }
 
-  /**
-   * Runs one service's plan now. Rejects on the first failed API call, except once when the object
-   * whose status it writes is gone (404: the garbage collector deleted it with the Pod that owned
-   * it, e.g. a replaced speaker's, before the watch showed that): the object is then hidden and the
-   * plan made again at once, which creates a new one (a debug line, no error: nothing failed).
-   * `gone`: set on that second run, whose 404 rejects.
-   */
-  async reconcile(key: string, gone = false): Promise<void> {
+  /** Runs one service's plan now. Rejects on the first failed API call. */
+  async reconcile(key: string): Promise<void> {
     const slash = key.indexOf('/');
     const serviceNamespace = key.slice(0, slash);
     const serviceName = key.slice(slash + 1);
@@ -152,14 +149,10 @@ export class StatusWriter<T extends KubeObject, B> {
       try {
         await api.patchStatus(namespace, target, plan.patch.status);
       } catch (err) {
-        // Gone meanwhile (deleted by someone else before the watch showed it): forget it and hide
-        // it until the watch drops it, so the plan made again creates a new one.
-        if ((err as { statusCode?: unknown } | null)?.statusCode !== 404) throw err;
-        this.created.delete(target);
-        this.deleted.add(target);
-        if (gone) throw err;
-        this.o.log.debug({ controller, service: key, gone: target, msg: `${what} deleted meanwhile, writing another` });
-        return this.reconcile(key, true);
+        // Gone meanwhile (deleted by someone else before the watch showed it): forget it, so the
+        // retry creates a new one.
+        if ((err as { statusCode?: unknown } | null)?.statusCode === 404) this.created.delete(target);
+        throw err;
       }
       const mine = this.created.get(target);
       if (mine) this.created.set(target, { ...mine, status: { ...plan.patch.status } });
