@@ -101,6 +101,33 @@ test('LZW equals Go compress/lzw (LSB, 8) on the captured vector and round-trips
   assert.throws(() => lzwDecode(hex('0001'), 100), /unexpected end|invalid/);
 });
 
+test('LZW decoding copies each code from the output: long runs, two-symbol text, table resets and KwKwK codes round-trip', () => {
+  let seed = 7;
+  const rnd = (): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const runs = (n: number): Uint8Array => {
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; ) {
+      const len = 1 + Math.floor(rnd() * 5000);
+      out.fill(Math.floor(rnd() * 3), i, Math.min(n, i + len));
+      i += len;
+    }
+    return out;
+  };
+  const inputs = [
+    new Uint8Array(3_000_000), // one byte: strings up to ~3,840 bytes, the table filled and cleared
+    Uint8Array.from({ length: 300_000 }, () => (rnd() < 0.9 ? 0 : 1)), // KwKwK codes throughout
+    runs(1_000_000),
+    Uint8Array.from({ length: 70_000 }, (_, i) => i & 0xff),
+  ];
+  for (const [i, input] of inputs.entries()) assert.deepEqual(lzwDecode(lzwEncode(input), 1 << 23), input, `input ${i}`);
+  // a stream cut before its end code: the bytes written so far are reported
+  const cut = lzwEncode(new Uint8Array(64_000));
+  assert.throws(
+    () => lzwDecode(cut.subarray(0, cut.length - 2), 1 << 20),
+    (e: { outputBytes?: number }) => (e.outputBytes ?? 0) > 60_000 && (e.outputBytes ?? 0) <= 64_000,
+  );
+});
+
 test('MetalLB key derivation: secret + SHA-256("") prefix, first 32 bytes', () => {
   assert.equal(toHex(metallbSecretKey(Buffer.from('short-secret'))), '73686f72742d736563726574e3b0c44298fc1c149afbf4c8996fb92427ae41e4');
   assert.equal(toHex(metallbSecretKey(Buffer.from('9Zq3mKx1TQ2bHc7LwY8pVg'))), '395a71336d4b7831545132624863374c775938705667e3b0c44298fc1c149afb');
