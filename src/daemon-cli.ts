@@ -16,13 +16,11 @@ import { type LoadedProgram, startCli } from './runtime/cli-run.ts';
  *   for another command.
  */
 async function loadDaemonProgram(argv: readonly string[]): Promise<LoadedProgram> {
-  const [commander, frame, { setSnapshotWarningHandler }] = await Promise.all([import('commander'), import('./commands/frame.ts'), import('./kube/snapshot.ts')]);
+  // not kube/snapshot.ts (`speaker --dry-run -f` loads it, with its own warning handler): with
+  // node:fs/promises, which it imports, about 1 MiB resident in every daemon (issue #14)
+  const [commander, frame] = await Promise.all([import('commander'), import('./commands/frame.ts')]);
   const daemon = frame.daemonOf(argv);
   if (!daemon) throw new UserError(`the daemons' bundle runs ${frame.DAEMONS.join(' and ')} only, not ${JSON.stringify(argv[0] ?? '')}; run bin/metallb-ts`);
-  // `speaker --dry-run` reads snapshots: their warnings one line each, as src/cli.ts prints them.
-  setSnapshotWarningHandler((message) => {
-    process.stderr.write(`metallb-ts: warning: ${frame.oneLine(message)}\n`);
-  });
   const register = daemon === 'speaker' ? (await import('./commands/speaker.ts')).registerSpeaker : (await import('./commands/controller.ts')).registerController;
   const program = frame.programFrame();
   register(program);

@@ -20,6 +20,7 @@
  */
 import { Option, type Command } from 'commander';
 import { UserError } from '../core/errors.ts';
+import { oneLine } from './frame.ts';
 import { metallbNamespaceOf, portNumber } from './runtime-options.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { LOG_LEVELS, type LogLevel } from '../runtime/log.ts';
@@ -265,6 +266,8 @@ async function runDryRun(opts: SpeakerFlags, command: Command): Promise<number> 
     unannouncedEvents: opts.unannouncedEvents !== false,
     ...(opts.lbClass !== undefined ? { lbClass: opts.lbClass } : {}),
     ...(opts.podName ? { podName: opts.podName } : {}),
+    // one line each, as src/cli.ts prints the other commands' snapshot warnings
+    onWarning: (message) => process.stderr.write(`metallb-ts: warning: ${oneLine(message)}\n`),
   });
   const [{ renderSpeakerDryRun }, { writeResult }] = await Promise.all([import('../render/speaker-dry-run.ts'), import('../render/output.ts')]);
   writeResult((opts.output ?? 'table') as 'table' | 'json' | 'yaml', result, () => renderSpeakerDryRun(result));

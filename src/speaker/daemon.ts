@@ -292,6 +292,8 @@ export interface SpeakerDryRunRequest {
   speakers: string[] | null;
   ignoreExcludeLB: boolean;
   unannouncedEvents: boolean;
+  /** receives the snapshot's warnings (loadSnapshot's onWarning), one line each */
+  onWarning?: (message: string) => void;
   lbClass?: string;
   podName?: string;
 }
@@ -308,7 +310,7 @@ export async function speakerDryRunOf(req: SpeakerDryRunRequest): Promise<Speake
   let state: ClusterState;
   if (req.filename && req.filename.length > 0) {
     const { loadSnapshot } = await import('../kube/snapshot.ts');
-    state = await loadSnapshot(req.filename);
+    state = await loadSnapshot(req.filename, req.onWarning ? { onWarning: req.onWarning } : {});
   } else {
     const [{ loadKubeConfig }, { readClusterState }] = await Promise.all([import('../kube/client.ts'), import('../kube/live.ts')]);
     const kc = loadKubeConfig({ ...(req.kubeconfig ? { kubeconfig: req.kubeconfig } : {}), ...(req.context ? { context: req.context } : {}) });

@@ -199,18 +199,23 @@ test('bin/metallb-ts runs the daemons from their bundle, which prints what src/c
   }
   assert.equal(readdirSync(dir).length, 3, readdirSync(dir).join(', '));
 
+  const twice = join(copy, 'node-twice.yaml');
+  writeFileSync(twice, 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {a: b}\n');
   const cases: string[][] = [
     ['speaker', '--help'],
     ['controller', '--help'],
     ['speaker', '--no-such-flag'],
     ['controller', '--log-level', 'loud'],
     ['speaker', '--node-name', 'n1', '--port', 'x'],
+    ['speaker', '--node-name', 'n1', '--dry-run', '-f', twice],
   ];
   for (const a of cases) {
     const src = run(NODE, [join(copy, 'src/cli.ts'), ...a]);
     assert.deepEqual(run(NODE, [DAEMON_STARTER, ...a]), src, `metallb-ts ${a.join(' ')}`);
     assert.ok(src.stdout.length > 0 || src.stderr.length > 0, `metallb-ts ${a.join(' ')} printed nothing`);
   }
+  // the snapshot's warning, one line, from the bundle too (which loads kube/snapshot.ts only then)
+  assert.match(run(NODE, [DAEMON_STARTER, 'speaker', '--node-name', 'n1', '--dry-run', '-f', twice]).stderr, /^metallb-ts: warning: Node n1 is defined twice in the input, with different contents .*\n$/);
   // Any other command is not in it: one line, exit 2.
   const other = run(NODE, [DAEMON_STARTER, 'explain', 'svc/frontend', '-f', EXAMPLE]);
   assert.equal(other.status, 2);
