@@ -136,7 +136,8 @@ if (process.env.NODE_COMPILE_CACHE && !process.env.NODE_DISABLE_COMPILE_CACHE) {
     cachedData = fs.readFileSync(cacheFile);
   } catch {}
 }
-const script = new vm.Script(\`(function (exports, require, module, __filename, __dirname) {\${source}\\n})\`, {
+// The bundle is a function expression (its build wraps it): compiled from this very string.
+const script = new vm.Script(source, {
   filename: file,
   cachedData,
   importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
@@ -175,8 +176,11 @@ function buildOptions(entry: string, outfile: string, minify: boolean, root = RO
     minifySyntax: minify,
     logLevel: quiet ? 'silent' : 'warning',
     legalComments: 'eof',
-    // The starter hands the bundle a require() and its file name; import.meta.url is its URL.
-    banner: { js: "'use strict';\nconst __metallbTsUrl = require('node:url').pathToFileURL(__filename).href;" },
+    // The bundle is one function expression, which the starter compiles as it is (not wrapped in a
+    // copy of the source: 0.6 MB less for the daemons, at their start) and calls with a require()
+    // and its file name; import.meta.url is its URL.
+    banner: { js: "(function (exports, require, module, __filename, __dirname) {'use strict';\nconst __metallbTsUrl = require('node:url').pathToFileURL(__filename).href;" },
+    footer: { js: '\n})' },
     define: { 'import.meta.url': '__metallbTsUrl' },
     plugins: [
       {
