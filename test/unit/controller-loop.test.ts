@@ -282,4 +282,35 @@ describe('ControllerLoop', () => {
     assert.deepEqual(c.ipsOf('default/b'), c.ipsOf('default/a'));
     await loop.stop();
   });
+
+  test('Service writes in flight start at 4 and grow by one per 16 done, up to --write-concurrency: 20 Services never have more than 5 at once, 400 reach 16', async () => {
+    /** A FakeCluster whose writes take 2 ms, counting the most in flight at once. */
+    class SlowWrites extends FakeCluster {
+      inFlight = 0;
+      most = 0;
+      override async writeService(base: Service, desired: Service): Promise<Service> {
+        this.most = Math.max(this.most, ++this.inFlight);
+        try {
+          await new Promise((r) => setTimeout(r, 2));
+          return await super.writeService(base, desired);
+        } finally {
+          this.inFlight--;
+        }
+      }
+    }
+    for (const [n, most] of [
+      [20, 5],
+      [400, 16],
+    ] as const) {
+      const c = new SlowWrites();
+      c.put(pool('p', ['10.1.0.0/20']));
+      for (let i = 0; i < n; i++) c.put(svc('default', `s${String(i).padStart(3, '0')}`));
+      await tick(1);
+      const loop = await run(c, { writeConcurrency: 16 });
+      assert.equal([...c.services.keys()].filter((k) => c.ipsOf(k).length === 1).length, n, `every one of ${n} Services got an address`);
+      if (n === 20) assert.ok(c.most <= most, `${c.most} writes in flight at once with ${n} Services`);
+      else assert.equal(c.most, most, `${n} Services: up to --write-concurrency`);
+      await loop.stop();
+    }
+  });
 });

@@ -11,6 +11,10 @@ import type { RequestOptions } from 'node:https';
 import { inClusterConfig, liteKubeConfigFromFile, LiteKubeConfig } from '../../src/kube/access.ts';
 import { loadClusterAccess } from '../../src/kube/client.ts';
 import { ListWatch } from '../../src/kube/list-watch.ts';
+import { KubeClient } from '../../src/kube/client.ts';
+import { createCA, createServingCert } from '../../src/controller/webhook-cert.ts';
+import { createServer as createHttpsServer } from 'node:https';
+import type { SecureContext } from 'node:tls';
 import type { KubeObject } from '../../src/core/kube.ts';
 
 function kubeconfig(user: string, cluster = '    server: https://10.0.0.1:6443\n    certificate-authority: ca.crt'): string {
@@ -130,6 +134,52 @@ test('exec plugins, basic auth, proxies, unknown contexts, missing files, bad YA
     writeFileSync(file, kubeconfig('    token: t'));
     assert.throws(() => loadClusterAccess({ kubeconfig: file, context: 'nope' }, {}), /context "nope" not found/);
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('one TLS context for every connection while the CA and client certificate stay the same; a new one when a file changes; none for material TLS refuses', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kube-access-tls-'));
+  const ca = createCA();
+  const serving = createServingCert(ca, 'localhost');
+  const client = createCA({ caName: 'client' });
+  const server = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (_req, res) => {
+    res.setHeader('Content-Type', 'application/json');
+    res.end('{"kind":"Status"}');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const port = (server.address() as { port: number }).port;
+    writeFileSync(join(dir, 'ca.crt'), ca.certPem);
+    const file = join(dir, 'config');
+    const user = (key: string) => `    client-certificate-data: ${Buffer.from(client.certPem).toString('base64')}\n    client-key-data: ${Buffer.from(key).toString('base64')}`;
+    writeFileSync(file, kubeconfig(user(client.keyPem), `    server: https://127.0.0.1:${port}\n    certificate-authority: ca.crt\n    tls-server-name: localhost`));
+    const lite = liteKubeConfigFromFile(file)!;
+    const contextOf = async (): Promise<SecureContext | undefined> => {
+      const o: RequestOptions & { secureContext?: SecureContext } = {};
+      await lite.applyToHTTPSOptions(o);
+      return o.secureContext;
+    };
+    const first = await contextOf();
+    assert.ok(first, 'a context');
+    assert.equal(await contextOf(), first, 'the same context for the same material');
+    // requests on it verify the server with the CA (on fresh connections each)
+    assert.deepEqual(await new KubeClient(lite).request({ path: '/api' }), { kind: 'Status' });
+    assert.deepEqual(await new KubeClient(lite, { maxSockets: 2 }).request({ path: '/api' }), { kind: 'Status' });
+    // the CA file rotated: a new context, which does not trust the server any more
+    writeFileSync(join(dir, 'ca.crt'), createCA({ caName: 'other' }).certPem);
+    const second = await contextOf();
+    assert.ok(second && second !== first, 'a new context for a new CA');
+    await assert.rejects(new KubeClient(lite).request({ path: '/api' }), (e: { code?: string }) => /CERT|SIGNATURE|ISSUER/.test(e.code ?? ''));
+    // a key that is not the certificate's: no context, TLS reports it on the request as before
+    writeFileSync(file, kubeconfig(user(createCA().keyPem), `    server: https://127.0.0.1:${port}\n    certificate-authority: ca.crt`));
+    const mismatched = liteKubeConfigFromFile(file)!;
+    const o: RequestOptions & { secureContext?: SecureContext } = {};
+    await mismatched.applyToHTTPSOptions(o);
+    assert.equal(o.secureContext, undefined);
+    await assert.rejects(new KubeClient(mismatched).request({ path: '/api' }), /key values mismatch/);
+  } finally {
+    server.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
