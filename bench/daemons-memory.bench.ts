@@ -39,7 +39,7 @@ const ROLES = new Set((process.env['BENCH_ROLES'] ?? 'controller,speaker').split
 const KINDS: Kind[] = ['metallb-ts', 'metallb'];
 const SVC_NS = 'bench';
 const NODE = 'n1';
-const MiB = (kb: number): string => `${(kb / 1024).toFixed(0)} MiB`;
+const MiB = (kb: number): string => `${(kb / 1024).toFixed(1)} MiB`;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const missing = metallbBinariesMissing();
