@@ -1,5 +1,5 @@
 /**
- * Conformance adapter for test/shared/conformance/allocator: translates each case's steps to
+ * Conformance adapter for test/reference/conformance/allocator: translates each case's steps to
  * the Allocator's public API (src/core/allocator) and compares outcomes. No behaviour here.
  */
 import { basename, dirname } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Conformance adapter for ../shared/conformance/bgp (MetalLB v0.16.1's speaker in frr-k8s mode,
+ * Conformance adapter for test/reference/conformance/bgp (MetalLB v0.16.1's speaker in frr-k8s mode,
  * see its README): for every expected node, `speakerDryRun` — the daemon's own Speaker run once
  * over the case's resources with recording ports, the code `metallb-ts speaker --dry-run` runs —
  * and compares the configuration error (null vs not), the FRRConfiguration sent (as data: maps

@@ -1,5 +1,5 @@
 /**
- * Conformance adapter for test/shared/conformance/config (files with a `check` key): feeds each
+ * Conformance adapter for test/reference/conformance/config (files with a `check` key): feeds each
  * case's manifests to the configuration layer's public functions and compares the outcome with
  * the expectation (see that folder's README). Translation only: no behaviour lives here.
  */

@@ -1,5 +1,5 @@
 /**
- * Conformance adapter for test/shared/conformance/controller: feeds each case's steps to
+ * Conformance adapter for test/reference/conformance/controller: feeds each case's steps to
  * setControllerPools / reconcileService (src/core/controller) and compares outcomes. No behaviour here.
  */
 import { basename, dirname } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Conformance adapter for test/shared/conformance/election: builds the cluster state from each
+ * Conformance adapter for test/reference/conformance/election: builds the cluster state from each
  * case's `resources`, the Config with diagnosticConfig, runs electL2 once per expected service and
  * compares the speaker's decision on every listed node (decideL2ForNode), the winner and the
  * optional `candidates`, `advertisements` and `interfaces`. No behaviour here: translation only.

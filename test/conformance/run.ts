@@ -1,6 +1,6 @@
 /**
- * Conformance runner: `npm run conformance -- [DIR|FILE...]` (default test/shared/conformance, the
- * repository's copy of ../shared/conformance).
+ * Conformance runner: `npm run conformance -- [DIR|FILE...]` (default test/reference/conformance, the
+ * repository's copy of the shared conformance cases).
  * Runs every case file (*.yaml, *.yml, *.json except READMEs) found below each argument through
  * the adapter that accepts it, prints `FAIL <file> <case>: <why>` for each failed case and ends
  * with `N passed, N failed`. A file no adapter accepts, or that cannot be read, counts as one
@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { adapters } from './adapters.ts';
 import type { CaseResult } from './types.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 
 function caseFiles(path: string): string[] {
   const st = statSync(path);
@@ -43,7 +43,7 @@ async function runFile(file: string): Promise<CaseResult[]> {
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
-  const roots = args.length ? args : [sharedPath('conformance')];
+  const roots = args.length ? args : [referencePath('conformance')];
   let passed = 0;
   let failed = 0;
   for (const root of roots) {

@@ -11,7 +11,7 @@
 // (exit 3), and SubjectAccessReviews show what each account may and may not do, including list and
 // watch of every list the speaker watches (SPEAKER_BGP_KINDS). Also the offline checks: memberlist
 // and BGP settings of the manifests agree with each other (labels, port, Secret, mounts, the
-// frr-k8s namespace), the CRDs are referenced (pinned to v0.16.1, the same files as test/shared/crds),
+// frr-k8s namespace), the CRDs are referenced (pinned to v0.16.1, the same files as test/reference/crds),
 // deploy/frr-k8s renders frr-k8s v0.0.25 into metallb-system (kubectl kustomize, against the Go module
 // cache's copy), and the Dockerfile installs every package the source imports.
 import { after, before, describe, test } from 'node:test';
@@ -89,7 +89,7 @@ function start(args: string[], env: Record<string, string> = {}): Proc {
 }
 
 describe('deploy/ offline', () => {
-  test('kustomization lists every manifest; CRDs referenced at v0.16.1, the same files as test/shared/crds', () => {
+  test('kustomization lists every manifest; CRDs referenced at v0.16.1, the same files as test/reference/crds', () => {
     const kust = parse(readFileSync(join(DEPLOY, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
     const yamls = readdirSync(DEPLOY)
       .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
@@ -298,7 +298,7 @@ describe('deploy/ on a real API server', () => {
     custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
     objects = KubernetesObjectApi.makeApiClient(cluster.kubeConfig);
     dir = mkdtempSync(join(tmpdir(), 'metallb-ts-deploy-'));
-    // The FRRConfiguration CRD is frr-k8s's, not MetalLB's: not in test/shared/crds.
+    // The FRRConfiguration CRD is frr-k8s's, not MetalLB's: not in test/reference/crds.
     if (!existsSync(join(FRRK8S_CRD_DIR, 'frrk8s.metallb.io_frrconfigurations.yaml'))) {
       throw new Error(`${FRRK8S_CRD_DIR}/frrk8s.metallb.io_frrconfigurations.yaml is missing: run \`bash test/setup.sh\` (test/setup.d/45-frr-k8s.sh) first`);
     }

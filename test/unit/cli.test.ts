@@ -14,7 +14,7 @@ import { loadSnapshot } from '../../src/kube/snapshot.ts';
 import { readFileSync } from 'node:fs';
 import { parseWhoisIP } from '../../src/commands/whois.ts';
 import { UserError } from '../../src/core/errors.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 
 const BIN = join(ROOT, 'bin/metallb-ts');
 const EXAMPLE = join(ROOT, 'examples/cluster.yaml');
@@ -411,7 +411,7 @@ test('whois: holders of a shared IP; exit 1 when nobody announces it', () => {
   assert.equal(run(['whois', '192.0.2.10', '-f', EXAMPLE]).status, 0);
 });
 
-const SEED = sharedPath('conformance', 'election', 'seed-small-cluster.yaml');
+const SEED = referencePath('conformance', 'election', 'seed-small-cluster.yaml');
 type SeedCase = { name: string; ignoreExcludeLB: boolean; expected: Array<{ service: string; winner: string | null; nodes: Record<string, string> }> };
 const seedCases = (): SeedCase[] => (parse(readFileSync(SEED, 'utf8')) as { cases: SeedCase[] }).cases;
 

@@ -5,10 +5,10 @@ import { parse, parseAllDocuments } from 'yaml';
 import { clusterStateFromObjects, emptyClusterState, type ClusterState, type KubeObject } from '../../src/core/kube.ts';
 import { parseConfig, collectConfigErrors, effectiveSummary, resetTransient, TransientConfigError, parseDurationNs, nsToSeconds, parseCommunity } from '../../src/core/config/index.ts';
 import { ConfigError } from '../../src/core/errors.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 
-const FIXTURES = sharedPath('conformance', 'config') + '/';
-const SAMPLES = sharedPath('samples', 'metallb-configsamples') + '/';
+const FIXTURES = referencePath('conformance', 'config') + '/';
+const SAMPLES = referencePath('samples', 'metallb-configsamples') + '/';
 
 const ns = 'metallb-system';
 const pool = (name: string, addresses: string[], labels?: Record<string, string>): KubeObject => ({

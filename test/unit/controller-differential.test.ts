@@ -1,5 +1,5 @@
 /**
- * The controller cases of the shared differential clusters (test/shared/differential: clusters on which metallb-ts once disagreed
+ * The controller cases of the shared differential clusters (test/reference/differential: clusters on which metallb-ts once disagreed
  * with MetalLB v0.16.1's own controller): each file goes through the code `allocate --dry-run`
  * uses — the snapshot loader, the controller's configuration (IPAddressPools, Communities and
  * Namespaces of the state) and allocateAll — and must give MetalLB's result as the file's header
@@ -8,13 +8,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 import { loadSnapshot } from '../../src/kube/snapshot.ts';
 import { parseConfig } from '../../src/core/config/index.ts';
 import { allocateAll, type AllocateAllResult } from '../../src/core/controller/index.ts';
 import { emptyClusterState, DEFAULT_METALLB_NAMESPACE } from '../../src/core/kube.ts';
 
-const DIR = sharedPath('differential') + '/';
+const DIR = referencePath('differential') + '/';
 
 async function dryRun(file: string): Promise<AllocateAllResult> {
   const state = await loadSnapshot([DIR + file]);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { runCliAsync } from '../helpers/cli.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 import type { KubeObject } from '../../src/core/kube.ts';
 
 const NS = 'metallb-system';
@@ -282,7 +282,7 @@ test("explain: MetalLB's allocation error, what it means and what to change", { 
 });
 
 test('the differential file controller-nil-ip-error-text.yaml: the allocation is the root cause, not the missing Nodes', async () => {
-  const file = sharedPath('differential', 'controller-nil-ip-error-text.yaml');
+  const file = referencePath('differential', 'controller-nil-ip-error-text.yaml');
   const j = await runCliAsync(['explain', 'svc/web', '-n', 'default', '-o', 'json', '-f', file]);
   assert.equal(j.status, 1);
   const e = JSON.parse(j.stdout);

@@ -12,11 +12,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, runCliAsync } from '../helpers/cli.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 
 const EXAMPLE = join(ROOT, 'examples/cluster.yaml');
 const CP_ONLY = join(ROOT, 'examples/cluster-cp-only.yaml');
-const NIL = sharedPath('differential', 'controller-nil-ip-error-text.yaml');
+const NIL = referencePath('differential', 'controller-nil-ip-error-text.yaml');
 
 interface Case {
   name: string;
@@ -231,7 +231,7 @@ test('every reason -o json carries reaches the text output', { concurrency: 4 },
     ['nil', ['svc/web', '-n', 'default', '-f', NIL]],
     ['cp-only', ['svc/frontend', '-n', 'shop', '-f', CP_ONLY]],
     ['no endpoints', ['svc/ingest-udp', '-n', 'ingest', '-f', EXAMPLE]],
-    ['flip', ['svc/web', '-n', 'default', '-f', sharedPath('differential', 'controller-prefer-dual-single-clusterip-second-pass.yaml')]],
+    ['flip', ['svc/web', '-n', 'default', '-f', referencePath('differential', 'controller-prefer-dual-single-clusterip-second-pass.yaml')]],
   ];
   await Promise.all(
     targets.map(([name, args]) =>

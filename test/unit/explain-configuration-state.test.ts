@@ -11,12 +11,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { runCliAsync } from '../helpers/cli.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 import type { KubeObject } from '../../src/core/kube.ts';
 
 /** The gap file's cluster: node-a's speaker rejects (a LOCAL_PREF conflict of advertisements selecting node-a only), node-b's accepts. */
 function gap(): KubeObject[] {
-  const doc = parse(readFileSync(sharedPath('differential', 'speaker-gap-config-rejected-on-some-speakers.yaml'), 'utf8'));
+  const doc = parse(readFileSync(referencePath('differential', 'speaker-gap-config-rejected-on-some-speakers.yaml'), 'utf8'));
   return (doc.cases[0].resources as KubeObject[]).map((r) => (r.kind === 'Service' ? { ...r, spec: { clusterIP: '10.96.0.10', ...(r as any).spec } } : r));
 }
 

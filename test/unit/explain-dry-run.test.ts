@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runCliAsync } from '../helpers/cli.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 import { allocateDryRun } from '../../src/core/explain/allocate.ts';
 import { allocateTable } from '../../src/render/allocate.ts';
 import { loadSnapshot } from '../../src/kube/snapshot.ts';
@@ -18,7 +18,7 @@ import { allocateAll } from '../../src/core/controller/index.ts';
 import { explainText } from '../../src/render/explain.ts';
 import { palette } from '../../src/render/color.ts';
 
-const FLIP = sharedPath('differential', 'controller-prefer-dual-single-clusterip-second-pass.yaml');
+const FLIP = referencePath('differential', 'controller-prefer-dual-single-clusterip-second-pass.yaml');
 
 test('allocate --dry-run: a Service MetalLB never settles on, and its events with counts (json, table, wide)', async () => {
   const j = await runCliAsync(['allocate', '--dry-run', '-o', 'json', '-f', FLIP]);

@@ -2,7 +2,7 @@
  * Per-speaker configurations in the diagnostics: the controller allocates with its own
  * configuration (pools, communities), each speaker decides with the configuration it builds for
  * its node (speakerConfig), and a configuration a speaker rejects is not applied by it. The three
- * differential files of test/shared/differential/speaker-*.yaml run through the CLI with the answers
+ * differential files of test/reference/differential/speaker-*.yaml run through the CLI with the answers
  * MetalLB v0.16.1's own code gives.
  */
 import { test } from 'node:test';
@@ -15,9 +15,9 @@ import { clusterStateFromObjects, type KubeObject } from '../../src/core/kube.ts
 import { diagnosticContext, explainService, speakerConfigs } from '../../src/core/explain/index.ts';
 import { speakerConfig } from '../../src/core/speaker/config.ts';
 import { electL2 } from '../../src/core/election/index.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 
-const DIFF = sharedPath('differential');
+const DIFF = referencePath('differential');
 
 /** The resources of a differential file's case (Services get the cluster IP the API server always sets). */
 function differential(file: string): { resources: KubeObject[]; real: any; description: string } {

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { clusterStateFromObjects, type KubeObject } from '../../src/core/kube.ts';
 import { diagnosticContext, explainService, isAnnounced, whoisIP } from '../../src/core/explain/index.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 
-const SHARED = sharedPath('conformance', 'election');
+const SHARED = referencePath('conformance', 'election');
 
 function node(name: string, labels: Record<string, string> = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } }, status: { conditions: [{ type: 'Ready', status: 'True' }] } };

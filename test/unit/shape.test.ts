@@ -6,10 +6,10 @@ import { parse, parseAllDocuments } from 'yaml';
 import { checkShape, KIND_SHAPES, type Shape } from '../../src/core/shape.ts';
 import { KIND_TO_LIST, type KubeObject } from '../../src/core/kube.ts';
 import { loadSnapshot } from '../../src/kube/snapshot.ts';
-import { SHARED_DIR } from '../helpers/shared.ts';
+import { REFERENCE_DIR } from '../helpers/reference.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const SHARED = SHARED_DIR;
+const SHARED = REFERENCE_DIR;
 
 /** `base` (a valid object of `kind`) with `patch` merged in at the top level and one level down. */
 function obj(kind: string, patch: Record<string, unknown> = {}, meta: Record<string, unknown> = { name: 'x', namespace: 'ns' }): KubeObject {
@@ -112,7 +112,7 @@ test('checkShape: no false positives on real data (examples, conformance fixture
       for (const list of Object.values(state) as KubeObject[][]) for (const o of list) assert.deepEqual(checkShape(o), [], `${f}: ${o.kind} ${o.metadata?.name}`);
     }
   });
-  await t.test('every manifest in test/shared/conformance/**/*.yaml', () => {
+  await t.test('every manifest in test/reference/conformance/**/*.yaml', () => {
     const files: string[] = [];
     const walkDir = (d: string): void => {
       for (const e of readdirSync(d, { withFileTypes: true })) {
@@ -164,7 +164,7 @@ interface CrdSchema {
 
 const CRD_TYPE: Record<Shape['t'], string> = { str: 'string', int: 'integer', bool: 'boolean', strMap: 'object', list: 'array', obj: 'object' };
 
-test('the metallb.io descriptions agree with the CRD schemas (test/shared/crds), field by field', () => {
+test('the metallb.io descriptions agree with the CRD schemas (test/reference/crds), field by field', () => {
   const crds = new Map<string, CrdSchema[]>();
   for (const f of readdirSync(join(SHARED, 'crds')).filter((n) => n.endsWith('.yaml'))) {
     const crd = parse(readFileSync(join(SHARED, 'crds', f), 'utf8'));

@@ -8,7 +8,7 @@ import { parse } from 'yaml';
 import { loadSnapshot, dumpSnapshot, parseSnapshotText, STDIN_NAME } from '../../src/kube/snapshot.ts';
 import { originOf, type ClusterState, type KubeObject } from '../../src/core/kube.ts';
 import { InputError, UserError } from '../../src/core/errors.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'metallb-ts-snapshot-'));
 let n = 0;
@@ -328,7 +328,7 @@ items:
 
 // The example cluster mirrors case "workers-advertise" of the election seed (see examples/README.md).
 const EXAMPLE = new URL('../../examples/cluster.yaml', import.meta.url).pathname;
-const SEED = sharedPath('conformance', 'election', 'seed-small-cluster.yaml');
+const SEED = referencePath('conformance', 'election', 'seed-small-cluster.yaml');
 
 test('examples/cluster.yaml: object counts per kind', async () => {
   const s = await loadSnapshot([EXAMPLE]);

@@ -26,7 +26,7 @@ import { bgpDebounceMs, checkBGPType } from '../../src/commands/speaker.ts';
 import { jsonLogger } from '../../src/runtime/log.ts';
 import { speakerMetrics } from '../../src/speaker/metrics.ts';
 import { runCliAsync } from '../helpers/cli.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { referencePath } from '../helpers/reference.ts';
 
 const NS = 'mlb-custom'; // not metallb-system: the speaker must read its own namespace
 
@@ -103,7 +103,7 @@ test('speakerConfig: no Node object, an invalid nodeSelector, bgpextras in frr-k
 });
 
 test('the three differential speaker clusters: which speakers reject the configuration', () => {
-  const load = (f: string): ClusterState => clusterStateFromObjects(parse(readFileSync(sharedPath('differential', f), 'utf8')).cases[0].resources);
+  const load = (f: string): ClusterState => clusterStateFromObjects(parse(readFileSync(referencePath('differential', f), 'utf8')).cases[0].resources);
   const gap = load('speaker-gap-config-rejected-on-some-speakers.yaml');
   assert.equal(speakerConfig(gap, { node: 'node-a' }).ok, false, 'node-a: its advertisements conflict');
   assert.equal(speakerConfig(gap, { node: 'node-b' }).ok, true);
@@ -375,7 +375,7 @@ test('more than 63 communities: that service is refused, the others are still ad
 // ---- dry run ----
 
 test('speakerDryRun reports a configuration rejected on this node only, and writes nothing but records', async () => {
-  const state = clusterStateFromObjects(parse(readFileSync(sharedPath('differential', 'speaker-gap-config-rejected-on-some-speakers.yaml'), 'utf8')).cases[0].resources);
+  const state = clusterStateFromObjects(parse(readFileSync(referencePath('differential', 'speaker-gap-config-rejected-on-some-speakers.yaml'), 'utf8')).cases[0].resources);
   const a = await speakerDryRun(state, { node: 'node-a' });
   assert.equal(a.configuration.accepted, false);
   assert.ok(a.services.every((s) => s.bgp === 'noConfig' && s.layer2 === 'noConfig'));

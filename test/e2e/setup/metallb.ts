@@ -6,7 +6,7 @@
 // - their own Pod (`--pod-name`): k8s.New gets it at start-up (owner of the ConfigurationState,
 //   ServiceL2Status objects) and fails without it; `createPod` makes one, Running with a pod IP
 //   (the speakers' memberlist peers are the pods matching `--ml-labels`, by status.podIP);
-// - the ConfigurationState CRD and the others of test/shared/crds (cluster.ts installs them);
+// - the ConfigurationState CRD and the others of test/reference/crds (cluster.ts installs them);
 // - KUBECONFIG (controller-runtime's GetConfigOrDie), `--namespace` (no service account files).
 // Their webhooks are off (`--webhook-mode disabled`: no certificate rotation, no 9443). Their
 // metrics (HTTPS, `0.0.0.0:--port`) and health (`:--health-probe-port` for the controller,

@@ -3,7 +3,7 @@
 // k8s.io/kubernetes (test/integration/setup/node-cluster.ts), and the metallb-ts image from `npm
 // run image` imported into each node's containerd as docker.io/library/metallb-ts:0.1.0.
 //
-// `kubectl apply -k deploy` as it is (with MetalLB's CRDs from test/shared/crds first: deploy/crds
+// `kubectl apply -k deploy` as it is (with MetalLB's CRDs from test/reference/crds first: deploy/crds
 // names them by URL and there is no network), then a Layer 2 Service: the controller and both
 // speakers Ready, the Service addressed, arping from a client namespace on the nodes' segment
 // answered with the announcing node's MAC; the announcing node's speaker pod deleted, then

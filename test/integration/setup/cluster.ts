@@ -1,6 +1,6 @@
 // A real Kubernetes control plane for integration tests: etcd + kube-apiserver, built from their Go
 // modules by test/integration/setup/build-apiserver.sh, started here on 127.0.0.1 only, with
-// MetalLB's CRDs (test/shared/crds, the repository's copy) installed and Established.
+// MetalLB's CRDs (test/reference/crds, the repository's copy) installed and Established.
 //
 //   const cluster = await startTestCluster();
 //   const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
@@ -28,8 +28,8 @@ import { onProcessExit, sleep } from './wait.ts';
 export const REPO_ROOT: string = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 /** Where build-apiserver.sh puts kube-apiserver and etcd; `METALLB_TS_K8S_BIN` overrides. */
 export const DEFAULT_BIN_DIR: string = process.env.METALLB_TS_K8S_BIN ?? join(REPO_ROOT, '.cache/k8s-bin');
-/** MetalLB v0.16.1's CRDs: the repository's copy in test/shared/crds; `METALLB_TS_CRDS` overrides. */
-export const DEFAULT_CRD_DIR: string = process.env.METALLB_TS_CRDS ?? resolve(REPO_ROOT, 'test/shared/crds');
+/** MetalLB v0.16.1's CRDs: the repository's copy in test/reference/crds; `METALLB_TS_CRDS` overrides. */
+export const DEFAULT_CRD_DIR: string = process.env.METALLB_TS_CRDS ?? resolve(REPO_ROOT, 'test/reference/crds');
 
 const BUILD_HINT = 'run test/integration/setup/build-apiserver.sh';
 
@@ -278,7 +278,7 @@ async function startOnce(opts: TestClusterOptions): Promise<TestCluster> {
     if (!existsSync(b)) throw new Error(`${b} is missing: ${BUILD_HINT} first`);
   }
   const crdDir = opts.crdDir === undefined ? DEFAULT_CRD_DIR : opts.crdDir;
-  if (crdDir !== null && !existsSync(crdDir)) throw new Error(`CRD directory ${crdDir} is missing (expected test/shared/crds in the repository)`);
+  if (crdDir !== null && !existsSync(crdDir)) throw new Error(`CRD directory ${crdDir} is missing (expected test/reference/crds in the repository)`);
   const keep = opts.keep ?? process.env.METALLB_TS_KEEP_CLUSTER === '1';
   const deadline = Date.now() + (opts.startTimeoutMs ?? 120_000);
 

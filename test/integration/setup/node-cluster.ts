@@ -1,7 +1,7 @@
 // A Kubernetes cluster with real nodes for the end-to-end tests (test/integration/e2e): etcd,
 // kube-apiserver, kube-controller-manager and kube-scheduler, and per node a kubelet on its own
 // containerd (Debian's 1.6) + runc, all built or installed by test/setup.d/60-real-node.sh.
-// How a real node was made to work on these machines, and the traps: ../shared/design/real-node.md.
+// What a real node needs on these machines, and why: test/setup.d/60-real-node.sh and the comments below.
 //
 //   const c = await startNodeCluster({ nodes: 2, images: [metallbArchive] });
 //   await c.kubectl(['apply', '-k', 'deploy']);

@@ -36,13 +36,13 @@ export function metallbImageArchive(log: (l: string) => void = () => {}): string
 }
 
 /**
- * MetalLB's CRDs (the repository's copy, test/shared/crds: deploy/crds names them by URL and
+ * MetalLB's CRDs (the repository's copy, test/reference/crds: deploy/crds names them by URL and
  * there is no network), then `kubectl apply -k deploy` as it is, then waits until the controller
  * Deployment and the speaker DaemonSet are rolled out (every pod Ready). Returns the ms each took.
  */
 export async function installMetallb(c: NodeCluster, timeoutMs = 300_000): Promise<{ apply: number; ready: number }> {
   const t0 = Date.now();
-  await c.kubectl(['apply', '--server-side', '-f', join(REPO_ROOT, 'test/shared/crds')], { timeoutMs: 60_000 });
+  await c.kubectl(['apply', '--server-side', '-f', join(REPO_ROOT, 'test/reference/crds')], { timeoutMs: 60_000 });
   await c.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all'], { timeoutMs: 70_000 });
   await c.kubectl(['apply', '-k', join(REPO_ROOT, 'deploy')], { timeoutMs: 60_000 });
   const t1 = Date.now();
