@@ -7,13 +7,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RequestOptions } from 'node:https';
+import { createServer as createHttpsServer, type RequestOptions } from 'node:https';
 import { inClusterConfig, liteKubeConfigFromFile, LiteKubeConfig } from '../../src/kube/access.ts';
-import { loadClusterAccess } from '../../src/kube/client.ts';
+import { KubeClient, loadClusterAccess } from '../../src/kube/client.ts';
 import { ListWatch } from '../../src/kube/list-watch.ts';
-import { KubeClient } from '../../src/kube/client.ts';
 import { createCA, createServingCert } from '../../src/controller/webhook-cert.ts';
-import { createServer as createHttpsServer } from 'node:https';
 import type { SecureContext } from 'node:tls';
 import type { KubeObject } from '../../src/core/kube.ts';
 
