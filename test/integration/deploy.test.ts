@@ -55,6 +55,11 @@ interface Proc {
   exit: Promise<number | null>;
 }
 
+/** `p`'s output lines that report an RBAC refusal ("forbidden", a 403 status; not a 403 inside a port number). */
+function rbacRefusals(p: Proc): string[] {
+  return (p.out.join('') + p.err.join('')).split('\n').filter((l) => /forbidden|\b403\b/i.test(l));
+}
+
 /** The `env` of a container as name → literal value (fieldRef ones left out). */
 function literalEnv(container: { env: Array<{ name: string; value?: string }> }): Record<string, string> {
   return Object.fromEntries(container.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
@@ -621,7 +626,6 @@ describe('deploy/ on a real API server', () => {
       },
       detail,
     );
-    const forbidden = (p: Proc) => (p.out.join('') + p.err.join('')).split('\n').filter((l) => /forbidden|403/i.test(l));
     // memberlist: the speaker joined itself through its pod and serves the view.
     const lines = () =>
       speaker!.out
@@ -644,8 +648,8 @@ describe('deploy/ on a real API server', () => {
       [['node-x', '127.0.0.1', mlPort, 'alive']],
     );
     assert.ok(!lines().some((l) => /not be encrypted/.test(String(l.warning ?? l.msg ?? ''))), 'the speaker read the key: memberlist encrypted');
-    assert.deepEqual(forbidden(speaker), [], 'the speaker hit no RBAC refusal');
-    assert.deepEqual(forbidden(controller), [], 'the controller hit no RBAC refusal');
+    assert.deepEqual(rbacRefusals(speaker), [], 'the speaker hit no RBAC refusal');
+    assert.deepEqual(rbacRefusals(controller), [], 'the controller hit no RBAC refusal');
 
     speaker.proc.kill('SIGTERM');
     controller.proc.kill('SIGTERM');
@@ -657,7 +661,7 @@ describe('deploy/ on a real API server', () => {
     assert.ok(await readFrr('metallb-node-x'), 'metallb-node-x stays after the speaker stopped');
     const bgpLeft = (await custom.listNamespacedCustomObject({ ...G, namespace: NS, plural: 'servicebgpstatuses' })) as { items: unknown[] };
     assert.equal(bgpLeft.items.length, 1, 'the ServiceBGPStatus stays after the speaker stopped');
-    assert.deepEqual(forbidden(speaker), [], 'the speaker hit no RBAC refusal');
+    assert.deepEqual(rbacRefusals(speaker), [], 'the speaker hit no RBAC refusal');
   });
 
   test('a speaker whose node has no BGP peer deletes a leftover metallb-<node> with its own token', async () => {
@@ -694,11 +698,7 @@ describe('deploy/ on a real API server', () => {
     assert.match(p.out.join(''), /deleted the FRRConfiguration/);
     p.proc.kill('SIGTERM');
     assert.equal(await p.exit, 0, detail());
-    assert.deepEqual(
-      (p.out.join('') + p.err.join('')).split('\n').filter((l) => /forbidden|403/i.test(l)),
-      [],
-      'no RBAC refusal',
-    );
+    assert.deepEqual(rbacRefusals(p), [], 'no RBAC refusal');
     // metallb-node-x (node-x's, produced) is not node-y's to touch
     await custom.getNamespacedCustomObject({ ...FRR, namespace: NS, name: 'metallb-node-x' });
   });
