@@ -23,9 +23,10 @@ COPY src ./src
 COPY image/compile-cache.ts ./image/compile-cache.ts
 RUN node image/compile-cache.ts /opt/metallb-ts
 
-# The daemons' bundle (scripts/bundle.ts: dist/daemon.cjs and its starter), built from the src/ the
-# image ships with esbuild, a devDependency (hence a stage of its own with the full install; no
-# scripts: the addon is the build stage's): the speaker and the controller run it (issue #14).
+# The daemons' bundles (scripts/bundle.ts: dist/speaker.cjs, dist/controller.cjs and their
+# starters), built from the src/ the image ships with esbuild, a devDependency (hence a stage of its
+# own with the full install; no scripts: the addon is the build stage's): the speaker and the
+# controller run them (issue #14).
 FROM node:24 AS bundle
 WORKDIR /opt/metallb-ts
 COPY package.json package-lock.json ./
@@ -52,7 +53,7 @@ COPY --from=build /opt/metallb-ts/native/build/l2.node ./native/build/l2.node
 COPY bin ./bin
 COPY src ./src
 # What the daemons run (bin/metallb-ts, with METALLB_TS_BUNDLE=1: the image has no find).
-COPY --from=bundle /opt/metallb-ts/dist/daemon.cjs /opt/metallb-ts/dist/metallb-ts-daemon.cjs ./dist/
+COPY --from=bundle /opt/metallb-ts/dist/speaker.cjs /opt/metallb-ts/dist/metallb-ts-speaker.cjs /opt/metallb-ts/dist/controller.cjs /opt/metallb-ts/dist/metallb-ts-controller.cjs ./dist/
 COPY --from=build /opt/metallb-ts/.compile-cache ./.compile-cache
 RUN node --version | grep -q '^v24\.' && NODE_DISABLE_COMPILE_CACHE=1 ./bin/metallb-ts --version
 

@@ -12,13 +12,14 @@
  *   3. deps  — `npm ci --omit=dev` of package.json + package-lock.json in a staging directory,
  *              less what Node never loads (image/prune.ts; --no-prune keeps all), and the addon
  *              native/build/l2.node;
- *   4. app   — package.json, package-lock.json, bin/, src/, the daemons' bundle dist/daemon.cjs
- *              and its starter dist/metallb-ts-daemon.cjs (scripts/bundle.ts, built here from the
- *              src/ being packaged: what the speaker and the controller run), and .compile-cache:
+ *   4. app   — package.json, package-lock.json, bin/, src/, the daemons' bundles dist/speaker.cjs
+ *              and dist/controller.cjs with their starters dist/metallb-ts-speaker.cjs and
+ *              dist/metallb-ts-controller.cjs (scripts/bundle.ts, built here from the src/ being
+ *              packaged: what the speaker and the controller run), and .compile-cache:
  *              Node's compile cache of src/ for each set of V8 flags and user (image/compile-cache.ts),
  *              so that no command strips TypeScript types at start (the stripper stays resident:
  *              ~30 MiB more).
- * The daemons' bundle is built rather than taken from the tree's dist/: dist/ is a build product
+ * The daemons' bundles are built rather than taken from the tree's dist/: dist/ is a build product
  * that may be missing or older than src/ (an edit since `npm run build`), the bundle is
  * deterministic and takes about a second (esbuild, a devDependency, as node@24 is), and the
  * tree is not written to. Its V8 code cache is not built: it holds what a run compiled, which
@@ -57,6 +58,7 @@ import { type ImageConfig, type Layer, writeArchive, writeLayer } from './oci.ts
 import { droppedByReason, pruneTree, type PruneResult } from './prune.ts';
 import { buildCompileCache, COMPILE_CACHE_DIR } from './compile-cache.ts';
 import type { TarEntry } from './tar.ts';
+import { DAEMON_DIST_FILES } from '../scripts/bundle.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 
@@ -316,12 +318,12 @@ export interface LayerInput {
   addon: string;
   /** Node's compile cache of src/ (image/compile-cache.ts), shipped as APP_DIR/.compile-cache. */
   compileCache: string;
-  /** The directory holding daemon.cjs and metallb-ts-daemon.cjs (scripts/bundle.ts), shipped in APP_DIR/dist. */
+  /** The directory holding the daemons' bundles and starters (scripts/bundle.ts: DAEMON_DIST_FILES), shipped in APP_DIR/dist. */
   daemonBundle: string;
 }
 
 /**
- * The daemons' bundle of `root`/src/ (scripts/bundle.ts, esbuild from this repository's
+ * The daemons' bundles of `root`/src/ (scripts/bundle.ts, esbuild from this repository's
  * devDependencies), written to a fresh directory of this build below `cacheDir` (the caller
  * removes it), which it returns. Throws ImageBuildError (one line) when esbuild is missing or src/
  * does not build.
@@ -338,7 +340,7 @@ async function stagedDaemonBundle(root: string, cacheDir: string): Promise<strin
     rmSync(dir, { recursive: true, force: true });
     const first = (err as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors?.[0];
     const why = first ? `${first.location ? `${first.location.file}:${first.location.line}: ` : ''}${first.text}` : (err as Error).message;
-    throw new ImageBuildError(`the daemons' bundle of ${root}/src/daemon-cli.ts does not build (${why})`);
+    throw new ImageBuildError(`the daemons' bundles of ${root}/src/daemon-cli.ts do not build (${why})`);
   }
   return dir;
 }
@@ -394,8 +396,7 @@ export function layerSpecs(i: LayerInput): [name: string, entries: TarEntry[]][]
         ...treeEntries(join(i.root, 'bin'), app('bin')),
         { type: 'dir', path: app('src'), mode: 0o755 },
         ...treeEntries(join(i.root, 'src'), app('src')),
-        file(app('dist/daemon.cjs'), join(i.daemonBundle, 'daemon.cjs'), 0o644),
-        file(app('dist/metallb-ts-daemon.cjs'), join(i.daemonBundle, 'metallb-ts-daemon.cjs'), 0o644),
+        ...DAEMON_DIST_FILES.map((f) => file(app(`dist/${f}`), join(i.daemonBundle, f), 0o644)),
         // read-only for everyone: the root file system is (deploy/), Node only reads it
         { type: 'dir', path: app(COMPILE_CACHE_DIR), mode: 0o555 },
         ...treeEntries(i.compileCache, app(COMPILE_CACHE_DIR)).map((e): TarEntry => (e.type === 'dir' ? { ...e, mode: 0o555 } : e.type === 'file' ? { ...e, mode: 0o444 } : e)),
@@ -466,7 +467,7 @@ export async function buildImage(o: BuildOptions): Promise<BuildResult> {
       { ...(created ? { created } : {}), created_by: `image/build.ts: base (${base.hostFiles.join(' ')}; /etc/passwd, /etc/group, /etc/nsswitch.conf, /tmp)` },
       { ...(created ? { created } : {}), created_by: `image/build.ts: ${NODE_PATH} (node@24 ${node.version}${node.strippedBytes === null ? '' : ', strip --strip-all'})` },
       { ...(created ? { created } : {}), created_by: `image/build.ts: ${APP_DIR}/node_modules (npm ci --omit=dev${o.prune ? ', pruned by image/prune.ts' : ''}) and native/build/l2.node` },
-      { ...(created ? { created } : {}), created_by: `image/build.ts: ${APP_DIR}/{package.json,package-lock.json,bin,src,dist/daemon.cjs,dist/metallb-ts-daemon.cjs,.compile-cache}` },
+      { ...(created ? { created } : {}), created_by: `image/build.ts: ${APP_DIR}/{package.json,package-lock.json,bin,src,${DAEMON_DIST_FILES.map((f) => `dist/${f}`).join(',')},.compile-cache}` },
     ],
   };
   const written = await timed(timings, 'archive', () => writeArchive(o.out, name, layers, config, mtime));

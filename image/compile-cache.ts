@@ -3,8 +3,9 @@
  * with an empty cache (the emptyDir at /tmp), so Node strips the TypeScript types of every module
  * again, which loads its type stripper (a WebAssembly module) that stays resident: the speaker held
  * 98-108 MiB at 20 Services instead of 72. With the cache shipped, no module is stripped at start.
- * The image's daemons run their bundle (dist/daemon.cjs, image/layout.ts), which needs none; the
- * cache serves the other commands, and the daemons started with METALLB_TS_NO_BUNDLE=1.
+ * The image's daemons run their bundles (dist/speaker.cjs, dist/controller.cjs, image/layout.ts),
+ * which need none; the cache serves the other commands, and the daemons started with
+ * METALLB_TS_NO_BUNDLE=1.
  *
  * Node keys its cache by Node version, V8 flags and user id (one directory
  * `v<version>-<arch>-<flags hash>-<uid>` per combination) and, with NODE_COMPILE_CACHE_PORTABLE=1,

@@ -15,12 +15,25 @@ export const NODE_PATH = '/usr/local/bin/node';
  * (the Dockerfile's COPY lines, in the same terms). `node_modules` is the production install
  * (`npm ci --omit=dev`), not the repository's; `native/build/l2.node` is the raw-socket addon;
  * `.compile-cache` is Node's compile cache of src/ built with the image (image/compile-cache.ts);
- * `dist/daemon.cjs` and its starter `dist/metallb-ts-daemon.cjs` are the daemons' bundle
- * (scripts/bundle.ts), built by the image's build from the src/ it ships: what the speaker and
- * the controller run (about 8 MiB less resident than src/cli.ts; issue #14). The other commands run
+ * `dist/speaker.cjs`, `dist/controller.cjs` and their starters `dist/metallb-ts-speaker.cjs`,
+ * `dist/metallb-ts-controller.cjs` are the daemons' bundles (scripts/bundle.ts: DAEMON_DIST_FILES),
+ * built by the image's build from the src/ it ships: what the speaker and the controller run
+ * (about 8 MiB less resident than src/cli.ts; issue #14). The other commands run
  * src/cli.ts (the full bundle, dist/cli.cjs, is not shipped).
  */
-export const APP_PATHS = ['package.json', 'package-lock.json', 'node_modules', 'native/build/l2.node', 'bin', 'src', 'dist/daemon.cjs', 'dist/metallb-ts-daemon.cjs', '.compile-cache'] as const;
+export const APP_PATHS = [
+  'package.json',
+  'package-lock.json',
+  'node_modules',
+  'native/build/l2.node',
+  'bin',
+  'src',
+  'dist/speaker.cjs',
+  'dist/metallb-ts-speaker.cjs',
+  'dist/controller.cjs',
+  'dist/metallb-ts-controller.cjs',
+  '.compile-cache',
+] as const;
 
 /** The image's configuration (the Dockerfile's ENTRYPOINT, CMD, ENV; no USER: root, see below). */
 export const ENTRYPOINT = [`${APP_DIR}/bin/metallb-ts`];
@@ -33,8 +46,8 @@ export const ENV: Record<string, string> = {
   // TypeScript types again at start; portable: its keys are paths relative to it (built elsewhere).
   NODE_COMPILE_CACHE: `${APP_DIR}/.compile-cache`,
   NODE_COMPILE_CACHE_PORTABLE: '1',
-  // bin/metallb-ts runs the daemons' bundle without comparing it with src/ (the image has no find;
-  // its dist/ was built from its src/). The bundle's starter finds NODE_COMPILE_CACHE read-only:
+  // bin/metallb-ts runs the daemons' bundles without comparing them with src/ (the image has no find;
+  // its dist/ was built from its src/). A bundle's starter finds NODE_COMPILE_CACHE read-only:
   // no V8 code cache of the bundle, nothing printed.
   METALLB_TS_BUNDLE: '1',
 };

@@ -17,7 +17,7 @@
  *   private mount namespace with /dev and /proc bound in: the entrypoint's --version, `explain`
  *   and `controller` as nobody (65534, as deploy/controller.yaml), `speaker` as root loading the
  *   raw-socket addon (both run until they retry the unreachable API server, then stop on SIGTERM),
- *   each from the daemons' bundle (its /proc/PID/cmdline: dist/metallb-ts-daemon.cjs, built by
+ *   each from its own bundle (its /proc/PID/cmdline: dist/metallb-ts-speaker.cjs or -controller.cjs, built by
  *   image/build.ts from the snapshot's src/); and the image's compile cache (image/compile-cache.ts)
  *   serves every module's stripped code to explain as nobody and, with METALLB_TS_NO_BUNDLE=1, to
  *   the speaker as root and the controller as nobody (no TypeScript stripped at start);
@@ -39,6 +39,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { ROOT } from '../helpers/cli.ts';
 import { readTar, type ReadEntry } from '../../image/tar.ts';
+import { DAEMON_DIST_FILES } from '../../scripts/bundle.ts';
 import { APP_DIR, CMD, ENTRYPOINT, ENV, NODE_PATH, imageName } from '../../image/layout.ts';
 import type { BuildResult } from '../../image/build.ts';
 
@@ -180,9 +181,9 @@ async function runUntil(cmd: string, args: string[], ready: RegExp, stop: (child
   });
 }
 
-/** A daemon's command line (/proc/PID/cmdline): the image's Node on the daemons' bundle, not src/cli.ts. */
+/** A daemon's command line (/proc/PID/cmdline): the image's Node on the daemon's own bundle, not src/cli.ts. */
 function assertRunsDaemonBundle(cmdline: string[], daemon: string): void {
-  const i = cmdline.indexOf(`${APP_DIR}/dist/metallb-ts-daemon.cjs`);
+  const i = cmdline.indexOf(`${APP_DIR}/dist/metallb-ts-${daemon}.cjs`);
   assert.ok(i > 0 && cmdline[0] === NODE_PATH && cmdline[i + 1] === daemon, `the ${daemon} runs ${cmdline.join(' ')}`);
   assert.ok(!cmdline.some((a) => a.endsWith('src/cli.ts')), cmdline.join(' '));
 }
@@ -257,8 +258,7 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
     const want: [string, ReadEntry['type'], number?][] = [
       [`${app}/bin/metallb-ts`, 'file', 0o755],
       [`${app}/src/cli.ts`, 'file', 0o644],
-      [`${app}/dist/daemon.cjs`, 'file', 0o644],
-      [`${app}/dist/metallb-ts-daemon.cjs`, 'file', 0o644],
+      ...DAEMON_DIST_FILES.map((f): [string, ReadEntry['type'], number] => [`${app}/dist/${f}`, 'file', 0o644]),
       [`${app}/package.json`, 'file', 0o644],
       [`${app}/package-lock.json`, 'file', 0o644],
       [NODE_PATH.slice(1), 'file', 0o755],
@@ -283,9 +283,9 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
       (p) => /\/node_modules\/(npm|node|typescript|\.bin)(\/|$)/.test(p) || (/\/node_modules\//.test(p) && /\.d\.[mc]?ts$/.test(p)) || /\.js\.map$/.test(p) || p.startsWith('usr/local/lib/node_modules'),
     );
     assert.deepEqual(forbidden, [], 'no npm, devDependencies, declarations, maps or .bin');
-    // The daemons' bundle only, built from the snapshot's src/ (not the tree's dist/, which the snapshot has not).
-    assert.deepEqual([...paths.keys()].filter((p) => p.startsWith(`${app}/dist/`)).sort(), [`${app}/dist/daemon.cjs`, `${app}/dist/metallb-ts-daemon.cjs`]);
-    assert.match(paths.get(`${app}/dist/metallb-ts-daemon.cjs`)!.data.toString(), /path\.join\(__dirname, "daemon\.cjs"\)/);
+    // The daemons' bundles only, built from the snapshot's src/ (not the tree's dist/, which the snapshot has not).
+    assert.deepEqual([...paths.keys()].filter((p) => p.startsWith(`${app}/dist/`)).sort(), DAEMON_DIST_FILES.map((f) => `${app}/dist/${f}`).sort());
+    for (const d of ['speaker', 'controller']) assert.match(paths.get(`${app}/dist/metallb-ts-${d}.cjs`)!.data.toString(), new RegExp(`path\\.join\\(__dirname, "${d}\\.cjs"\\)`));
     // Node is the pinned node@24's, stripped.
     assert.match(result.node.version, /^v24\./);
     assert.ok(result.node.strippedBytes! < result.node.bytes);

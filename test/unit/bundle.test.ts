@@ -1,10 +1,11 @@
 /**
- * The bundles (scripts/bundle.ts → dist/cli.cjs and its starter dist/metallb-ts.cjs; the daemons'
- * dist/daemon.cjs and dist/metallb-ts-daemon.cjs) against src/cli.ts, in a copy of the tree (bin/,
- * src/, scripts/, examples/, package.json; node_modules linked): the copy's bin/metallb-ts runs a
- * bundle when no file under src/ is newer than it and src/cli.ts otherwise (with METALLB_TS_BUNDLE=1,
- * as in the image, which has no find: the bundle without comparing), the daemons from their
- * own bundle, which holds no diagnostics command; each prints byte for byte what src/cli.ts prints
+ * The bundles (scripts/bundle.ts → dist/cli.cjs and its starter dist/metallb-ts.cjs; each daemon's
+ * dist/speaker.cjs, dist/controller.cjs and their starters dist/metallb-ts-speaker.cjs,
+ * dist/metallb-ts-controller.cjs) against src/cli.ts, in a copy of the tree (bin/, src/, scripts/,
+ * examples/, package.json; node_modules linked): the copy's bin/metallb-ts runs a bundle when no
+ * file under src/ is newer than it and src/cli.ts otherwise (with METALLB_TS_BUNDLE=1, as in the
+ * image, which has no find: the bundle without comparing), each daemon from its own bundle, which
+ * holds no diagnostics command and not the other daemon; each prints byte for byte what src/cli.ts prints
  * (stdout, stderr, exit status): explain, validate, whois and allocate --dry-run on examples/, as
  * text and JSON; the daemons' help and usage errors. Real processes; the working tree is not modified.
  */
@@ -30,7 +31,8 @@ process.on('exit', () => rmSync(copy, { recursive: true, force: true }));
 
 const BIN = join(copy, 'bin/metallb-ts');
 const STARTER = join(copy, 'dist/metallb-ts.cjs');
-const DAEMON_STARTER = join(copy, 'dist/metallb-ts-daemon.cjs');
+const DAEMONS = ['speaker', 'controller'] as const;
+const daemonStarter = (d: string): string => join(copy, `dist/metallb-ts-${d}.cjs`);
 const EXAMPLE = join(copy, 'examples/cluster.yaml');
 const CP_ONLY = join(copy, 'examples/cluster-cp-only.yaml');
 const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: cache, NO_COLOR: '1' };
@@ -94,7 +96,7 @@ test('bin/metallb-ts runs the bundle when no file under src/ is newer, src/cli.t
       for (const d of ['speaker', 'controller']) {
         const r = run(BIN, [d, '--help'], { PATH: noFind, METALLB_TS_BUNDLE: '1' });
         assert.equal(r.status, 0, r.stderr);
-        assert.equal(r.stderr, '', `${d} runs dist/metallb-ts-daemon.cjs`);
+        assert.equal(r.stderr, '', `${d} runs dist/metallb-ts-${d}.cjs`);
         assert.match(run(BIN, [d, '--help'], { PATH: noFind, METALLB_TS_BUNDLE: '1', METALLB_TS_NO_BUNDLE: '1' }).stderr, /ran src\/cli\.ts/);
       }
       // Without the bundle's files (the image ships no dist/cli.cjs), src/cli.ts.
@@ -156,6 +158,9 @@ test("the starter keeps V8's code cache of the bundle per command, writes it onc
   assert.deepEqual(run(BIN, args, { NODE_COMPILE_CACHE: join(copy, 'not-a-dir') }), first);
 });
 
+/** A message of the OpenTelemetry API's source (its global registration), in a bundle that holds it. */
+const OTEL_MARK = 'duplicate registration of API';
+
 /** The build id a starter was written for (its BUILD_ID line). */
 function buildIdOf(starter: string): string {
   const m = /^const BUILD_ID = '([0-9a-f]+)';$/m.exec(readFileSync(starter, 'utf8'));
@@ -163,31 +168,52 @@ function buildIdOf(starter: string): string {
   return m[1]!;
 }
 
-test("npm run build writes the daemons' bundle too: dated with the other, ASCII, smaller, no diagnostics command in it", () => {
+test("npm run build writes each daemon's bundle too: dated with the other, ASCII, smaller, neither a diagnostics command nor the other daemon in it", () => {
   assert.equal(build.status, 0, build.stderr);
   const started = statSync(STARTER).mtimeMs;
-  assert.equal(statSync(DAEMON_STARTER).mtimeMs, started);
-  assert.equal(statSync(join(copy, 'dist/daemon.cjs')).mtimeMs, started);
-  const bytes = readFileSync(join(copy, 'dist/daemon.cjs'));
-  assert.ok(isAscii(bytes), 'dist/daemon.cjs has characters beyond ASCII');
-  const daemon = bytes.toString('latin1');
   const cli = readFileSync(join(copy, 'dist/cli.cjs'), 'latin1');
-  // Names survive the minification: each command module's register function is there or not.
-  for (const name of ['registerSpeaker', 'registerController', 'programFrame']) assert.match(daemon, new RegExp(`\\b${name}\\b`), name);
-  for (const name of ['registerExplain', 'registerWhois', 'registerValidate', 'registerAllocate', 'registerWhatIf', 'registerSnapshot', 'registerMembers', 'registerCompletion', 'buildCommandProgram']) {
-    assert.match(cli, new RegExp(`\\b${name}\\b`), `${name} in cli.cjs`);
-    assert.doesNotMatch(daemon, new RegExp(`\\b${name}\\b`), `${name} in daemon.cjs`);
+  const register = { speaker: 'registerSpeaker', controller: 'registerController' } as const;
+  const ids = new Set([buildIdOf(STARTER)]);
+  for (const d of DAEMONS) {
+    const file = join(copy, `dist/${d}.cjs`);
+    assert.equal(statSync(daemonStarter(d)).mtimeMs, started);
+    assert.equal(statSync(file).mtimeMs, started);
+    const bytes = readFileSync(file);
+    assert.ok(isAscii(bytes), `dist/${d}.cjs has characters beyond ASCII`);
+    const daemon = bytes.toString('latin1');
+    // Names survive the minification: each command module's register function is there or not.
+    for (const name of [register[d], 'programFrame']) assert.match(daemon, new RegExp(`\\b${name}\\b`), `${name} in ${d}.cjs`);
+    const other = d === 'speaker' ? 'controller' : 'speaker';
+    for (const name of [
+      register[other],
+      'registerExplain',
+      'registerWhois',
+      'registerValidate',
+      'registerAllocate',
+      'registerWhatIf',
+      'registerSnapshot',
+      'registerMembers',
+      'registerCompletion',
+      'buildCommandProgram',
+    ]) {
+      assert.match(cli, new RegExp(`\\b${name}\\b`), `${name} in cli.cjs`);
+      assert.doesNotMatch(daemon, new RegExp(`\\b${name}\\b`), `${name} in ${d}.cjs`);
+    }
+    // prom-client's exemplars (never enabled) would bring the OpenTelemetry API into every bundle
+    assert.ok(!daemon.includes(OTEL_MARK), `the OpenTelemetry API in ${d}.cjs`);
+    assert.ok(bytes.length < cli.length / 2, `${d}.cjs ${bytes.length} bytes, cli.cjs ${cli.length}`);
+    ids.add(buildIdOf(daemonStarter(d)));
   }
-  assert.ok(bytes.length < cli.length / 1.5, `daemon.cjs ${bytes.length} bytes, cli.cjs ${cli.length}`);
-  assert.notEqual(buildIdOf(DAEMON_STARTER), buildIdOf(STARTER));
+  assert.ok(!cli.includes(OTEL_MARK), 'the OpenTelemetry API in cli.cjs');
+  assert.equal(ids.size, 3, 'each bundle has its own build id');
 });
 
-test('bin/metallb-ts runs the daemons from their bundle, which prints what src/cli.ts prints; each bundle keeps its own code cache', () => {
+test('bin/metallb-ts runs each daemon from its bundle, which prints what src/cli.ts prints; each bundle keeps its own code cache', () => {
   const dir = join(cache, 'metallb-ts-bundle');
   rmSync(dir, { recursive: true, force: true });
   for (const [d, id] of [
-    ['speaker', buildIdOf(DAEMON_STARTER)],
-    ['controller', buildIdOf(DAEMON_STARTER)],
+    ['speaker', buildIdOf(daemonStarter('speaker'))],
+    ['controller', buildIdOf(daemonStarter('controller'))],
     ['explain', buildIdOf(STARTER)],
   ] as const) {
     const r = run(BIN, d === 'explain' ? ['explain', 'svc/frontend', '-n', 'shop', '-f', EXAMPLE] : [d, '--help']);
@@ -211,15 +237,25 @@ test('bin/metallb-ts runs the daemons from their bundle, which prints what src/c
   ];
   for (const a of cases) {
     const src = run(NODE, [join(copy, 'src/cli.ts'), ...a]);
-    assert.deepEqual(run(NODE, [DAEMON_STARTER, ...a]), src, `metallb-ts ${a.join(' ')}`);
+    assert.deepEqual(run(NODE, [daemonStarter(a[0]!), ...a]), src, `metallb-ts ${a.join(' ')}`);
     assert.ok(src.stdout.length > 0 || src.stderr.length > 0, `metallb-ts ${a.join(' ')} printed nothing`);
   }
   // the snapshot's warning, one line, from the bundle too (which loads kube/snapshot.ts only then)
-  assert.match(run(NODE, [DAEMON_STARTER, 'speaker', '--node-name', 'n1', '--dry-run', '-f', twice]).stderr, /^metallb-ts: warning: Node n1 is defined twice in the input, with different contents .*\n$/);
-  // Any other command is not in it: one line, exit 2.
-  const other = run(NODE, [DAEMON_STARTER, 'explain', 'svc/frontend', '-f', EXAMPLE]);
-  assert.equal(other.status, 2);
-  assert.match(other.stderr, /^metallb-ts: the daemons' bundle runs speaker and controller only, not "explain"; run bin\/metallb-ts\n$/);
+  assert.match(
+    run(NODE, [daemonStarter('speaker'), 'speaker', '--node-name', 'n1', '--dry-run', '-f', twice]).stderr,
+    /^metallb-ts: warning: Node n1 is defined twice in the input, with different contents .*\n$/,
+  );
+  // Any other command, or the other daemon, is not in it: one line, exit 2.
+  for (const [d, a] of [
+    ['speaker', 'explain'],
+    ['controller', 'explain'],
+    ['speaker', 'controller'],
+    ['controller', 'speaker'],
+  ] as const) {
+    const other = run(NODE, [daemonStarter(d), a, '--help']);
+    assert.equal(other.status, 2, `${d}'s bundle ran ${a}`);
+    assert.equal(other.stderr, `metallb-ts: the ${d}'s bundle runs \`${d}\` only, not "${a}"; run bin/metallb-ts\n`);
+  }
 });
 
 test("bin/metallb-ts gives the speaker glibc's malloc tunables (unless the caller set its own), not the controller or the CLI", () => {

@@ -15,6 +15,7 @@ import { ROOT } from '../helpers/cli.ts';
 import { layerSpecs } from '../../image/build.ts';
 import { APP_DIR, APP_PATHS, CMD, ENTRYPOINT, ENV, NODE_PATH, USER } from '../../image/layout.ts';
 import { pruneTree } from '../../image/prune.ts';
+import { DAEMON_DIST_FILES } from '../../scripts/bundle.ts';
 
 interface Instruction {
   op: string;
@@ -103,11 +104,11 @@ function builderLayout(): string[] {
     writeFileSync(join(cc, 'v24.0.0-x64-00000000-0/0123abcd'), 'x');
     const db = join(dir, 'daemon-bundle');
     mkdirSync(db);
-    for (const f of ['daemon.cjs', 'metallb-ts-daemon.cjs']) writeFileSync(join(db, f), 'x');
+    for (const f of DAEMON_DIST_FILES) writeFileSync(join(db, f), 'x');
     const specs = layerSpecs({ root, base: [], node: join(dir, 'node'), nodeModules: nm, kept: pruneTree(nm).kept, addon: join(root, 'native/build/l2.node'), compileCache: cc, daemonBundle: db });
     const paths = specs.flatMap(([, entries]) => entries.map((e) => `/${e.path}`));
     // What a COPY would name: Node, and below APP_DIR the outermost paths (node_modules, bin, src,
-    // the addon file, the daemons' bundle and its starter), not everything inside them.
+    // the addon file, the daemons' bundles and their starters), not everything inside them.
     const top = new Set<string>();
     for (const p of paths) {
       if (p === NODE_PATH) top.add(p);
@@ -164,7 +165,7 @@ test('node_modules is the production install, pruned by image/prune.ts', () => {
   for (const pattern of ignore) assert.ok(!['image', 'image/', 'image/prune.ts', '*.ts', 'image/*'].includes(pattern), `.dockerignore excludes ${pattern}`);
 });
 
-test("the daemons' bundle: built by scripts/bundle.ts from src/ in a stage of its own, run by bin/metallb-ts without find", () => {
+test("the daemons' bundles: built by scripts/bundle.ts from src/ in a stage of its own, run by bin/metallb-ts without find", () => {
   const stage = stages.find((st) => /\bAS bundle$/i.test(st[0]!.args));
   assert.ok(stage, 'a stage named bundle');
   const run = all(stage, 'RUN').map((i) => i.args);
@@ -177,8 +178,8 @@ test("the daemons' bundle: built by scripts/bundle.ts from src/ in a stage of it
     all(stage, 'COPY').some((i) => i.args === 'src ./src'),
     'the bundle is built from the src/ the image ships',
   );
-  const copy = all(final, 'COPY').find((i) => i.args.includes('dist/daemon.cjs'));
-  assert.equal(copy?.args, '--from=bundle /opt/metallb-ts/dist/daemon.cjs /opt/metallb-ts/dist/metallb-ts-daemon.cjs ./dist/');
+  const copy = all(final, 'COPY').find((i) => i.args.startsWith('--from=bundle '));
+  assert.equal(copy?.args, `--from=bundle ${DAEMON_DIST_FILES.map((f) => `/opt/metallb-ts/dist/${f}`).join(' ')} ./dist/`);
   // The image has no find (image/base.ts): bin/metallb-ts must take the bundle on METALLB_TS_BUNDLE=1.
   assert.equal(ENV.METALLB_TS_BUNDLE, '1');
   assert.match(readFileSync(join(ROOT, 'bin/metallb-ts'), 'utf8'), /if \[ "\$\{METALLB_TS_BUNDLE-\}" = 1 \]; then\n\s*entry=\$bundle/);
