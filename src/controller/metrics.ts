@@ -6,6 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Registry, collectProcessMetrics } from '../runtime/metrics-client.ts';
+import { setDateHeader } from '../runtime/utc-time.ts';
+import { listenHost } from '../runtime/listen-host.ts';
 
 /** Per-pool figures for the allocator gauges. Counts beyond 2^53 lose precision, as float64 does in MetalLB. */
 export interface PoolStats {
@@ -123,6 +125,7 @@ export interface RunningHttpServer {
  */
 export function startHttpServer(metrics: ControllerMetrics, opts: HttpServerOptions): Promise<RunningHttpServer> {
   const server = http.createServer((req, res) => {
+    setDateHeader(res);
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { 'Content-Type': 'text/plain' }).end('method not allowed\n');
@@ -149,7 +152,7 @@ export function startHttpServer(metrics: ControllerMetrics, opts: HttpServerOpti
   server.keepAliveTimeout = 5000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host, () => {
+    server.listen(opts.port, listenHost(opts.host), () => {
       server.off('error', reject);
       const port = (server.address() as AddressInfo).port;
       resolve({

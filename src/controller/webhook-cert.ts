@@ -12,6 +12,7 @@
  * node:crypto's and OpenSSL's parsers and a real kube-apiserver's TLS client in the tests.
  */
 import { createHash, createPrivateKey, generateKeyPairSync, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import { rfc3339Utc } from '../runtime/utc-time.ts';
 
 // cert-controller's defaults, as MetalLB uses them:
 /** the CA's validity (defaultCaCertValidityDuration, 10 years) */
@@ -82,8 +83,7 @@ function directoryString(s: string): Buffer {
 
 /** UTCTime through 2049, GeneralizedTime after (RFC 5280 4.1.2.5), whole seconds. */
 function time(d: Date): Buffer {
-  const iso = d.toISOString(); // 2025-01-02T03:04:05.678Z
-  const digits = iso.slice(0, 19).replace(/[-T:]/g, '');
+  const digits = rfc3339Utc(d.getTime(), false).slice(0, 19).replace(/[-T:]/g, ''); // 20250102030405
   const year = d.getUTCFullYear();
   return year >= 1950 && year < 2050 ? tlv(0x17, Buffer.from(`${digits.slice(2)}Z`, 'ascii')) : tlv(0x18, Buffer.from(`${digits}Z`, 'ascii'));
 }
@@ -290,8 +290,8 @@ export function certProblem(caPem: string | undefined, certPem: string | undefin
     ['certificate', cert],
     ['CA certificate', ca],
   ] as const) {
-    if (at < c.validFromDate) return `the ${what} is not valid yet at ${at.toISOString()}`;
-    if (at > c.validToDate) return `the ${what} has expired or expires before ${at.toISOString()}`;
+    if (at < c.validFromDate) return `the ${what} is not valid yet at ${rfc3339Utc(at.getTime())}`;
+    if (at > c.validToDate) return `the ${what} has expired or expires before ${rfc3339Utc(at.getTime())}`;
     const eku = c.keyUsage;
     if (eku && eku.length > 0 && !eku.includes(SERVER_AUTH) && !eku.includes(ANY_EKU)) return `the ${what} does not allow server authentication`;
   }

@@ -34,6 +34,7 @@ import { apiError, httpStatusOf, type KubeClient } from '../kube/client.ts';
 import { silentLogger, type Logger } from '../runtime/log.ts';
 import { corePath } from './api.ts';
 import { CA_NAME, certProblem, createCA, createServingCert, LOOKAHEAD_MS, ROTATION_CHECK_MS, type KeyPairPem } from './webhook-cert.ts';
+import { rfc3339Utc } from '../runtime/utc-time.ts';
 
 // MetalLB's names (internal/k8s/k8s.go, controller/main.go defaults):
 /** the ValidatingWebhookConfiguration whose webhooks get the CA (k8s.go validatingWebhookName) */
@@ -309,7 +310,7 @@ export class CertRotator {
       if (!this.current || this.current.certPem !== kp.certPem || this.current.keyPem !== kp.keyPem) {
         this.current = kp;
         this.o.onKeyPair(kp);
-        this.log.info({ op: 'refreshCerts', notAfter: new X509Certificate(kp.certPem).validToDate.toISOString(), msg: 'serving the webhook certificate' });
+        this.log.info({ op: 'refreshCerts', notAfter: rfc3339Utc(new X509Certificate(kp.certPem).validToDate.getTime()), msg: 'serving the webhook certificate' });
       }
       return;
     }

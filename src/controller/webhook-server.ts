@@ -20,6 +20,8 @@ import { silentLogger, type Logger } from '../runtime/log.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KeyPairPem } from './webhook-cert.ts';
 import type { WebhookTlsOptions } from './webhook-tls.ts';
+import { setDateHeader } from '../runtime/utc-time.ts';
+import { listenHost } from '../runtime/listen-host.ts';
 
 /** controller-runtime's limit on an admission request body (7 MiB). */
 export const MAX_REQUEST_BYTES = 7 * 1024 * 1024;
@@ -208,7 +210,7 @@ export class WebhookServer {
   listen(): Promise<number> {
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(this.o.port, this.o.host, () => {
+      this.server.listen(this.o.port, listenHost(this.o.host), () => {
         this.server.off('error', reject);
         resolve((this.server.address() as AddressInfo).port);
       });
@@ -237,6 +239,7 @@ export class WebhookServer {
   }
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
+    setDateHeader(res);
     const path = (req.url ?? '').split('?')[0] ?? '';
     const spec = this.routes.get(path);
     if (!spec && path !== CONVERT_PATH) {

@@ -9,6 +9,7 @@ import type { KubeObject } from '../core/kube.ts';
 import type { OwnerRef } from '../core/status.ts';
 import type { Logger } from '../runtime/log.ts';
 import { httpStatusOf, MERGE_PATCH, type KubeClient } from './client.ts';
+import { rfc3339Utc } from '../runtime/utc-time.ts';
 
 /** Options of ConfigurationStateWriter. */
 export interface ConfigurationStateWriterOptions {
@@ -75,7 +76,7 @@ export class ConfigurationStateWriter {
           if (httpStatusOf(err) !== 404) throw err;
         }
         if (!current) await api.request({ method: 'POST', path: base, body: newConfigurationState(namespace, component, owner) });
-        const status = configurationStateStatus(this.o.type, error, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+        const status = configurationStateStatus(this.o.type, error, rfc3339Utc(Date.now(), false));
         await api.request({
           method: 'PATCH',
           path: `${base}/${encodeURIComponent(name)}/status`,

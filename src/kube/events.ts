@@ -25,6 +25,7 @@
  */
 import type { KubeClient } from './client.ts';
 import { httpStatusOf } from './client.ts';
+import { rfc3339Utc } from '../runtime/utc-time.ts';
 
 /** A core/v1 Event as written (the fields client-go's recorder sets). */
 export interface KubeEvent {
@@ -67,7 +68,7 @@ export interface EventObject {
 
 /** metav1.Time as JSON: RFC 3339 in whole seconds, UTC. */
 export function eventTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  return rfc3339Utc(ms, false);
 }
 
 /**

@@ -24,6 +24,7 @@ import { apiError, httpStatusOf, kubeGet, serverOf } from './client.ts';
 /** The MetalLB namespace when none is given. */
 export { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
 import { DEFAULT_METALLB_NAMESPACE } from '../core/kube.ts';
+import { rfc3339Utc } from '../runtime/utc-time.ts';
 
 /** One API list behind a ClusterState list. */
 export interface ResourceSpec {
@@ -295,7 +296,7 @@ interface Feed {
 }
 
 function defaultLog(entry: LogEntry): void {
-  process.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), ...entry })}\n`);
+  process.stderr.write(`${JSON.stringify({ ts: rfc3339Utc(Date.now()), ...entry })}\n`);
 }
 
 function errorText(err: unknown): string {

@@ -4,6 +4,7 @@
  * (debug|info|warn|error), `ts` (RFC 3339, seconds, UTC) and, where MetalLB has one, `caller`, e.g.
  * `{"event":"serviceAnnounced","ips":["192.0.2.10"],"level":"info","msg":"service has IP, announcing","pool":"lab","protocol":"layer2","service":"shop/web","ts":"2025-01-01T00:00:00Z"}`.
  */
+import { rfc3339Utc } from './utc-time.ts';
 
 /** Log levels in increasing severity, plus MetalLB's `all` and `none` filters. */
 export const LOG_LEVELS = ['all', 'debug', 'info', 'warn', 'error', 'none'] as const;
@@ -35,7 +36,7 @@ export interface JsonLoggerOptions {
 
 /** RFC 3339 at second precision in UTC, as go-kit's `TimestampFormat(time.Now, time.RFC3339)` prints UTC. */
 export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  return rfc3339Utc(ms, false);
 }
 
 function jsonValue(v: unknown): unknown {

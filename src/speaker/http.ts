@@ -7,6 +7,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { setDateHeader } from '../runtime/utc-time.ts';
+import { listenHost } from '../runtime/listen-host.ts';
 
 /** A listening endpoint server. */
 export interface EndpointServer {
@@ -22,6 +24,7 @@ export interface EndpointServer {
  */
 export async function serveEndpoints(host: string, port: number, opts: { registry?: Registry; ready?: () => boolean; members?: () => unknown }): Promise<EndpointServer> {
   const server = createServer((req, res) => {
+    setDateHeader(res);
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') {
       res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
@@ -42,7 +45,7 @@ export async function serveEndpoints(host: string, port: number, opts: { registr
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) => reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`)));
-    server.listen(port, host, () => resolve());
+    server.listen(port, listenHost(host), () => resolve());
   });
   const a = server.address() as AddressInfo;
   return {

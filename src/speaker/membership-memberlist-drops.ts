@@ -3,6 +3,7 @@
  * reason (metallb-ts's addition: memberlist logs every drop). The counts are the member's
  * `stats().dropped`, exported as metallb_speaker_memberlist_dropped_total (memberlist-metrics.ts).
  */
+import { rfc3339Utc } from '../runtime/utc-time.ts';
 /** A drop reason is logged at most once per this many ms (with the count since the last line). */
 export const DROP_LOG_INTERVAL_MS = 60_000;
 
@@ -62,7 +63,7 @@ export class DropLog {
     const n = count - (last?.count ?? 0);
     const hint = DROP_REASON_HINTS[reason];
     this.log(
-      `memberlist: dropped ${n === 1 ? 'a packet or stream' : `${n} packets or streams`} (reason ${reason}${hint ? `: ${hint}` : ''})${from ? `, the last from ${from}` : ''}${last ? ` since ${new Date(last.atMs).toISOString()}` : ''}; this reason is logged at most once a minute, all are counted in metallb_speaker_memberlist_dropped_total`,
+      `memberlist: dropped ${n === 1 ? 'a packet or stream' : `${n} packets or streams`} (reason ${reason}${hint ? `: ${hint}` : ''})${from ? `, the last from ${from}` : ''}${last ? ` since ${rfc3339Utc(last.atMs)}` : ''}; this reason is logged at most once a minute, all are counted in metallb_speaker_memberlist_dropped_total`,
     );
   }
 }

@@ -9,6 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { ControllerMetrics, startHttpServer } from '../../src/controller/metrics.ts';
 import { EVENT_LOOP_METRIC_NAMES } from '../../src/runtime/event-loop-metrics.ts';
@@ -116,6 +117,44 @@ test("the controller's /metrics: MetalLB's metallb_* families and the process_* 
   } finally {
     await server.close();
   }
+});
+
+/** Loopback addresses of this machine, in URL form (IPv6 only when `::1` is configured). */
+function loopbacks(): string[] {
+  const v6 = Object.values(networkInterfaces()).some((list) => (list ?? []).some((a) => a.address === '::1'));
+  return v6 ? ['127.0.0.1', '[::1]'] : ['127.0.0.1'];
+}
+
+test("both daemons' servers on 0.0.0.0 (the default) listen on every address, IPv4 and IPv6, as Go's net.Listen does, without loading node:dns; answers carry an HTTP Date", async () => {
+  const controller = await startHttpServer(new ControllerMetrics(), { host: '0.0.0.0', port: 0, ready: () => true });
+  const speaker = await serveEndpoints('0.0.0.0', 0, {});
+  try {
+    for (const port of [controller.port, Number(speaker.address.split(':').pop())]) {
+      for (const host of loopbacks()) {
+        const res = await fetch(`http://${host}:${port}/healthz`);
+        assert.equal(res.status, 200, `${host}:${port}`);
+        const date = res.headers.get('date') ?? '';
+        assert.match(date, /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d\d:\d\d:\d\d GMT$/);
+        assert.ok(Math.abs(Date.parse(date) - Date.now()) < 5_000, date);
+      }
+    }
+  } finally {
+    await controller.close();
+    await speaker.close();
+  }
+  // Given a host, even an IP literal, Node resolves it through node:dns (c-ares: 0.85 MiB resident).
+  const { builtins } = loadedAfter(`
+    const { ControllerMetrics, startHttpServer } = await import(${JSON.stringify(join(ROOT, 'src/controller/metrics.ts'))});
+    const s = await startHttpServer(new ControllerMetrics(), { host: '0.0.0.0', port: 0, ready: () => true });
+    await s.close();`);
+  assert.ok(!builtins.includes('dns'), 'node:dns loaded');
+  assert.ok(
+    loadedAfter(`
+    const { ControllerMetrics, startHttpServer } = await import(${JSON.stringify(join(ROOT, 'src/controller/metrics.ts'))});
+    const s = await startHttpServer(new ControllerMetrics(), { host: '127.0.0.1', port: 0, ready: () => true });
+    await s.close();`).builtins.includes('dns'),
+    'a host given: node:dns (the check above would pass for nothing)',
+  );
 });
 
 /** prom-client's CommonJS files and Node's built-in modules a fresh process has loaded after `code` (an ES module body). */
