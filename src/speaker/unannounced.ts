@@ -44,7 +44,12 @@ export class UnannouncedReporter {
   private readonly o: UnannouncedOptions;
   /** service → the report in force (on the reporting speaker only) */
   private readonly reported = new Map<string, Unannounced>();
-  /** elections of the current pass, by service */
+  /**
+   * elections of the current pass not yet judged, by service: service() takes its own out, so
+   * that a pass does not hold every Service's election (one decision per Node object each) until
+   * it ends: at 1,000 Services and 100 Nodes, 11 MiB promoted out of V8's young generation and a
+   * peak above MetalLB's (issue #14)
+   */
   private readonly elections = new Map<string, L2Election>();
   private reporter = false;
   private clusterConfig: Config | null = null;
@@ -91,6 +96,7 @@ export class UnannouncedReporter {
   /** After the controller reconciled `key` (svc null: deleted or not ours). */
   service(key: string, svc: Service | null, ctx: SyncContext | null): void {
     const l2 = this.elections.get(key);
+    this.elections.delete(key);
     if (!this.reporter || !svc || !ctx || !l2) {
       this.clear(key);
       return;
