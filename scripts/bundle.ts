@@ -10,8 +10,8 @@
  * dist/metallb-ts-speaker.cjs or dist/metallb-ts-controller.cjs, which bin/metallb-ts runs for it
  * under the same rule (issue #14). Their whitespace and syntax are minified (names kept: a crash's
  * stack still names its functions): V8 keeps a script's whole source in the heap for as long as it
- * runs, 1.3 MB for cli.cjs, 0.4 MB for controller.cjs, 0.5 MB for speaker.cjs (one bundle for both
- * daemons was 0.6 MB: the controller at 20 Services 0.7 MiB more resident).
+ * runs, 1.3 MB for cli.cjs, 0.33 MB for controller.cjs, 0.45 MB for speaker.cjs (one bundle for
+ * both daemons was 0.6 MB: the controller at 20 Services 0.7 MiB more resident).
  *
  *   node scripts/bundle.ts                 (npm run build; exit 1 when the build fails)
  *   node scripts/bundle.ts --if-available  (npm's prepare: exit 0, one line, when esbuild or src/
@@ -231,8 +231,9 @@ function buildOptions(entry: string, outfile: string, minify: boolean, root = RO
 
 /**
  * Builds dist/cli.cjs, dist/speaker.cjs, dist/controller.cjs and their starters dist/metallb-ts.cjs,
- * dist/metallb-ts-speaker.cjs and dist/metallb-ts-controller.cjs. Resolves when all are written; rejects with esbuild's error (its
- * messages are already printed) when src/ does not build, and then leaves none of them.
+ * dist/metallb-ts-speaker.cjs and dist/metallb-ts-controller.cjs. Resolves when all are written;
+ * rejects with esbuild's error (its messages are already printed) when src/ does not build, and
+ * then leaves none of them.
  * With `o.root` and `o.dist`: from `o.root`/src/ into `o.dist` (image/build.ts: the tree it packages,
  * into its staging directory); with `o.daemonOnly`, the daemons' bundles and starters only; with
  * `o.quiet`, esbuild prints nothing (the caller reports the error it rejects with).
