@@ -48,6 +48,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { basename, join } from 'node:path';
+import { DAEMONS, type Daemon } from '../src/commands/frame.ts';
 
 /** The package root (this file is scripts/bundle.ts). */
 const ROOT = join(import.meta.dirname, '..');
@@ -58,9 +59,8 @@ export const BUNDLE = join(ROOT, 'dist/cli.cjs');
 /** What bin/metallb-ts runs (keep in step with its `bundle=` line). */
 export const STARTER = join(ROOT, 'dist/metallb-ts.cjs');
 
-/** The daemons, each with a bundle of its own (src/daemon-cli.ts built with METALLB_TS_DAEMON set to it). */
-export const DAEMONS = ['speaker', 'controller'] as const;
-export type Daemon = (typeof DAEMONS)[number];
+/** The daemons (commands/frame.ts), each with a bundle of its own (src/daemon-cli.ts built with METALLB_TS_DAEMON set to it). */
+export { DAEMONS, type Daemon };
 
 /** The bundle of `daemon` in `dist` (default the repository's dist/): dist/speaker.cjs, dist/controller.cjs. */
 export function daemonBundle(daemon: Daemon, dist = join(ROOT, 'dist')): string {
@@ -73,7 +73,7 @@ export function daemonStarter(daemon: Daemon, dist = join(ROOT, 'dist')): string
 }
 
 /** The daemons' bundles and starters, as names in dist/ (what the container image ships). */
-export const DAEMON_DIST_FILES: readonly string[] = DAEMONS.flatMap((d) => [`${d}.cjs`, `metallb-ts-${d}.cjs`]);
+export const DAEMON_DIST_FILES: readonly string[] = DAEMONS.flatMap((d) => [basename(daemonBundle(d)), basename(daemonStarter(d))]);
 
 const BUILTINS = new Set(builtinModules.filter((m) => !m.startsWith('_')));
 

@@ -9,6 +9,7 @@
  * daemon: a smaller script and V8 code cache in every daemon's memory (issue #14; README,
  * Performance). Bundles only: src/cli.ts runs both daemons from src/.
  */
+import type { Daemon } from './commands/frame.ts';
 import { UserError } from './core/errors.ts';
 import { type LoadedProgram, startCli } from './runtime/cli-run.ts';
 
@@ -16,7 +17,7 @@ import { type LoadedProgram, startCli } from './runtime/cli-run.ts';
  * The daemon this bundle runs: a constant esbuild writes in (scripts/bundle.ts, `define`), so that
  * the import of the other daemon's command module is dead code the bundle leaves out.
  */
-declare const METALLB_TS_DAEMON: 'speaker' | 'controller';
+declare const METALLB_TS_DAEMON: Daemon;
 
 /**
  * The program of the daemon `argv` names first, which must be this bundle's (METALLB_TS_DAEMON).

@@ -39,7 +39,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { ROOT } from '../helpers/cli.ts';
 import { readTar, type ReadEntry } from '../../image/tar.ts';
-import { DAEMON_DIST_FILES } from '../../scripts/bundle.ts';
+import { DAEMON_DIST_FILES, DAEMONS } from '../../scripts/bundle.ts';
 import { APP_DIR, CMD, ENTRYPOINT, ENV, NODE_PATH, imageName } from '../../image/layout.ts';
 import type { BuildResult } from '../../image/build.ts';
 
@@ -285,7 +285,7 @@ describe('npm run image', { skip: !haveAddon ? 'native/build/l2.node is not buil
     assert.deepEqual(forbidden, [], 'no npm, devDependencies, declarations, maps or .bin');
     // The daemons' bundles only, built from the snapshot's src/ (not the tree's dist/, which the snapshot has not).
     assert.deepEqual([...paths.keys()].filter((p) => p.startsWith(`${app}/dist/`)).sort(), DAEMON_DIST_FILES.map((f) => `${app}/dist/${f}`).sort());
-    for (const d of ['speaker', 'controller']) assert.match(paths.get(`${app}/dist/metallb-ts-${d}.cjs`)!.data.toString(), new RegExp(`path\\.join\\(__dirname, "${d}\\.cjs"\\)`));
+    for (const d of DAEMONS) assert.match(paths.get(`${app}/dist/metallb-ts-${d}.cjs`)!.data.toString(), new RegExp(`path\\.join\\(__dirname, "${d}\\.cjs"\\)`));
     // Node is the pinned node@24's, stripped.
     assert.match(result.node.version, /^v24\./);
     assert.ok(result.node.strippedBytes! < result.node.bytes);

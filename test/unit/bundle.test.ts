@@ -17,6 +17,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../helpers/cli.ts';
+import { DAEMONS, type Daemon, daemonBundle, daemonStarter as starterIn } from '../../scripts/bundle.ts';
 
 const NODE = process.execPath;
 const copy = mkdtempSync(join(tmpdir(), 'metallb-ts-bundle-'));
@@ -31,8 +32,8 @@ process.on('exit', () => rmSync(copy, { recursive: true, force: true }));
 
 const BIN = join(copy, 'bin/metallb-ts');
 const STARTER = join(copy, 'dist/metallb-ts.cjs');
-const DAEMONS = ['speaker', 'controller'] as const;
-const daemonStarter = (d: string): string => join(copy, `dist/metallb-ts-${d}.cjs`);
+/** A daemon's starter in the copy's dist/. */
+const daemonStarter = (d: Daemon): string => starterIn(d, join(copy, 'dist'));
 const EXAMPLE = join(copy, 'examples/cluster.yaml');
 const CP_ONLY = join(copy, 'examples/cluster-cp-only.yaml');
 const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: cache, NO_COLOR: '1' };
@@ -93,7 +94,7 @@ test('bin/metallb-ts runs the bundle when no file under src/ is newer, src/cli.t
     const noFind = mkdtempSync(join(tmpdir(), 'metallb-ts-no-find-'));
     try {
       assert.match(run(BIN, ['speaker', '--help'], { PATH: noFind }).stderr, /ran src\/cli\.ts/, 'no find: src/cli.ts');
-      for (const d of ['speaker', 'controller']) {
+      for (const d of DAEMONS) {
         const r = run(BIN, [d, '--help'], { PATH: noFind, METALLB_TS_BUNDLE: '1' });
         assert.equal(r.status, 0, r.stderr);
         assert.equal(r.stderr, '', `${d} runs dist/metallb-ts-${d}.cjs`);
@@ -175,7 +176,7 @@ test("npm run build writes each daemon's bundle too: dated with the other, ASCII
   const register = { speaker: 'registerSpeaker', controller: 'registerController' } as const;
   const ids = new Set([buildIdOf(STARTER)]);
   for (const d of DAEMONS) {
-    const file = join(copy, `dist/${d}.cjs`);
+    const file = daemonBundle(d, join(copy, 'dist'));
     assert.equal(statSync(daemonStarter(d)).mtimeMs, started);
     assert.equal(statSync(file).mtimeMs, started);
     const bytes = readFileSync(file);
@@ -227,7 +228,7 @@ test('bin/metallb-ts runs each daemon from its bundle, which prints what src/cli
 
   const twice = join(copy, 'node-twice.yaml');
   writeFileSync(twice, 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {a: b}\n');
-  const cases: string[][] = [
+  const cases: [Daemon, ...string[]][] = [
     ['speaker', '--help'],
     ['controller', '--help'],
     ['speaker', '--no-such-flag'],
@@ -237,7 +238,7 @@ test('bin/metallb-ts runs each daemon from its bundle, which prints what src/cli
   ];
   for (const a of cases) {
     const src = run(NODE, [join(copy, 'src/cli.ts'), ...a]);
-    assert.deepEqual(run(NODE, [daemonStarter(a[0]!), ...a]), src, `metallb-ts ${a.join(' ')}`);
+    assert.deepEqual(run(NODE, [daemonStarter(a[0]), ...a]), src, `metallb-ts ${a.join(' ')}`);
     assert.ok(src.stdout.length > 0 || src.stderr.length > 0, `metallb-ts ${a.join(' ')} printed nothing`);
   }
   // the snapshot's warning, one line, from the bundle too (which loads kube/snapshot.ts only then)
