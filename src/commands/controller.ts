@@ -41,7 +41,7 @@ export function registerController(program: Command): void {
     .option('--pod-name <name>', "this controller's pod (default: METALLB_POD_NAME): owner of the ConfigurationState `controller` (events carry no reporting instance, as MetalLB's)")
     .option('--ml-secret-name <name>', 'create the memberlist Secret of this name in --namespace at start-up unless it exists (default: METALLB_ML_SECRET_NAME; none: no Secret)')
     .option('--deployment <name>', "the controller's Deployment in --namespace, owner of the memberlist Secret (default: METALLB_DEPLOYMENT)")
-    .addOption(new Option('--write-concurrency <n>', 'Service status writes in flight at once').argParser(positive).default(16))
+    .addOption(new Option('--write-concurrency <n>', 'most Service status writes in flight at once (from 2, one more per 16 done)').argParser(positive).default(16))
     .addOption(
       new Option('--webhook-mode <mode>', "serve MetalLB's admission webhooks: enabled, disabled, or onlywebhook (webhooks only, no allocation); MetalLB's default is enabled, deploy/controller.yaml sets it")
         .choices(WEBHOOK_MODES)

@@ -68,6 +68,13 @@ interface Cleanup {
   step: string;
   run: () => unknown;
 }
+/**
+ * Requests of the controller's API client that may be in flight beside its Service status writes:
+ * the Event recorder's one (it sends one at a time) and one more (an IPAddressPool status, the
+ * ConfigurationState, a webhook's read); further ones wait for a free connection of the pool.
+ */
+const OTHER_REQUESTS_IN_FLIGHT = 2;
+
 /** how long one shutdown step (a server's close, a watch's stop) may take before it is left (ms) */
 const SHUTDOWN_STEP_MS = 3000;
 
@@ -104,7 +111,7 @@ export async function runController(options: ControllerOptions): Promise<number>
   const [
     { KubeClient, loadClusterAccess, serverOf, apiError },
     { ClusterStateWatcher },
-    { ControllerLoop },
+    { ControllerLoop, WRITES_IN_FLIGHT_AT_START },
     { ControllerMetrics, startHttpServer },
     { KubeWriter },
     { createMlSecret },
@@ -146,7 +153,10 @@ export async function runController(options: ControllerOptions): Promise<number>
   }
   main.info({ op: 'startup', address: `${host}:${http.port}`, msg: 'serving /metrics, /healthz, /readyz' });
 
-  const api = new KubeClient(kc, { maxSockets: options.writeConcurrency + 4, userAgent: 'metallb-ts-controller' });
+  // Its pool follows the Service writes allowed in flight (loop.ts WRITES_IN_FLIGHT_AT_START,
+  // growing to --write-concurrency) plus OTHER_REQUESTS_IN_FLIGHT, so that a small cluster opens
+  // no more TLS connections than it uses at once (issue #14). The watches have their own.
+  const api = new KubeClient(kc, { maxSockets: Math.min(options.writeConcurrency, WRITES_IN_FLIGHT_AT_START) + OTHER_REQUESTS_IN_FLIGHT, userAgent: 'metallb-ts-controller' });
   // Everything started so far, stopped in reverse order on a failed start-up and at shutdown.
   const cleanups: Cleanup[] = [
     { step: 'API client', run: () => api.close() },
@@ -296,6 +306,7 @@ export async function runController(options: ControllerOptions): Promise<number>
         metrics,
         writeConcurrency: options.writeConcurrency,
         onConfigResult: (error) => configState.report(error),
+        onWriteLimit: (limit) => api.setMaxSockets(limit + OTHER_REQUESTS_IN_FLIGHT),
       });
       loop.start();
       await done;

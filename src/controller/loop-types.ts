@@ -45,6 +45,12 @@ export interface ControllerLoopOptions {
    * to the ConfigurationState `controller`.
    */
   onConfigResult?: (error: string | null) => void;
+  /**
+   * Called each time the Service writes allowed in flight grow (WRITES_IN_FLIGHT_AT_START, one more
+   * per WRITES_PER_MORE_IN_FLIGHT done, up to writeConcurrency), with the new number: the command
+   * sizes the API client's connection pool by it.
+   */
+  onWriteLimit?: (limit: number) => void;
 }
 
 /** Figures the loop keeps for tests and the bench. */

@@ -69,11 +69,12 @@ interface Overlay {
 /**
  * Service writes in flight at first, and one more allowed per WRITES_PER_MORE_IN_FLIGHT writes
  * done, up to writeConcurrency: each write in flight holds a TLS connection of the client's pool
- * open (about 150 KB each, kept alive afterwards), so a small cluster, whose writes the first few
+ * open (75-150 KB each, kept alive afterwards), so a small cluster, whose writes the first few
  * connections finish in milliseconds, does not open writeConcurrency of them; a large one reaches
- * writeConcurrency after 192 writes. (20 Services: 1.7 MiB less at peak; issue #14.)
+ * writeConcurrency after 224 writes. (20 Services: 1.7 MiB less at peak with 4 instead of 16,
+ * 0.2 more with 2 and the pool sized by onWriteLimit; issue #14.)
  */
-export const WRITES_IN_FLIGHT_AT_START = 4;
+export const WRITES_IN_FLIGHT_AT_START = 2;
 export const WRITES_PER_MORE_IN_FLIGHT = 16;
 
 /** The controller loop (see the module comment). */
@@ -91,6 +92,7 @@ export class ControllerLoop {
   private readonly writeConcurrency: number;
   private readonly conflictRetries: number;
   private readonly onConfigResult: ((error: string | null) => void) | undefined;
+  private readonly onWriteLimit: ((limit: number) => void) | undefined;
 
   private readonly services = new Map<string, Service>();
   private readonly overlay = new Map<string, Overlay>();
@@ -125,6 +127,7 @@ export class ControllerLoop {
     this.writeConcurrency = opts.writeConcurrency ?? 16;
     this.conflictRetries = opts.conflictRetries ?? 5;
     this.onConfigResult = opts.onConfigResult;
+    this.onWriteLimit = opts.onWriteLimit;
     const m = this.metrics;
     this.queue = new WorkQueue({
       clock: this.clock,
@@ -594,7 +597,9 @@ export class ControllerLoop {
     this.writesInFlight.add(task);
     void task.finally(() => {
       this.writesInFlight.delete(task);
+      const limit = this.writeLimit();
       this.writesDone++;
+      if (this.writeLimit() !== limit) this.onWriteLimit?.(this.writeLimit());
       const w = this.writeSlotWaiters.shift();
       if (w) w();
       this.checkIdle();

@@ -409,7 +409,7 @@ export class KubeClient {
   private readonly kc: ClusterAccess;
   private readonly timeoutMs: number;
   private readonly userAgent: string;
-  private readonly maxSockets: number | undefined;
+  private maxSockets: number | undefined;
   private agent: HttpAgent | undefined;
 
   /** @throws UserError when the kubeconfig has no current cluster (loadKubeConfig's configs always have one). */
@@ -548,6 +548,17 @@ export class KubeClient {
       if (deadline) clearTimeout(deadline);
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * Changes the keep-alive pool's size (a client made with maxSockets; otherwise nothing to do):
+   * requests beyond it wait for a connection of the pool to be free. A larger size serves the
+   * requests made from then on; one already waiting takes the next connection freed.
+   */
+  setMaxSockets(n: number): void {
+    if (this.maxSockets === undefined) return;
+    this.maxSockets = n;
+    if (this.agent) this.agent.maxSockets = n;
   }
 
   /** Closes the kept-alive connections (with maxSockets; otherwise nothing to do). */

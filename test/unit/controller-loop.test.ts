@@ -283,7 +283,7 @@ describe('ControllerLoop', () => {
     await loop.stop();
   });
 
-  test('Service writes in flight start at 4 and grow by one per 16 done, up to --write-concurrency: 20 Services never have more than 5 at once, 400 reach 16', async () => {
+  test('Service writes in flight start at 2 and grow by one per 16 done, up to --write-concurrency, each growth reported to onWriteLimit: 20 Services never have more than 3 at once, 400 reach 16', async () => {
     /** A FakeCluster whose writes take 2 ms, counting the most in flight at once. */
     class SlowWrites extends FakeCluster {
       inFlight = 0;
@@ -298,18 +298,20 @@ describe('ControllerLoop', () => {
         }
       }
     }
-    for (const [n, most] of [
-      [20, 5],
-      [400, 16],
+    for (const [n, most, limits] of [
+      [20, 3, [3]],
+      [400, 16, [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]],
     ] as const) {
       const c = new SlowWrites();
       c.put(pool('p', ['10.1.0.0/20']));
       for (let i = 0; i < n; i++) c.put(svc('default', `s${String(i).padStart(3, '0')}`));
       await tick(1);
-      const loop = await run(c, { writeConcurrency: 16 });
+      const reported: number[] = [];
+      const loop = await run(c, { writeConcurrency: 16, onWriteLimit: (limit) => reported.push(limit) });
       assert.equal([...c.services.keys()].filter((k) => c.ipsOf(k).length === 1).length, n, `every one of ${n} Services got an address`);
       if (n === 20) assert.ok(c.most <= most, `${c.most} writes in flight at once with ${n} Services`);
       else assert.equal(c.most, most, `${n} Services: up to --write-concurrency`);
+      assert.deepEqual(reported, limits, `${n} Services: the limits reported`);
       await loop.stop();
     }
   });

@@ -256,6 +256,51 @@ test('KubeClient.request: method, query, body and content type on the wire; answ
   }
 });
 
+test('KubeClient.setMaxSockets: requests beyond the pool wait for a free connection; a larger pool opens more', async () => {
+  const sockets = new Set<unknown>();
+  const held: Array<() => void> = [];
+  const http = createHttpServer((req: IncomingMessage, res) => {
+    sockets.add(req.socket);
+    held.push(() => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const api = new KubeClient(tokenKubeConfig(`http://127.0.0.1:${(http.address() as { port: number }).port}`), { maxSockets: 1 });
+  /** Sends `n` requests at once and resolves to the most the server held unanswered at once (it answers them when no more come). */
+  const burst = async (n: number): Promise<number> => {
+    let most = 0;
+    let last = -1;
+    const answering = setInterval(() => {
+      most = Math.max(most, held.length);
+      if (held.length > 0 && held.length === last) for (const answer of held.splice(0)) answer(); // nothing more came for a tick
+      last = held.length;
+    }, 25);
+    try {
+      await Promise.all(Array.from({ length: n }, () => api.request({ path: '/x' })));
+    } finally {
+      clearInterval(answering);
+    }
+    return most;
+  };
+  try {
+    assert.equal(await burst(3), 1, 'a pool of 1: the requests one after another');
+    assert.equal(sockets.size, 1);
+    api.setMaxSockets(3);
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(await burst(3), 3, 'a pool of 3: the three at once');
+    assert.equal(sockets.size, 3, 'two more connections');
+    const none = new KubeClient(tokenKubeConfig('http://127.0.0.1:1'));
+    none.setMaxSockets(2); // no pool of its own: nothing to size
+    none.close();
+  } finally {
+    api.close();
+    http.closeAllConnections();
+    await new Promise((r) => http.close(r));
+  }
+});
+
 test('KubeClient.request / kubeGet: an absolute deadline (a trickling answer is never idle), a size cap, abort', async () => {
   const big = JSON.stringify({ items: 'x'.repeat(5000) });
   const http = createHttpServer((req, res) => {
