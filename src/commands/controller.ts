@@ -34,7 +34,7 @@ export function registerController(program: Command): void {
     .option('--context <name>', 'kubeconfig context to use (default: its current-context)')
     .option('--namespace <ns>', `namespace of MetalLB's CRs (default: METALLB_NAMESPACE, the pod's namespace, "${DEFAULT_METALLB_NAMESPACE}")`)
     .option('--lb-class <class>', 'handle only Services with this spec.loadBalancerClass (default: only Services without one)', '')
-    .option('--metrics-bind-address <addr>', 'address of the /metrics, /healthz and /readyz server', '0.0.0.0')
+    .option('--metrics-bind-address <addr>', 'address of the /metrics, /healthz and /readyz server; 0.0.0.0 and :: mean every IPv4 and IPv6 address, as in MetalLB', '0.0.0.0')
     .option('--metrics-port <port>', 'port of the /metrics, /healthz and /readyz server (default 7472; 0 picks a free one)', portNumber)
     .addOption(new Option('--port <port>', "MetalLB's name for --metrics-port").argParser(portNumber).hideHelp())
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))

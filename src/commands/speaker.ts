@@ -129,7 +129,7 @@ export function registerSpeaker(program: Command): void {
     .option('--context <name>', 'kubeconfig context to use (default: its current-context)')
     .option('--port <port>', 'metrics port: /metrics, /healthz (plain HTTP)', portNumber, 9120)
     .option('--health-probe-port <port>', 'port for /healthz and /readyz', portNumber, 17472)
-    .option('--metrics-bind-address <host>', 'address the metrics and health ports listen on', '0.0.0.0')
+    .option('--metrics-bind-address <host>', 'address the metrics and health ports listen on; 0.0.0.0 and :: mean every IPv4 and IPv6 address, as in MetalLB', '0.0.0.0')
     .addOption(new Option('--log-level <level>', 'log level').choices([...LOG_LEVELS]).default('info'))
     .option('--lb-class <class>', 'handle only services of this spec.loadBalancerClass (default: only those without one)')
     .option('--ignore-exclude-lb', 'ignore the node.kubernetes.io/exclude-from-external-load-balancers label')
