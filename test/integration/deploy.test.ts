@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { AuthorizationV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
-import { DEFAULT_CRD_DIR, installCrds, REPO_ROOT, startTestCluster, type TestCluster } from './setup/cluster.ts';
+import { DEFAULT_CRD_DIR, installCrds, RBAC_REFUSAL, REPO_ROOT, startTestCluster, type TestCluster } from './setup/cluster.ts';
 import { sleep, waitFor } from './setup/wait.ts';
 import { SPEAKER_BGP_KINDS } from '../../src/speaker/speaker.ts';
 import { RESOURCES } from '../../src/kube/live.ts';
@@ -55,9 +55,9 @@ interface Proc {
   exit: Promise<number | null>;
 }
 
-/** `p`'s output lines that report an RBAC refusal ("forbidden", a 403 status; not a 403 inside a port number). */
+/** `p`'s output lines that report an RBAC refusal (RBAC_REFUSAL). */
 function rbacRefusals(p: Proc): string[] {
-  return (p.out.join('') + p.err.join('')).split('\n').filter((l) => /forbidden|\b403\b/i.test(l));
+  return (p.out.join('') + p.err.join('')).split('\n').filter((l) => RBAC_REFUSAL.test(l));
 }
 
 /** The `env` of a container as name → literal value (fieldRef ones left out). */

@@ -18,6 +18,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
+import { RBAC_REFUSAL } from '../setup/cluster.ts';
 import { hostMountPoints, hostSysctls, pathExists, realNodeSkipReason, startNodeCluster, type NodeCluster, type RealNode } from '../setup/node-cluster.ts';
 import {
   METALLB_NS,
@@ -162,10 +163,9 @@ describe('deploy/ on two real nodes (kubelet, containerd, runc)', { skip: skip ?
   });
 
   // What the components logged, read from the nodes' pod log files (also the stopped node's).
-  const FORBIDDEN = /forbidden|\b403\b/i; // a 403 status, not one inside a port number
   const EVENTS_PATCH = /cannot patch resource \\?"events\\?"/;
   test('the controller and speakers met no permission error (RBAC of deploy/) other than an Events patch (the next test)', () => {
-    const lines = containerLogs(cluster()).filter((l) => FORBIDDEN.test(l.text) && !EVENTS_PATCH.test(l.text));
+    const lines = containerLogs(cluster()).filter((l) => RBAC_REFUSAL.test(l.text) && !EVENTS_PATCH.test(l.text));
     assert.deepEqual(
       lines.map((l) => `${l.pod} (${l.node}): ${l.text}`),
       [],

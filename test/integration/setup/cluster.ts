@@ -31,6 +31,9 @@ export const DEFAULT_BIN_DIR: string = process.env.METALLB_TS_K8S_BIN ?? join(RE
 /** MetalLB v0.16.1's CRDs: the repository's copy in test/reference/crds; `METALLB_TS_CRDS` overrides. */
 export const DEFAULT_CRD_DIR: string = process.env.METALLB_TS_CRDS ?? resolve(REPO_ROOT, 'test/reference/crds');
 
+/** A log line that reports an RBAC refusal: "forbidden" or a 403 status (not a 403 inside a port number). */
+export const RBAC_REFUSAL = /forbidden|\b403\b/i;
+
 const BUILD_HINT = 'run test/integration/setup/build-apiserver.sh';
 
 /** A static-token user for RBAC tests (no rights until a test binds a Role to it). */
