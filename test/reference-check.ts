@@ -4,9 +4,12 @@
  * the copied folders that differs, is missing or is extra, and how to refresh (`npm run
  * reference:refresh -- DIR`). Exit 0 when they are the same, 1 when they differ, 2 without a DIR
  * that exists. The tests never read DIR: they use test/reference/ only.
+ *
+ * `npm run reference:refresh -- DIR` (`--refresh DIR`): replaces the copied folders of
+ * test/reference/ with DIR's, to review and commit.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { REFERENCE_DIR } from './helpers/reference.ts';
 
@@ -26,12 +29,22 @@ function files(root: string): Map<string, string> {
   return out;
 }
 
-const arg = process.argv[2];
+const refresh = process.argv[2] === '--refresh';
+const arg = process.argv[refresh ? 3 : 2];
+const command = refresh ? 'reference:refresh' : 'reference:check';
 if (!arg || !existsSync(arg)) {
-  console.error(`reference:check: ${arg ? `${arg} not found` : 'no folder given'}; usage: npm run reference:check -- DIR (the shared test data test/reference/ was copied from)`);
+  console.error(`${command}: ${arg ? `${arg} not found` : 'no folder given'}; usage: npm run ${command} -- DIR (the shared test data test/reference/ ${refresh ? 'is copied' : 'was copied'} from)`);
   process.exit(2);
 }
 const source = resolve(arg);
+if (refresh) {
+  for (const dir of COPIED) {
+    rmSync(join(REFERENCE_DIR, dir), { recursive: true, force: true });
+    cpSync(join(source, dir), join(REFERENCE_DIR, dir), { recursive: true });
+  }
+  console.log(`test/reference refreshed from ${source} (${COPIED.join(', ')}); review with git status`);
+  process.exit(0);
+}
 const changed: string[] = [];
 for (const dir of COPIED) {
   const a = files(join(source, dir));
