@@ -53,14 +53,14 @@ _metallb-ts() {
             '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
             '--namespace=[namespace of MetalLB'\''s CRs (default: METALLB_NAMESPACE, the pod'\''s namespace, "metallb-system")]:value: ' \
             '--lb-class=[handle only Services with this spec.loadBalancerClass (default: only Services without one)]:value: ' \
-            '--metrics-bind-address=[address of the /metrics, /healthz and /readyz server]:value: ' \
+            '--metrics-bind-address=[address of the /metrics, /healthz and /readyz server; 0.0.0.0 and :: mean every IPv4 and IPv6 address, as in MetalLB]:value: ' \
             '--metrics-port=[port of the /metrics, /healthz and /readyz server (default 7472; 0 picks a free one)]:value: ' \
             '--port=[MetalLB'\''s name for --metrics-port]:value: ' \
             '--log-level=[log level]:value:(all debug info warn error none)' \
             '--pod-name=[this controller'\''s pod (default: METALLB_POD_NAME): owner of the ConfigurationState `controller` (events carry no reporting instance, as MetalLB'\''s)]:value: ' \
             '--ml-secret-name=[create the memberlist Secret of this name in --namespace at start-up unless it exists (default: METALLB_ML_SECRET_NAME; none: no Secret)]:value: ' \
             '--deployment=[the controller'\''s Deployment in --namespace, owner of the memberlist Secret (default: METALLB_DEPLOYMENT)]:value: ' \
-            '--write-concurrency=[Service status writes in flight at once]:value: ' \
+            '--write-concurrency=[most Service status writes in flight at once (from 2, one more per 16 done)]:value: ' \
             '--webhook-mode=[serve MetalLB'\''s admission webhooks: enabled, disabled, or onlywebhook (webhooks only, no allocation); MetalLB'\''s default is enabled, deploy/controller.yaml sets it]:value:(enabled disabled onlywebhook)' \
             '--webhook-secret=[Secret of --namespace holding the webhook CA and serving certificate (the rotator writes it)]:value: ' \
             '--cert-service-name=[the webhook Service'\''s name: the certificate is for <name>.<namespace>.svc]:value: ' \
@@ -126,7 +126,7 @@ _metallb-ts() {
             '--context=[kubeconfig context to use (default: its current-context)]:value: ' \
             '--port=[metrics port: /metrics, /healthz (plain HTTP)]:value: ' \
             '--health-probe-port=[port for /healthz and /readyz]:value: ' \
-            '--metrics-bind-address=[address the metrics and health ports listen on]:value: ' \
+            '--metrics-bind-address=[address the metrics and health ports listen on; 0.0.0.0 and :: mean every IPv4 and IPv6 address, as in MetalLB]:value: ' \
             '--log-level=[log level]:value:(all debug info warn error none)' \
             '--lb-class=[handle only services of this spec.loadBalancerClass (default: only those without one)]:value: ' \
             '--ignore-exclude-lb[ignore the node.kubernetes.io/exclude-from-external-load-balancers label]' \
