@@ -111,7 +111,7 @@ export async function runController(options: ControllerOptions): Promise<number>
   const [
     { KubeClient, loadClusterAccess, serverOf, apiError },
     { ClusterStateWatcher },
-    { ControllerLoop, WRITES_IN_FLIGHT_AT_START },
+    { ControllerLoop, writesAllowed },
     { ControllerMetrics, startHttpServer },
     { KubeWriter },
     { createMlSecret },
@@ -153,10 +153,10 @@ export async function runController(options: ControllerOptions): Promise<number>
   }
   main.info({ op: 'startup', address: `${host}:${http.port}`, msg: 'serving /metrics, /healthz, /readyz' });
 
-  // Its pool follows the Service writes allowed in flight (loop.ts WRITES_IN_FLIGHT_AT_START,
-  // growing to --write-concurrency) plus OTHER_REQUESTS_IN_FLIGHT, so that a small cluster opens
+  // Its pool follows the Service writes allowed in flight (loop.ts writesAllowed, growing to
+  // --write-concurrency) plus OTHER_REQUESTS_IN_FLIGHT, so that a small cluster opens
   // no more TLS connections than it uses at once (issue #14). The watches have their own.
-  const api = new KubeClient(kc, { maxSockets: Math.min(options.writeConcurrency, WRITES_IN_FLIGHT_AT_START) + OTHER_REQUESTS_IN_FLIGHT, userAgent: 'metallb-ts-controller' });
+  const api = new KubeClient(kc, { maxSockets: writesAllowed(0, options.writeConcurrency) + OTHER_REQUESTS_IN_FLIGHT, userAgent: 'metallb-ts-controller' });
   // Everything started so far, stopped in reverse order on a failed start-up and at shutdown.
   const cleanups: Cleanup[] = [
     { step: 'API client', run: () => api.close() },

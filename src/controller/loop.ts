@@ -71,11 +71,16 @@ interface Overlay {
  * done, up to writeConcurrency: each write in flight holds a TLS connection of the client's pool
  * open (75-150 KB each, kept alive afterwards), so a small cluster, whose writes the first few
  * connections finish in milliseconds, does not open writeConcurrency of them; a large one reaches
- * writeConcurrency after 224 writes. (20 Services: 1.7 MiB less at peak with 4 instead of 16,
- * 0.2 more with 2 and the pool sized by onWriteLimit; issue #14.)
+ * writeConcurrency after 224 writes. (20 Services: 1.7 MiB less at peak with 4 instead of 16, a
+ * further 0.2 with 2 and the pool sized by onWriteLimit; issue #14.)
  */
 export const WRITES_IN_FLIGHT_AT_START = 2;
 export const WRITES_PER_MORE_IN_FLIGHT = 16;
+
+/** Service writes allowed in flight after `done` writes, with `--write-concurrency` `concurrency` (see above). */
+export function writesAllowed(done: number, concurrency: number): number {
+  return Math.min(concurrency, WRITES_IN_FLIGHT_AT_START + Math.floor(done / WRITES_PER_MORE_IN_FLIGHT));
+}
 
 /** The controller loop (see the module comment). */
 export class ControllerLoop {
@@ -525,7 +530,7 @@ export class ControllerLoop {
 
   /** Service writes allowed in flight now (WRITES_IN_FLIGHT_AT_START). */
   private writeLimit(): number {
-    return Math.min(this.writeConcurrency, WRITES_IN_FLIGHT_AT_START + Math.floor(this.writesDone / WRITES_PER_MORE_IN_FLIGHT));
+    return writesAllowed(this.writesDone, this.writeConcurrency);
   }
 
   /** Waits until fewer Service writes than writeLimit() are in flight. */
@@ -597,9 +602,10 @@ export class ControllerLoop {
     this.writesInFlight.add(task);
     void task.finally(() => {
       this.writesInFlight.delete(task);
-      const limit = this.writeLimit();
+      const before = this.writeLimit();
       this.writesDone++;
-      if (this.writeLimit() !== limit) this.onWriteLimit?.(this.writeLimit());
+      const now = this.writeLimit();
+      if (now !== before) this.onWriteLimit?.(now);
       const w = this.writeSlotWaiters.shift();
       if (w) w();
       this.checkIdle();
